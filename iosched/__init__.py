@@ -1,0 +1,32 @@
+"""iosched: exact models, the papers' heuristics and one evaluator for HPC I/O scheduling.
+
+    >>> import iosched
+    >>> inst = iosched.load_instance("periodic", "paper:set1")
+    >>> res = iosched.solve("periodic", inst, "persched")
+    >>> res.objective, res.bound, res.gap, res.evaluation.feasible
+"""
+
+from iosched import problems as _problems  # noqa: F401  (registers problems and methods)
+from iosched.core import METHODS, Result, Status, get_problem, solve
+from iosched.errors import InstanceError, ParameterError
+
+__version__ = "0.1.0"
+
+
+def load_instance(problem: str, spec: str):
+    """An instance of ``problem`` from a built-in name (``paper:set3``) or a JSON file."""
+    return get_problem(problem).load(spec)
+
+
+def evaluate(problem: str, instance, solution):
+    """The problem's one evaluator: feasibility, violations, objectives."""
+    return get_problem(problem).evaluate(instance, solution)
+
+
+def methods(problem: str) -> list[str]:
+    """Names of the registered methods of ``problem``."""
+    return sorted(m.name for m in METHODS.values() if m.problem == problem)
+
+
+__all__ = ["load_instance", "evaluate", "methods", "solve", "Result", "Status",
+           "InstanceError", "ParameterError", "__version__"]

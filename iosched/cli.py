@@ -1,0 +1,198 @@
+"""The ``iosched`` command line: solve, bound, generate, show, list, reproduce.
+
+Bad input exits with status 2 and a message naming the field and the value.
+``solve`` exits 1 when the method's result is infeasible or an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import sys
+import time
+
+from iosched.core import METHODS, PROBLEMS, Status, get_method, get_problem, solve
+from iosched.errors import InstanceError, ParameterError
+
+
+def _param(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise ParameterError(f"--param takes key=value, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _dump(obj) -> str:
+    def clean(o):
+        if isinstance(o, float) and not math.isfinite(o):
+            return None
+        if isinstance(o, dict):
+            return {k: clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        return o
+
+    return json.dumps(clean(obj), indent=2)
+
+
+def _fmt(x, spec=".6g"):
+    return "-" if x is None else format(x, spec)
+
+
+def cmd_solve(args) -> int:
+    prob = get_problem(args.problem)
+    inst = prob.load(args.instance)
+    params = dict(_param(p) for p in args.param)
+    if args.profile:
+        if "profile" not in inspect.signature(get_method(args.problem, args.method).run).parameters:
+            raise ParameterError(f"{args.problem}/{args.method} runs no solver; --profile does not apply")
+        params["profile"] = args.profile
+    res = solve(args.problem, inst, args.method, seed=args.seed, **params)
+    out = res.to_dict(inst)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(_dump(out) + "\n")
+    if args.json:
+        print(_dump(out))
+    else:
+        ev = res.evaluation
+        print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
+        print(f"  {res.objective_name} ({res.sense}): {_fmt(res.objective)}   bound: {_fmt(res.bound)}"
+              f"   gap: {_fmt(res.gap, '.3%') if res.gap is not None else '-'}")
+        if ev is not None:
+            print(f"  feasible: {ev.feasible}" + "".join(f"\n    {v}" for v in ev.violations[:10]))
+            for key, value in ev.to_dict().items():
+                if key not in ("feasible", "violations"):
+                    print(f"  {key}: {value}")
+        for key, value in res.info.items():
+            print(f"  {key}: {value}")
+        print(f"  wall time: {res.wall_time_s:.3f} s")
+    if args.plot:
+        if res.solution is None:
+            print("no solution to plot", file=sys.stderr)
+        else:
+            from importlib import import_module
+
+            import_module(f"iosched.plots.{args.problem}").plot(inst, res.solution, args.plot)
+    return 0 if res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) else 1
+
+
+def cmd_bound(args) -> int:
+    prob = get_problem(args.problem)
+    inst = prob.load(args.instance)
+    b = prob.bounds(inst)
+    if args.json:
+        print(_dump({"problem": args.problem, "instance": inst.name, "bounds": b}))
+    else:
+        for key, value in b.items():
+            print(f"{key}: {_fmt(value)}")
+    return 0
+
+
+def cmd_generate(args) -> int:
+    prob = get_problem(args.problem)
+    size = dict(_param(p) for p in args.param)
+    inst = prob.generate(args.seed, **size)
+    text = inst.to_json(args.output)
+    if not args.output:
+        print(text)
+    return 0
+
+
+def cmd_show(args) -> int:
+    inst = get_problem(args.problem).load(args.instance)
+    print(_dump(inst.to_dict()))
+    return 0
+
+
+def cmd_list(args) -> int:
+    for name, prob in sorted(PROBLEMS.items()):
+        print(f"{name}: instances {', '.join(prob.builtins)}")
+        for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
+            print(f"  {m.name:18s} {m.objective:15s} {m.description}")
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    from tqdm import tqdm
+
+    from iosched.harness.periodic import SETS, format_table, reproduce_set
+
+    if args.problem != "periodic":
+        raise ParameterError(f"reproduce knows periodic only so far, got {args.problem!r}")
+    sets = args.sets or SETS
+    start = time.perf_counter()
+    rows = [reproduce_set(k, workers=args.workers)
+            for k in tqdm(sets, desc="paper sets", file=sys.stderr, disable=args.json)]
+    if args.json:
+        print(_dump(rows))
+    else:
+        print(format_table(rows))
+        print(f"\nPerSched time over {len(rows)} sets: {sum(r['time_s'] for r in rows):.2f} s"
+              f" (with {args.workers} worker(s)); whole run {time.perf_counter() - start:.1f} s")
+    return 0 if all(r["feasible"] for r in rows) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="iosched", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="run a method on an instance, evaluate and bound it")
+    s.add_argument("problem")
+    s.add_argument("instance", help="JSON file or built-in name (e.g. paper:set3)")
+    s.add_argument("--method", required=True)
+    s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    s.add_argument("--profile", help="solver profile from solvers.toml (exact methods)")
+    s.add_argument("--seed", type=int)
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--plot", metavar="FILE", help="draw the solution (png/svg/pdf)")
+    s.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result here")
+    s.set_defaults(fn=cmd_solve)
+
+    b = sub.add_parser("bound", help="bounds valid for every solution of an instance")
+    b.add_argument("problem")
+    b.add_argument("instance")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(fn=cmd_bound)
+
+    g = sub.add_parser("generate", help="a seeded random instance")
+    g.add_argument("problem")
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="generator size parameters, e.g. n_apps=6")
+    g.add_argument("-o", "--output", metavar="FILE")
+    g.set_defaults(fn=cmd_generate)
+
+    sh = sub.add_parser("show", help="print an instance as JSON")
+    sh.add_argument("problem")
+    sh.add_argument("instance")
+    sh.set_defaults(fn=cmd_show)
+
+    ls = sub.add_parser("list", help="problems, methods and built-in instances")
+    ls.set_defaults(fn=cmd_list)
+
+    r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
+    r.add_argument("problem", nargs="?", default="periodic")
+    r.add_argument("--sets", type=int, nargs="*", help="paper sets (default: all)")
+    r.add_argument("--workers", type=int, default=1, help="processes for the period search")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(fn=cmd_reproduce)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (InstanceError, ParameterError) as e:
+        print(f"iosched: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""The contract every problem follows: Instance -> method -> Solution -> evaluate -> Result.
+
+A method is a function ``(instance, **params) -> MethodOutput`` registered under
+``"problem/name"``. It never scores itself: :func:`solve` times it, passes its
+solution through the problem's one evaluator, and attaches the bound and gap.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from iosched.errors import ParameterError
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"  # proven optimal by the solver
+    FEASIBLE = "feasible"  # a solution, no optimality claim (heuristics)
+    TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound
+    INFEASIBLE = "infeasible"  # proven to have no solution / no pattern found
+    ERROR = "error"
+
+
+@dataclass
+class MethodOutput:
+    """What a method hands back: its solution (or None), status, and a bound if it proves one."""
+
+    solution: Any
+    status: Status = Status.FEASIBLE
+    bound: float | None = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Problem:
+    """A problem's pieces: how to load instances, evaluate solutions, and bound the objective."""
+
+    name: str
+    load: Callable[[str], Any]
+    evaluate: Callable[[Any, Any], Any]
+    objective: Callable[[Any, str], float]  # (evaluation, objective name) -> value
+    sense: Callable[[str], str]  # objective name -> "max" | "min"
+    bound: Callable[[Any, str], float | None]  # (instance, objective name) -> proven bound
+    solution_to_dict: Callable[[Any, Any], dict]
+    bounds: Callable[[Any], dict]  # instance -> every bound the problem knows, by name
+    generate: Callable[..., Any]  # (seed, **size) -> a random instance
+    builtins: list[str]
+
+
+@dataclass
+class Method:
+    problem: str
+    name: str
+    run: Callable[..., MethodOutput]
+    objective: str
+    description: str
+    randomized: bool = False
+
+
+PROBLEMS: dict[str, Problem] = {}
+METHODS: dict[str, Method] = {}
+
+
+def register_problem(problem: Problem) -> None:
+    PROBLEMS[problem.name] = problem
+
+
+def register(problem: str, name: str, objective: str, randomized: bool = False):
+    """Decorator: register ``fn(instance, **params) -> MethodOutput`` as ``problem/name``."""
+
+    def wrap(fn):
+        doc = (fn.__doc__ or "").strip().splitlines()
+        METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, doc[0] if doc else "", randomized)
+        return fn
+
+    return wrap
+
+
+def get_method(problem: str, name: str) -> Method:
+    key = f"{problem}/{name}"
+    if key not in METHODS:
+        known = sorted(m.name for m in METHODS.values() if m.problem == problem)
+        raise ParameterError(f"unknown method {name!r} for {problem}; known: {', '.join(known)}")
+    return METHODS[key]
+
+
+def get_problem(name: str) -> Problem:
+    if name not in PROBLEMS:
+        raise ParameterError(f"unknown problem {name!r}; known: {', '.join(sorted(PROBLEMS))}")
+    return PROBLEMS[name]
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """|bound - objective| / |objective| (the MIP-solver convention); None without both."""
+    if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
+        return None
+    if objective == 0:
+        return 0.0 if bound == 0 else math.inf
+    return abs(bound - objective) / abs(objective)
+
+
+@dataclass
+class Result:
+    """One run of one method on one instance, scored by the problem's evaluator."""
+
+    problem: str
+    instance: str
+    method: str
+    status: Status
+    objective_name: str
+    sense: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    wall_time_s: float
+    params: dict
+    seed: int | None
+    evaluation: Any
+    solution: Any
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self, instance=None) -> dict:
+        prob = get_problem(self.problem)
+        return {
+            "problem": self.problem,
+            "instance": self.instance,
+            "method": self.method,
+            "status": self.status.value,
+            "objective_name": self.objective_name,
+            "sense": self.sense,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "wall_time_s": self.wall_time_s,
+            "params": self.params,
+            "seed": self.seed,
+            "evaluation": self.evaluation.to_dict() if self.evaluation is not None else None,
+            "solution": prob.solution_to_dict(self.solution, instance) if self.solution is not None else None,
+            "info": self.info,
+        }
+
+
+def solve(problem: str, instance, method: str, seed: int | None = None, **params) -> Result:
+    """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
+
+    Errors in the method become ``Status.ERROR`` with the message in ``info``;
+    bad parameters raise :class:`ParameterError` before anything runs.
+    """
+    prob = get_problem(problem)
+    m = get_method(problem, method)
+    if m.randomized:
+        params = {**params, "seed": seed}
+    try:
+        inspect.signature(m.run).bind(instance, **params)
+    except TypeError as e:
+        raise ParameterError(f"{problem}/{method}: {e}") from None
+    start = time.perf_counter()
+    try:
+        out = m.run(instance, **params)
+    except ParameterError:
+        raise
+    except Exception as e:  # a failing method is a result (status error), not a crash
+        out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
+    wall = time.perf_counter() - start
+    sense = prob.sense(m.objective)
+    evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
+    objective = prob.objective(evaluation, m.objective) if evaluation is not None else None
+    status = out.status
+    if evaluation is not None and not evaluation.feasible:
+        status = Status.ERROR
+        out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
+            str(v) for v in evaluation.violations[:5])
+    bound = prob.bound(instance, m.objective)
+    if out.bound is not None:
+        bound = out.bound if bound is None else (min if sense == "max" else max)(bound, out.bound)
+    gap = relative_gap(objective, bound) if status != Status.ERROR else None
+    return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
+                  objective, bound, gap, wall, params, seed, evaluation, out.solution, out.info)

@@ -1,0 +1,9 @@
+"""Errors raised on bad input; each message names the field and the value."""
+
+
+class InstanceError(ValueError):
+    """An instance (or a solution) that does not describe a valid problem."""
+
+
+class ParameterError(ValueError):
+    """A method parameter that is unknown or out of range."""

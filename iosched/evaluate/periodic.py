@@ -1,0 +1,174 @@
+"""The one checker of periodic patterns: feasibility in the fluid model, and objectives.
+
+A pattern of period T (s) holds, per application, its instances: the start of
+the compute phase (s, in [0, T)) and the I/O segments (start s, end s, rate
+data/s) that move that instance's volume before the next compute start of the
+same application (cyclically). Segments may run past T; they wrap.
+
+Tolerances: volumes and rates within ``rel_tol`` (1e-6) relative to vol_k, β_k b
+and B; times within ``rel_tol`` · 0.1 · T (the authors' code merges dates closer than 2e-5 s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iosched.errors import InstanceError
+from iosched.fluid import Segment, cyclic_load, overlap
+from iosched.instances.periodic import PeriodicInstance
+
+REL_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One instance of an application: compute from ``compute_start`` for w_k seconds,
+    then I/O as ``io`` segments (start s, end s, rate data/s)."""
+
+    compute_start: float
+    io: tuple[tuple[float, float, float], ...]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A periodic pattern: period (s) and, per application in instance order, its instances."""
+
+    period: float
+    applications: tuple[tuple[Instance, ...], ...]
+
+    def counts(self) -> list[int]:
+        return [len(a) for a in self.applications]
+
+    def to_dict(self, instance: PeriodicInstance | None = None) -> dict:
+        names = [a.name for a in instance.applications] if instance else None
+        apps = []
+        for k, insts in enumerate(self.applications):
+            entry = {"instances": [
+                {"compute_start": i.compute_start, "io": [list(s) for s in i.io]} for i in insts
+            ]}
+            if names:
+                entry = {"name": names[k], **entry}
+            apps.append(entry)
+        return {"period": self.period, "applications": apps}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Pattern:
+        try:
+            apps = tuple(
+                tuple(
+                    Instance(float(i["compute_start"]), tuple(tuple(map(float, s)) for s in i["io"]))
+                    for i in a["instances"]
+                )
+                for a in d["applications"]
+            )
+            return cls(float(d["period"]), apps)
+        except (KeyError, TypeError, ValueError) as e:
+            raise InstanceError(f"not a periodic pattern: {e!r}") from None
+
+
+@dataclass
+class Violation:
+    """One broken constraint: its kind, where, and by how much (in the constraint's unit)."""
+
+    constraint: str
+    where: str
+    amount: float
+
+    def __str__(self):
+        return f"{self.constraint} at {self.where}: by {self.amount:.6g}"
+
+
+@dataclass
+class Evaluation:
+    feasible: bool
+    violations: list[Violation] = field(default_factory=list)
+    sys_efficiency: float = 0.0
+    dilation: float = float("inf")
+    counts: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "feasible": self.feasible,
+            "violations": [v.__dict__ for v in self.violations],
+            "sys_efficiency": self.sys_efficiency,
+            "dilation": self.dilation,
+            "counts": self.counts,
+        }
+
+
+def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_TOL) -> Evaluation:
+    """Check ``pattern`` against ``instance`` and compute SysEfficiency and Dilation.
+
+    SysEfficiency = Σ_k β_k n_k w_k / (N T); Dilation = max_k ρ_k T / (n_k w_k).
+    """
+    T = pattern.period
+    bad: list[Violation] = []
+    if not T > 0:
+        return Evaluation(False, [Violation("period", "period", T)])
+    if len(pattern.applications) != len(instance.applications):
+        return Evaluation(False, [Violation(
+            "applications", f"{len(pattern.applications)} given, {len(instance.applications)} expected",
+            abs(len(pattern.applications) - len(instance.applications)))])
+    t_tol = rel_tol * 0.1 * T
+    B = instance.platform.bandwidth
+    all_segments: list[Segment] = []
+    for k, (app, insts) in enumerate(zip(instance.applications, pattern.applications)):
+        name = app.name
+        if not insts:
+            bad.append(Violation("no_instance", name, 1))
+            continue
+        cap = app.processors * instance.platform.processor_bandwidth
+        order = sorted(range(len(insts)), key=lambda i: insts[i].compute_start)
+        computes = []
+        for i in order:
+            c = insts[i].compute_start
+            if not 0 <= c < T:
+                bad.append(Violation("compute_start", f"{name}#{i}", c))
+            computes.append(Segment(c, c + app.work, 1.0))
+        for a in range(len(computes)):
+            for b in range(a + 1, len(computes)):
+                ov = overlap(computes[a], computes[b], T)
+                if ov > t_tol:
+                    bad.append(Violation("compute_overlap", f"{name}#{order[a]}/#{order[b]}", ov))
+        for pos, i in enumerate(order):
+            inst = insts[i]
+            window_start = inst.compute_start + app.work
+            nxt = insts[order[(pos + 1) % len(order)]].compute_start
+            window_end = nxt + T if nxt <= inst.compute_start else nxt
+            if len(order) == 1:
+                window_end = inst.compute_start + T
+            if window_end - window_start < -t_tol:
+                bad.append(Violation("no_room", f"{name}#{i}", window_start - window_end))
+            moved = 0.0
+            for s, e, r in inst.io:
+                seg = Segment(s, e, r)
+                if e < s or r < 0 or e - s > T + t_tol:
+                    bad.append(Violation("segment", f"{name}#{i} [{s}, {e}] rate {r}", max(s - e, -r)))
+                    continue
+                moved += r * (e - s)
+                if r > cap * (1 + rel_tol):
+                    bad.append(Violation("app_rate", f"{name}#{i} [{s:.6g}, {e:.6g}]", r - cap))
+                outside = _outside(s, e, window_start, window_end, T)
+                if outside > t_tol:
+                    bad.append(Violation("io_window", f"{name}#{i} [{s:.6g}, {e:.6g}]", outside))
+                all_segments.append(seg)
+            if abs(moved - app.io_volume) > rel_tol * app.io_volume:
+                bad.append(Violation("volume", f"{name}#{i}", moved - app.io_volume))
+    for start, end, load in cyclic_load(all_segments, T):
+        if load > B * (1 + rel_tol):
+            bad.append(Violation("capacity", f"[{start:.6g}, {end:.6g}]", load - B))
+    counts = pattern.counts()
+    ev = Evaluation(not bad, bad, counts=counts)
+    if min(counts) > 0:
+        N = instance.platform.processors
+        ev.sys_efficiency = sum(
+            a.processors * n * a.work for a, n in zip(instance.applications, counts)) / (N * T)
+        ev.dilation = max(instance.rho(k) * T / (n * a.work)
+                          for k, (a, n) in enumerate(zip(instance.applications, counts)))
+    return ev
+
+
+def _outside(s: float, e: float, lo: float, hi: float, T: float) -> float:
+    """Length of [s, e] (mod T) outside the window [lo, hi] (hi - lo <= T, mod T)."""
+    inside = max(overlap(Segment(s, e, 1.0), Segment(lo, hi, 1.0), T), 0.0)
+    return max((e - s) - inside, 0.0)

@@ -1,0 +1,274 @@
+"""Instances of the periodic I/O problem (Aupy, Gainaru, Le Fèvre: PerSched).
+
+A platform of ``processors`` processors, each with an I/O card of
+``processor_bandwidth`` (data/s), sharing a file system of ``bandwidth``
+(data/s). Each application uses ``processors`` dedicated processors and
+repeats: compute ``work`` seconds, then move ``io_volume`` data.
+Any consistent units work; the paper's data are in seconds, GB and GB/s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iosched.errors import InstanceError
+
+PROBLEM = "periodic"
+
+
+def _positive(where: str, value, *, integer: bool = False) -> None:
+    ok_type = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, ok_type):
+        kind = "an integer" if integer else "a number"
+        raise InstanceError(f"{where} must be {kind}, got {value!r}")
+    if math.isnan(value) or math.isinf(value) or value <= 0:
+        raise InstanceError(f"{where} must be positive and finite, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Platform:
+    """N processors, b data/s per processor, B data/s for the shared file system."""
+
+    processors: int
+    processor_bandwidth: float
+    bandwidth: float
+
+    def __post_init__(self):
+        _positive("platform.processors", self.processors, integer=True)
+        _positive("platform.processor_bandwidth", self.processor_bandwidth)
+        _positive("platform.bandwidth", self.bandwidth)
+
+
+@dataclass(frozen=True)
+class Application:
+    """β processors; each instance computes ``work`` s then moves ``io_volume`` data."""
+
+    name: str
+    processors: int
+    work: float
+    io_volume: float
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise InstanceError(f"application name must be a non-empty string, got {self.name!r}")
+        where = f"applications[{self.name}]"
+        _positive(f"{where}.processors", self.processors, integer=True)
+        _positive(f"{where}.work", self.work)
+        _positive(f"{where}.io_volume", self.io_volume)
+
+
+@dataclass(frozen=True)
+class PeriodicInstance:
+    """Applications sharing a platform; ``t_min`` (s) optionally fixes PerSched's first period."""
+
+    platform: Platform
+    applications: tuple[Application, ...]
+    name: str = "instance"
+    t_min: float | None = None
+
+    def __post_init__(self):
+        if not self.applications:
+            raise InstanceError("applications must be a non-empty list, got []")
+        names = [a.name for a in self.applications]
+        if len(set(names)) != len(names):
+            raise InstanceError(f"application names must be unique, got {names}")
+        used = sum(a.processors for a in self.applications)
+        if used > self.platform.processors:
+            raise InstanceError(
+                f"applications use {used} processors in all, above platform.processors"
+                f" = {self.platform.processors}"
+            )
+        if self.t_min is not None:
+            _positive("t_min", self.t_min)
+
+    # --- derived quantities (same units as the data) -------------------------
+    def max_rate(self, k: int) -> float:
+        """min(β_k b, B): the fastest application k can move data (data/s)."""
+        a = self.applications[k]
+        return min(a.processors * self.platform.processor_bandwidth, self.platform.bandwidth)
+
+    def time_io(self, k: int) -> float:
+        """vol_k / min(β_k b, B): I/O time of one instance alone on the platform (s)."""
+        return self.applications[k].io_volume / self.max_rate(k)
+
+    def rho(self, k: int) -> float:
+        """ρ_k = w_k / (w_k + time_io_k): efficiency of k alone on the platform."""
+        w = self.applications[k].work
+        return w / (w + self.time_io(k))
+
+    def default_t_min(self) -> float:
+        """max_k (w_k + time_io_k): the shortest period holding one instance of each app."""
+        return max(a.work + self.time_io(k) for k, a in enumerate(self.applications))
+
+    # --- JSON ------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        d = {
+            "name": self.name,
+            "platform": asdict(self.platform),
+            "applications": [asdict(a) for a in self.applications],
+        }
+        if self.t_min is not None:
+            d["t_min"] = self.t_min
+        return d
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict, name: str = "instance") -> PeriodicInstance:
+        if not isinstance(d, dict):
+            raise InstanceError(f"a periodic instance must be a JSON object, got {type(d).__name__}")
+        for key in ("platform", "applications"):
+            if key not in d:
+                raise InstanceError(f"missing field {key!r} in periodic instance")
+        platform = _build(Platform, d["platform"], "platform")
+        apps = d["applications"]
+        if not isinstance(apps, list):
+            raise InstanceError(f"applications must be a list, got {apps!r}")
+        applications = tuple(
+            _build(Application, a, f"applications[{i}]") for i, a in enumerate(apps)
+        )
+        return cls(platform, applications, name=d.get("name", name), t_min=d.get("t_min"))
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> PeriodicInstance:
+        path = Path(text_or_path)
+        if isinstance(text_or_path, Path) or (len(str(text_or_path)) < 4096 and path.exists()):
+            return cls.from_dict(_parse(path.read_text(), str(path)), name=path.stem)
+        return cls.from_dict(_parse(str(text_or_path), "<string>"))
+
+
+def _parse(text: str, where: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InstanceError(f"{where} is not valid JSON: {e}") from None
+
+
+def _build(kind, d, where: str):
+    if not isinstance(d, dict):
+        raise InstanceError(f"{where} must be an object, got {d!r}")
+    names = [f for f in kind.__dataclass_fields__]
+    missing = [f for f in names if f not in d]
+    if missing:
+        raise InstanceError(f"missing field {where}.{missing[0]}")
+    unknown = sorted(set(d) - set(names))
+    if unknown:
+        raise InstanceError(f"unknown field {where}.{unknown[0]}")
+    return kind(**{f: d[f] for f in names})
+
+
+# --- the paper's instances ---------------------------------------------------------
+JUPITER = Platform(processors=640, processor_bandwidth=0.01, bandwidth=3.0)
+
+# Table 1 of the paper, scaled to Jupiter (processors / 64, work x 64): (w s, vol GB, β).
+PAPER_APPS = {
+    "T1": (4480.0, 128.2, 512),
+    "T2": (76.8, 235.8, 64),
+    "AP": (15360.0, 423.4, 128),
+    "PP": (483456.0, 34304.0, 512),
+}
+# Table 2: how many of each application (T1, T2, AP, PP), and the t_min the authors used.
+PAPER_SETS = {
+    1: ((0, 10, 0, 0), 900.0),
+    2: ((0, 8, 1, 0), 16000.0),
+    3: ((0, 6, 2, 0), 16000.0),
+    4: ((0, 4, 3, 0), 16000.0),
+    5: ((0, 2, 0, 1), 495000.0),
+    6: ((0, 2, 4, 0), 16000.0),
+    7: ((1, 2, 0, 0), 4544.0),
+    8: ((0, 0, 1, 1), 495000.0),
+    9: ((0, 0, 5, 0), 16000.0),
+    10: ((1, 0, 1, 0), 16000.0),
+}
+# Table 4 (K' = 10, eps = 0.01): min Dilation, paper's SysEff upper bound,
+# PerSched Dilation, PerSched SysEff, Online Dilation, Online SysEff.
+PAPER_TABLE4 = {
+    1: (1.777, 0.172, 1.896, 0.0973, 2.091, 0.0825),
+    2: (1.422, 0.334, 1.429, 0.290, 1.658, 0.271),
+    3: (1.079, 0.495, 1.087, 0.480, 1.291, 0.442),
+    4: (1.014, 0.656, 1.014, 0.647, 1.029, 0.640),
+    5: (1.010, 0.816, 1.024, 0.815, 1.039, 0.810),
+    6: (1.005, 0.818, 1.005, 0.814, 1.035, 0.761),
+    7: (1.007, 0.827, 1.007, 0.824, 1.012, 0.818),
+    8: (1.005, 0.977, 1.005, 0.976, 1.005, 0.976),
+    9: (1.000, 0.979, 1.000, 0.979, 1.004, 0.978),
+    10: (1.009, 0.988, 1.009, 0.986, 1.015, 0.985),
+}
+
+
+def paper_set(k: int) -> PeriodicInstance:
+    """Scenario set k (1..10) of the paper, on Jupiter, with the authors' t_min."""
+    if k not in PAPER_SETS:
+        raise InstanceError(f"paper set must be 1..10, got {k!r}")
+    counts, t_min = PAPER_SETS[k]
+    apps = []
+    for kind, count in zip(PAPER_APPS, counts):
+        w, vol, beta = PAPER_APPS[kind]
+        apps += [Application(f"{kind}-{i + 1}", beta, w, vol) for i in range(count)]
+    return PeriodicInstance(JUPITER, tuple(apps), name=f"paper:set{k}", t_min=t_min)
+
+
+def generate(
+    seed: int,
+    n_apps: int = 4,
+    platform: Platform = JUPITER,
+    io_share: tuple[float, float] = (0.02, 0.5),
+) -> PeriodicInstance:
+    """A random instance: ``n_apps`` applications splitting the platform's processors.
+
+    Processor counts are powers of two; each application's I/O time alone,
+    time_io / (w + time_io), is drawn uniformly from ``io_share``; work is
+    log-uniform in [10, 10^4] s. Same seed, same instance.
+    """
+    _positive("n_apps", n_apps, integer=True)
+    if n_apps > platform.processors:
+        raise InstanceError(f"n_apps = {n_apps} exceeds platform.processors = {platform.processors}")
+    rng = np.random.default_rng(seed)
+    per_app = platform.processors // n_apps
+    top = max(0, int(math.floor(math.log2(per_app))))
+    apps = []
+    for i in range(n_apps):
+        beta = int(2 ** rng.integers(0, top + 1))
+        work = float(np.round(10 ** rng.uniform(1, 4), 3))
+        share = rng.uniform(*io_share)
+        rate = min(beta * platform.processor_bandwidth, platform.bandwidth)
+        vol = float(np.round(work * share / (1 - share) * rate, 4))
+        apps.append(Application(f"A{i + 1}", beta, work, max(vol, 1e-3)))
+    return PeriodicInstance(platform, tuple(apps), name=f"random:{seed}:{n_apps}")
+
+
+def load(spec: str) -> PeriodicInstance:
+    """A built-in name (``paper:set3``, ``random:SEED[:N_APPS]``) or a JSON file path."""
+    if spec.startswith("paper:set"):
+        tail = spec[len("paper:set"):]
+        if not tail.isdigit():
+            raise InstanceError(f"unknown built-in instance {spec!r}; try paper:set1 .. paper:set10")
+        return paper_set(int(tail))
+    if spec.startswith("random:"):
+        parts = spec.split(":")[1:]
+        try:
+            nums = [int(p) for p in parts]
+        except ValueError:
+            raise InstanceError(f"random instances are random:SEED[:N_APPS], got {spec!r}") from None
+        return generate(*nums)
+    path = Path(spec)
+    if not path.exists():
+        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
+    return PeriodicInstance.from_json(path)
+
+
+BUILTIN = [f"paper:set{k}" for k in PAPER_SETS]
+
+__all__ = [
+    "Application", "Platform", "PeriodicInstance", "paper_set", "generate", "load",
+    "PAPER_TABLE4", "BUILTIN",
+]

@@ -1,0 +1,57 @@
+"""Draw a periodic pattern: compute and I/O per application, and bandwidth use against B."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from iosched.evaluate.periodic import Pattern  # noqa: E402
+from iosched.fluid import Segment, cyclic_load  # noqa: E402
+from iosched.instances.periodic import PeriodicInstance  # noqa: E402
+
+
+def _wrapped(start: float, length: float, T: float) -> list[tuple[float, float]]:
+    s = start % T
+    if s + length <= T:
+        return [(s, length)]
+    return [(s, T - s), (0.0, s + length - T)]
+
+
+def plot(instance: PeriodicInstance, pattern: Pattern, path: str, title: str = "") -> None:
+    """Save a two-panel figure of ``pattern`` to ``path`` (PNG, SVG or PDF by extension)."""
+    T = pattern.period
+    apps = instance.applications
+    fig, (gantt, bw) = plt.subplots(2, 1, sharex=True, figsize=(11, 2.2 + 0.35 * len(apps) + 2.5),
+                                    gridspec_kw={"height_ratios": [max(len(apps), 2), 3]})
+    colors = plt.get_cmap("tab20").colors
+    segments = []
+    for k, (app, insts) in enumerate(zip(apps, pattern.applications)):
+        color = colors[k % len(colors)]
+        bars = [b for i in insts for b in _wrapped(i.compute_start, app.work, T)]
+        gantt.broken_barh(bars, (k - 0.4, 0.8), facecolors="0.8", edgecolors="0.5", linewidth=0.3)
+        io = [b for i in insts for s, e, r in i.io for b in _wrapped(s, e - s, T)]
+        gantt.broken_barh(io, (k - 0.4, 0.8), facecolors=color)
+        segments.append([Segment(s, e, r) for i in insts for s, e, r in i.io])
+    gantt.set_yticks(range(len(apps)), [a.name for a in apps])
+    gantt.invert_yaxis()
+    gantt.set_title(title or f"{instance.name}: period {T:.6g} s (grey: compute, colour: I/O)")
+    loads = [cyclic_load(segs, T) for segs in segments]
+    edges = sorted({0.0, T} | {p[0] for pieces in loads for p in pieces})
+    bottom = [0.0] * (len(edges) - 1)
+    for k, pieces in enumerate(loads):
+        starts = [p[0] for p in pieces]
+        top = [b + pieces[bisect_right(starts, x) - 1][2] for b, x in zip(bottom, edges)]
+        bw.stairs(top, edges, baseline=bottom, fill=True, color=colors[k % len(colors)])
+        bottom = top
+    bw.axhline(instance.platform.bandwidth, color="tab:red", linestyle="--", label="B")
+    bw.set_xlim(0, T)
+    bw.set_xlabel("time in the period (s)")
+    bw.set_ylabel("data/s")
+    bw.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
