@@ -141,32 +141,40 @@ class _Builder:
         return None if left > P else pieces
 
     def add_instance(self, k, pieces):
-        c = self.fmod(pieces[0][0] - self.apps[k][0] + self.T)
+        T, P, dates, tot = self.T, self.P, self.dates, self.tot
+        fmod = self.fmod
+        c = fmod(pieces[0][0] - self.apps[k][0] + T)
         self.add_date(c)
         starts = self.inst[k]
         j = bisect_left(starts, c)
         if j == len(starts) or starts[j] != c:
             starts.insert(j, c)
         self.last[k] = c
-        for ts, te, _ in pieces:
-            self.add_date(ts)
+        for _, te, _ in pieces:  # piece starts are dates already; ends may split an interval
             self.add_date(te)
         placed = []
-        end = len(self.dates) - 1
+        end = len(dates) - 1
         for ts, te, bw in pieces:
-            te = self.fmod(te + self.T)
-            i = first = self.find(self.fmod(ts + self.T))
-            while abs(self.dates[i] - te) > self.P:
-                self.tot[i] += bw
+            te = fmod(te + T)
+            i = first = self.find(fmod(ts + T))
+            while abs(dates[i] - te) > P:
+                tot[i] += bw
                 i += 1
                 if i == end:
                     i = 0
             if i != first:
-                stop = self.T if i == 0 else self.dates[i]
-                pos = bisect_left(self.piece_ts[k], self.dates[first])
-                self.piece_ts[k].insert(pos, self.dates[first])
-                self.piece_te[k].insert(pos, stop)
-                placed.append((self.dates[first], stop, bw))
+                placed.append((dates[first], T if i == 0 else dates[i], bw))
+        run_ts, run_te = self.piece_ts[k], self.piece_te[k]
+        run = None
+        for ts, te, _ in placed + [(None, None, None)]:  # store maximal runs of adjacent pieces
+            if run and ts == run[1]:
+                run[1] = te
+                continue
+            if run:
+                pos = bisect_left(run_ts, run[0])
+                run_ts.insert(pos, run[0])
+                run_te.insert(pos, run[1])
+            run = [ts, te]
         self.record[k].append((c, placed))
 
     def fill(self):
