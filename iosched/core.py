@@ -12,13 +12,13 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from iosched.errors import ParameterError
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     OPTIMAL = "optimal"  # proven optimal by the solver
     FEASIBLE = "feasible"  # a solution, no optimality claim (heuristics)
     TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound

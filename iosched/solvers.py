@@ -57,7 +57,8 @@ def load_profile(name: str = "default", path: str | Path | None = None) -> Profi
     if missing:
         raise ParameterError(f"profile {name!r} of {file} lacks {sorted(missing)[0]!r}")
     if not p["time_limit"] > 0 or p["rel_gap"] < 0 or int(p["threads"]) < 1:
-        raise ParameterError(f"profile {name!r}: time_limit > 0, rel_gap >= 0, threads >= 1 required, got {p}")
+        raise ParameterError(
+            f"profile {name!r}: time_limit > 0, rel_gap >= 0, threads >= 1 required, got {p}")
     return Profile(name, float(p["time_limit"]), float(p["rel_gap"]), int(p["threads"]), int(p["seed"]),
                    dict(p.get("highs", {})), dict(p.get("cpsat", {})))
 

@@ -60,17 +60,20 @@ class Pattern:
 
     @classmethod
     def from_dict(cls, d: dict) -> Pattern:
+        def segment(s):
+            if len(s) != 3:
+                raise ValueError(f"an I/O segment is [start, end, rate], got {s!r}")
+            return tuple(map(float, s))
+
         try:
             apps = tuple(
-                tuple(
-                    Instance(float(i["compute_start"]), tuple(tuple(map(float, s)) for s in i["io"]))
-                    for i in a["instances"]
-                )
+                tuple(Instance(float(i["compute_start"]), tuple(segment(s) for s in i["io"]))
+                      for i in a["instances"])
                 for a in d["applications"]
             )
             return cls(float(d["period"]), apps)
         except (KeyError, TypeError, ValueError) as e:
-            raise InstanceError(f"not a periodic pattern: {e!r}") from None
+            raise InstanceError(f"not a periodic pattern: {e}") from None
 
 
 @dataclass
@@ -151,7 +154,8 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
             for s, e, r in inst.io:
                 seg = Segment(s, e, r)
                 if e < s or r < 0 or e - s > T + t_tol:
-                    bad.append(Violation("segment", f"{name}#{i} [{s}, {e}] rate {r}", max(s - e, -r)))
+                    bad.append(Violation("segment", f"{name}#{i} [{s}, {e}] rate {r}",
+                                         max(s - e, -r, (e - s) - T)))
                     continue
                 moved += r * (e - s)
                 if r > cap * (1 + rel_tol):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -129,6 +130,9 @@ class PeriodicInstance:
         for key in ("platform", "applications"):
             if key not in d:
                 raise InstanceError(f"missing field {key!r} in periodic instance")
+        unknown = sorted(set(d) - {"name", "platform", "applications", "t_min"})
+        if unknown:
+            raise InstanceError(f"unknown field {unknown[0]!r} in periodic instance")
         platform = _build(Platform, d["platform"], "platform")
         apps = d["applications"]
         if not isinstance(apps, list):
@@ -140,10 +144,11 @@ class PeriodicInstance:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> PeriodicInstance:
-        path = Path(text_or_path)
-        if isinstance(text_or_path, Path) or (len(str(text_or_path)) < 4096 and path.exists()):
+        """From a file (a Path, or a string naming an existing file) or from JSON text."""
+        if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
+            path = Path(text_or_path)
             return cls.from_dict(_parse(path.read_text(), str(path)), name=path.stem)
-        return cls.from_dict(_parse(str(text_or_path), "<string>"))
+        return cls.from_dict(_parse(text_or_path, "<string>"))
 
 
 def _parse(text: str, where: str):
@@ -255,15 +260,12 @@ def load(spec: str) -> PeriodicInstance:
         return paper_set(int(tail))
     if spec.startswith("random:"):
         parts = spec.split(":")[1:]
-        try:
-            nums = [int(p) for p in parts]
-        except ValueError:
-            raise InstanceError(f"random instances are random:SEED[:N_APPS], got {spec!r}") from None
-        return generate(*nums)
-    path = Path(spec)
-    if not path.exists():
+        if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
+            raise InstanceError(f"random instances are random:SEED[:N_APPS] with integers >= 0, got {spec!r}")
+        return generate(*(int(p) for p in parts))
+    if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
-    return PeriodicInstance.from_json(path)
+    return PeriodicInstance.from_json(Path(spec))
 
 
 BUILTIN = [f"paper:set{k}" for k in PAPER_SETS]

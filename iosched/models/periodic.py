@@ -29,7 +29,8 @@ def build_longrun_model(instance: PeriodicInstance, objective: str = "sys_effici
     m.K = pe.RangeSet(0, len(apps) - 1)
     m.x = pe.Var(m.K, domain=pe.NonNegativeReals, doc="instances of k per second")
     m.alone = pe.Constraint(m.K, rule=lambda m, k: m.x[k] * (apps[k].work + instance.time_io(k)) <= 1)
-    m.bandwidth = pe.Constraint(expr=sum(m.x[k] * apps[k].io_volume for k in m.K) <= instance.platform.bandwidth)
+    m.bandwidth = pe.Constraint(
+        expr=sum(m.x[k] * apps[k].io_volume for k in m.K) <= instance.platform.bandwidth)
     if objective == "sys_efficiency":
         N = instance.platform.processors
         m.obj = pe.Objective(expr=sum(apps[k].processors * apps[k].work * m.x[k] for k in m.K) / N,

@@ -1,0 +1,85 @@
+"""The command line contract that scripts rely on."""
+
+import json
+
+import pytest
+
+from iosched.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_solve_json_contract(capsys, tmp_path):
+    plot = tmp_path / "p.png"
+    code, out, _ = run(capsys, "solve", "periodic", "paper:set1", "--method", "persched", "--json",
+                       "--plot", str(plot))
+    assert code == 0
+    d = json.loads(out)
+    for key in ("problem", "instance", "method", "status", "objective", "bound", "gap", "wall_time_s",
+                "params", "evaluation", "solution"):
+        assert key in d
+    assert d["status"] == "feasible" and d["evaluation"]["feasible"] is True
+    assert d["objective"] == pytest.approx(0.0973, rel=1e-3)
+    assert d["evaluation"]["dilation"] == pytest.approx(1.896, rel=1e-3)
+    assert d["bound"] == pytest.approx(0.0977, abs=1e-4) and d["gap"] > 0
+    assert len(d["solution"]["applications"]) == 10
+    assert plot.stat().st_size > 10_000 and plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_solve_params_and_file_instance(capsys, tmp_path):
+    code, out, _ = run(capsys, "generate", "periodic", "--seed", "3", "--param", "n_apps=3",
+                       "-o", str(tmp_path / "i.json"))
+    assert code == 0 and (tmp_path / "i.json").exists()
+    code, out, _ = run(capsys, "solve", "periodic", str(tmp_path / "i.json"), "--method", "persched-mindil",
+                       "--param", "k_prime=2", "--param", "eps=0.05", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["params"] == {"k_prime": 2, "eps": 0.05}
+    assert d["evaluation"]["feasible"] and d["objective"] == d["evaluation"]["dilation"]
+    assert d["objective"] >= d["bound"] * (1 - 1e-9)
+
+
+def test_summary_bound_show_list(capsys):
+    code, out, _ = run(capsys, "solve", "periodic", "paper:set10", "--method", "persched")
+    assert code == 0 and "sys_efficiency" in out and "feasible: True" in out
+    code, out, _ = run(capsys, "bound", "periodic", "paper:set1", "--json")
+    b = json.loads(out)["bounds"]
+    assert b["lp_sys_efficiency"] == pytest.approx(0.0977, abs=1e-4)
+    assert b["paper_sys_efficiency"] == pytest.approx(0.1725, abs=1e-4)
+    assert b["lp_dilation"] == pytest.approx(1.765, abs=1e-3)
+    code, out, _ = run(capsys, "show", "periodic", "paper:set2")
+    assert json.loads(out)["t_min"] == 16000
+    code, out, _ = run(capsys, "list")
+    assert "persched-mindil" in out and "paper:set10" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "periodic", "paper:set42", "--method", "persched"], "paper set must be 1..10"),
+    (["solve", "periodic", "nope.json", "--method", "persched"], "no such instance file"),
+    (["solve", "periodic", "paper:set1", "--method", "magic"], "unknown method 'magic'"),
+    (["solve", "periodic", "paper:set1", "--method", "persched", "--param", "eps=-1"], "eps"),
+    (["solve", "periodic", "paper:set1", "--method", "persched", "--param", "bogus=1"], "bogus"),
+    (["solve", "periodic", "paper:set1", "--method", "persched", "--profile", "quick"], "runs no solver"),
+    (["solve", "window", "x", "--method", "exact"], "unknown problem 'window'"),
+])
+def test_bad_input_exits_2_with_a_message(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and message in err
+
+
+def test_bad_json_file_names_the_field(capsys, tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps({"platform": {"processors": 8, "processor_bandwidth": 1, "bandwidth": -2},
+                             "applications": [{"name": "a", "processors": 1, "work": 1, "io_volume": 1}]}))
+    code, _, err = run(capsys, "solve", "periodic", str(f), "--method", "persched")
+    assert code == 2 and "platform.bandwidth" in err and "-2" in err
+
+
+def test_reproduce_prints_the_table(capsys):
+    code, out, _ = run(capsys, "reproduce", "periodic", "--sets", "1", "10")
+    assert code == 0
+    rows = [line for line in out.splitlines() if line.startswith("| 1 ") or line.startswith("| 10 ")]
+    assert len(rows) == 2 and "0.0973" in rows[0] and "True" in rows[0]

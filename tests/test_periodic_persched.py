@@ -1,0 +1,101 @@
+"""PerSched: the paper's Table 4, and properties on generated instances."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import iosched
+from iosched.evaluate.periodic import evaluate
+from iosched.heuristics.periodic import build_pattern, period_grid, search
+from iosched.instances.periodic import PAPER_TABLE4, Application, PeriodicInstance, Platform, paper_set
+from iosched.models.periodic import longrun_bound, paper_bound
+
+FAST_SETS = [1, 4, 7, 9, 10]
+SLOW_SETS = [2, 3, 5, 6, 8]
+
+
+def _check_table4(k):
+    inst = paper_set(k)
+    res = iosched.solve("periodic", inst, "persched")
+    ref_mindil, _, ref_dil, ref_se, _, _ = PAPER_TABLE4[k]
+    assert res.evaluation.feasible, res.evaluation.violations[:3]
+    assert res.objective == pytest.approx(ref_se, rel=1e-3)
+    assert res.evaluation.dilation == pytest.approx(ref_dil, rel=1e-3)
+    mindil = iosched.solve("periodic", inst, "persched-mindil")
+    assert mindil.evaluation.feasible
+    assert mindil.objective == pytest.approx(ref_mindil, rel=1e-3)
+    assert min(mindil.evaluation.counts) >= 1 and min(res.evaluation.counts) >= 1
+
+
+@pytest.mark.parametrize("k", FAST_SETS)
+def test_table4(k):
+    _check_table4(k)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", SLOW_SETS)
+def test_table4_slow_sets(k):
+    _check_table4(k)
+
+
+def test_set1_bounds_and_gap():
+    """The reference page: PerSched's 0.0973 on set 1 is within 0.5 % of the LP bound 0.0977."""
+    res = iosched.solve("periodic", paper_set(1), "persched")
+    assert res.bound == pytest.approx(0.0977, abs=5e-5)
+    assert res.bound >= res.objective
+    assert 0 < res.gap < 0.005
+
+
+def test_period_grid_is_the_authors():
+    """T <- round(1000 T (1+eps)) / 1000 from t_min while T <= K' t_min."""
+    g = period_grid(900.0, 10, 0.01)
+    assert g[:3] == [900.0, 909.0, 918.09]
+    assert g[-1] <= 9000 < round(g[-1] * 1.01 * 1000) / 1000
+    assert all(b > a for a, b in zip(g, g[1:]))
+
+
+def test_workers_give_the_same_answer():
+    inst = paper_set(7)
+    assert search(inst, workers=2)["period"] == search(inst, workers=1)["period"]
+
+
+def test_rejects_bad_parameters():
+    with pytest.raises(iosched.ParameterError, match="eps"):
+        iosched.solve("periodic", paper_set(1), "persched", eps=0)
+    with pytest.raises(iosched.ParameterError, match="unexpected keyword"):
+        iosched.solve("periodic", paper_set(1), "persched", speed=3)
+
+
+def test_no_pattern_is_infeasible_not_a_crash():
+    """Two applications each needing all of B for most of t_min: none fits beside the other at K'=1."""
+    plat = Platform(4, 1.0, 1.0)
+    apps = (Application("a", 2, 1.0, 9.0), Application("b", 2, 1.0, 9.0))
+    res = iosched.solve("periodic", PeriodicInstance(plat, apps), "persched", k_prime=1)
+    assert res.status == iosched.Status.INFEASIBLE and res.solution is None
+
+
+@st.composite
+def instances(draw):
+    n = draw(st.integers(1, 4))
+    B = draw(st.floats(1.0, 32.0))
+    apps = tuple(
+        Application(f"A{i}", draw(st.sampled_from([1, 2, 4, 8, 16])), draw(st.floats(1.0, 200.0)),
+                    draw(st.floats(0.5, 400.0)))
+        for i in range(n)
+    )
+    return PeriodicInstance(Platform(64, 1.0, B), apps)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from(["sys_efficiency", "dilation"]))
+def test_persched_patterns_are_feasible_and_within_bounds(inst, objective):
+    found = search(inst, k_prime=3, eps=0.05, objective=objective)
+    if found["period"] is None:
+        return
+    pattern = build_pattern(inst, found["period"])
+    ev = evaluate(inst, pattern)
+    assert ev.feasible, [str(v) for v in ev.violations[:3]]
+    assert min(pattern.counts()) >= 1
+    assert ev.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-9)
+    assert longrun_bound(inst, "sys_efficiency") <= paper_bound(inst) * (1 + 1e-9)
+    assert ev.dilation >= longrun_bound(inst, "dilation") * (1 - 1e-9)

@@ -1,0 +1,101 @@
+"""The solver layer: profiles, HiGHS through Pyomo, CP-SAT, in one process."""
+
+import pyomo.environ as pe
+import pytest
+from ortools.sat.python import cp_model
+
+from iosched.core import Status
+from iosched.errors import ParameterError
+from iosched.solvers import load_profile, solve_cpsat, solve_pyomo
+
+
+def _knapsack(capacity=7.5):
+    m = pe.ConcreteModel()
+    m.x = pe.Var(within=pe.Integers, bounds=(0, 10))
+    m.y = pe.Var(bounds=(0, None))
+    m.cap = pe.Constraint(expr=3 * m.x + m.y <= capacity)
+    m.obj = pe.Objective(expr=2 * m.x + m.y, sense=pe.maximize)
+    return m
+
+
+def test_highs_and_cpsat_in_one_process():
+    """highspy and ortools both import here and each solves a tiny model (highspy<1.15 pin)."""
+    import highspy  # noqa: F401
+
+    m = _knapsack()
+    out = solve_pyomo(m, load_profile("quick"))
+    assert out.status == Status.OPTIMAL
+    assert out.objective == pytest.approx(7.5)
+    assert out.bound == pytest.approx(7.5)
+    assert out.gap == pytest.approx(0.0, abs=1e-9)
+    assert pe.value(m.y) + 3 * pe.value(m.x) == pytest.approx(7.5)
+
+    cp = cp_model.CpModel()
+    a, b = cp.new_int_var(0, 10, "a"), cp.new_int_var(0, 10, "b")
+    cp.add(3 * a + 2 * b <= 13)
+    cp.maximize(4 * a + 3 * b)
+    res, solver = solve_cpsat(cp, load_profile("quick"))
+    assert res.status == Status.OPTIMAL
+    assert res.objective == 19 and res.bound == 19  # a=1, b=5 or a=3, b=2 -> 4*1+3*5 = 19
+    assert 3 * solver.value(a) + 2 * solver.value(b) <= 13
+
+
+def test_infeasible_is_a_status_not_an_exception():
+    m = _knapsack()
+    m.bad = pe.Constraint(expr=m.x >= 11)
+    out = solve_pyomo(m, load_profile("quick"))
+    assert out.status == Status.INFEASIBLE
+    assert out.objective is None and not out.has_solution
+
+    cp = cp_model.CpModel()
+    v = cp.new_int_var(0, 3, "v")
+    cp.add(v >= 4)
+    cp.maximize(v)
+    res, _ = solve_cpsat(cp, load_profile("quick"))
+    assert res.status == Status.INFEASIBLE and res.objective is None and res.bound is None
+
+
+def _near_half_subset_sum(rng, n=60):
+    """Even weights, a sum pinned near half: slow for branch and bound at any size."""
+    w = [2 * rng.randint(10_000, 20_000) for _ in range(n)]
+    m = pe.ConcreteModel()
+    m.x = pe.Var(range(n), within=pe.Binary)
+    total = sum(w[i] * m.x[i] for i in range(n))
+    return m, w, total
+
+
+def test_time_limit_gives_incumbent_and_bound(tmp_path):
+    """Stopped by the limit: TIME_LIMIT, the incumbent and a bound, or no incumbent; never raises."""
+    prof = tmp_path / "solvers.toml"
+    prof.write_text("[tiny]\ntime_limit = 0.5\nrel_gap = 0.0\nthreads = 1\nseed = 0\n"
+                    "[tiny.highs]\npresolve = 'off'\n")
+    profile = load_profile("tiny", prof)
+    import random
+
+    rng = random.Random(1)
+    m, w, total = _near_half_subset_sum(rng)
+    m.cap = pe.Constraint(expr=pe.inequality(sum(w) // 2 - 1, total, sum(w) // 2 + 1))
+    m.obj = pe.Objective(expr=sum((w[i] + rng.randint(0, 9)) * m.x[i] for i in range(60)), sense=pe.maximize)
+    out = solve_pyomo(m, profile)
+    assert out.status == Status.TIME_LIMIT and out.has_solution
+    assert out.objective <= out.bound and out.gap > 0
+
+    m, w, total = _near_half_subset_sum(random.Random(1))
+    m.odd = pe.Constraint(expr=total == 2 * (sum(w) // 4) + 1)  # even = odd: infeasible, hard to prove
+    m.obj = pe.Objective(expr=sum(m.x[i] for i in range(60)), sense=pe.maximize)
+    out = solve_pyomo(m, profile)
+    assert out.status == Status.TIME_LIMIT
+    assert out.objective is None and out.gap is None and not out.has_solution
+
+
+def test_profiles_are_checked(tmp_path):
+    assert load_profile("default").time_limit > 0
+    with pytest.raises(ParameterError, match="unknown solver profile 'nope'"):
+        load_profile("nope")
+    bad = tmp_path / "s.toml"
+    bad.write_text("[p]\ntime_limit = -1\nrel_gap = 0\nthreads = 1\nseed = 0\n")
+    with pytest.raises(ParameterError, match="time_limit > 0"):
+        load_profile("p", bad)
+    bad.write_text("[p]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\nspeed = 3\n")
+    with pytest.raises(ParameterError, match="unknown key 'speed'"):
+        load_profile("p", bad)
