@@ -34,8 +34,11 @@ from __future__ import annotations
 
 import math
 import os
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from numba import njit
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
@@ -46,194 +49,281 @@ from iosched.instances.periodic import PeriodicInstance
 PRECISION = 2e-5
 
 
-class _Builder:
-    """One period's pattern under construction (the authors' event list)."""
+@njit(cache=True)
+def _fmod(x, T, P):
+    """fmod(x, T), with results within P of T taken as 0 (the authors' myFmod)."""
+    r = np.fmod(x, T)
+    if T - P < r < T + P:
+        return 0.0
+    return r
 
-    def __init__(self, T, apps, B, P):
-        self.T, self.B, self.P = T, B, P
-        self.apps = apps  # (w, vol, beta, time_io) in card units
-        self.dates = [0.0, T]  # sorted; the last one is the end of the period
-        self.tot = [0.0, 0.0]  # bandwidth used on [dates[i], dates[i+1])
-        n = len(apps)
-        self.inst = [[] for _ in range(n)]  # raw compute start dates, sorted
-        self.last = [None] * n  # compute start of the last inserted instance
-        self.piece_ts = [[] for _ in range(n)]  # I/O pieces, sorted by start
-        self.piece_te = [[] for _ in range(n)]
-        self.record = [[] for _ in range(n)]  # (compute start, [(ts, te, bw)])
 
-    def fmod(self, x):
-        r = math.fmod(x, self.T)
-        return 0.0 if self.T - self.P < r < self.T + self.P else r
-
-    def find(self, x):
-        i = bisect_left(self.dates, x - self.P)
-        return i if i < len(self.dates) and self.dates[i] <= x + self.P else -1
-
-    def add_date(self, x):
-        x = self.fmod(x + self.T)
-        i = bisect_left(self.dates, x - self.P)
-        if not (i < len(self.dates) and self.dates[i] <= x + self.P):
-            self.dates.insert(i, x)
-            self.tot.insert(i, self.tot[i - 1])
+@njit(cache=True)
+def _find(dates, n, x, P):
+    """Index of the date within P of x, or -1."""
+    i = np.searchsorted(dates[:n], x - P)
+    if i < n and dates[i] <= x + P:
         return i
+    return -1
 
-    def length(self, i):
-        if len(self.dates) == 2:
-            return self.T
-        return self.fmod(self.T + self.dates[i + 1] - self.dates[i])
 
-    # -- Insert-First-Instance: water-filling over the whole period ---------
-    def first_pieces(self, k):
-        w, vol, beta, _ = self.apps[k]
-        if self.T < w:
-            return None
-        free = [min(self.B - t, beta) for t in self.tot[:-1]]
-        order = sorted((i for i in range(len(free)) if free[i] > 0), key=lambda i: (-free[i], i))
-        chosen, left, busy = {}, vol, 0.0
-        for i in order:
-            if left <= self.P:
-                break
-            add = min(self.length(i), left / free[i])
-            busy += add
-            left -= free[i] * add
-            chosen[i] = (self.dates[i], self.dates[i] + add, free[i])
-        if left > self.P or busy > self.T - w + self.P:
-            return None
-        return [chosen[i] for i in sorted(chosen)]
+@njit(cache=True)
+def _grow(a):
+    b = np.empty(2 * a.shape[0], a.dtype)
+    b[: a.shape[0]] = a
+    return b
 
-    def end_of_transfer(self, k, end_io):
-        """End of k's last I/O piece at or before date ``end_io``, going back cyclically."""
-        e = self.find(self.T if end_io == 0 else end_io)
-        d = self.dates[e]
-        ts, te = self.piece_ts[k], self.piece_te[k]
-        j = bisect_right(ts, d) - 1
-        if j < 0:
-            return te[-1]
-        return self.dates[e + 1] if te[j] > d else te[j]
 
-    # -- Insert-In-Pattern: after the last inserted instance ------------------
-    def next_pieces(self, k):
-        w, vol, beta, _ = self.apps[k]
-        starts = self.inst[k]
-        j = bisect_left(starts, self.last[k])
-        end_io = starts[(j + 1) % len(starts)]
-        begin_io = self.end_of_transfer(k, end_io)
-        P, T = self.P, self.T
-        if end_io > begin_io + P:
-            room = end_io >= begin_io + w - P
-        elif end_io + P < begin_io:
-            room = end_io + T >= begin_io + w - P
+@njit(cache=True)
+def _grow_rows(a):
+    b = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
+    b[:, : a.shape[1]] = a
+    return b
+
+
+@njit(cache=True)
+def _shift_in(a, n, i, x):
+    """Insert x at a[i], shifting a[i:n] right (a has room for n + 1)."""
+    for j in range(n, i, -1):
+        a[j] = a[j - 1]
+    a[i] = x
+
+
+@njit(cache=True)
+def _fill(T, B, P, w, vol, beta, tio):
+    """Build one period's pattern; see the module docstring for the rules.
+
+    Returns the instance counts, the final dates, and the record of every
+    instance (application, compute start) and I/O piece (instance, start, end,
+    rate in cards).
+    """
+    K = w.shape[0]
+    dates = np.empty(64)
+    tot = np.empty(64)
+    dates[0], dates[1], tot[0], tot[1] = 0.0, T, 0.0, 0.0
+    nd = 2
+    starts = np.empty((K, 8))
+    n_inst = np.zeros(K, np.int64)
+    last = np.zeros(K)
+    run_ts = np.empty((K, 8))
+    run_te = np.empty((K, 8))
+    n_runs = np.zeros(K, np.int64)
+    rec_app = np.empty(16, np.int64)
+    rec_c = np.empty(16)
+    n_rec = 0
+    pc_inst = np.empty(64, np.int64)
+    pc_ts = np.empty(64)
+    pc_te = np.empty(64)
+    pc_bw = np.empty(64)
+    n_pc = 0
+    # pieces of the instance being inserted
+    ts_ = np.empty(64)
+    te_ = np.empty(64)
+    bw_ = np.empty(64)
+    ratio = w / tio
+    alive = np.ones(K, np.bool_)
+    n_alive = K
+    while n_alive > 0:
+        best, best_sd, best_ratio = -1, 2.0, -1.0
+        for k in range(K):
+            if not alive[k]:
+                continue
+            sd = n_inst[k] * (w[k] + tio[k]) / T
+            if sd < best_sd - P:
+                best, best_sd, best_ratio = k, sd, ratio[k]
+            elif sd == best_sd and ratio[k] > best_ratio + P:
+                best, best_ratio = k, ratio[k]
+        k = best
+        wk, beta_k = w[k], beta[k]
+        if nd + 4 > dates.shape[0]:
+            dates, tot = _grow(dates), _grow(tot)
+        while ts_.shape[0] < nd + 2:
+            ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
+        npieces = 0
+        left = vol[k]
+        if n_inst[k] == 0:
+            # Insert-First-Instance: water-filling over the whole period
+            ok = T >= wk
+            if ok:
+                m = nd - 1
+                free = np.empty(m)
+                for i in range(m):
+                    free[i] = min(B - tot[i], beta_k)
+                order = np.argsort(-free, kind="mergesort")
+                chosen = np.zeros(m, np.bool_)
+                add_at = np.zeros(m)
+                busy = 0.0
+                for o in range(m):
+                    i = order[o]
+                    if free[i] <= 0 or left <= P:
+                        break
+                    length = T if nd == 2 else _fmod(T + dates[i + 1] - dates[i], T, P)
+                    add = min(length, left / free[i])
+                    busy += add
+                    left -= free[i] * add
+                    chosen[i] = True
+                    add_at[i] = add
+                ok = not (left > P or busy > T - wk + P)
+                if ok:
+                    for i in range(m):
+                        if chosen[i]:
+                            ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add_at[i], free[i]
+                            npieces += 1
         else:
-            room = False
-        if not room:
-            return None
-        i = self.add_date(self.fmod(begin_io + w))
-        stop = self.find(end_io)
-        pieces, left, end = [], vol, len(self.dates) - 1
-        while left > P and i != stop:
-            if i == end:  # the end of the period: a zero-length piece, then wrap
-                pieces.append((T, T, min(self.B, beta)))
-                i = 0
-                continue
-            free = min(self.B - self.tot[i], beta)
-            if free > 0:
-                add = min(self.length(i), left / free)
-                left -= free * add
-                pieces.append((self.dates[i], self.dates[i] + add, free))
-            i += 1
-        return None if left > P else pieces
-
-    def add_instance(self, k, pieces):
-        T, P, dates, tot = self.T, self.P, self.dates, self.tot
-        fmod = self.fmod
-        c = fmod(pieces[0][0] - self.apps[k][0] + T)
-        self.add_date(c)
-        starts = self.inst[k]
-        j = bisect_left(starts, c)
-        if j == len(starts) or starts[j] != c:
-            starts.insert(j, c)
-        self.last[k] = c
-        for _, te, _ in pieces:  # piece starts are dates already; ends may split an interval
-            self.add_date(te)
-        placed = []
-        end = len(dates) - 1
-        for ts, te, bw in pieces:
-            te = fmod(te + T)
-            i = first = self.find(fmod(ts + T))
-            while abs(dates[i] - te) > P:
-                tot[i] += bw
-                i += 1
-                if i == end:
-                    i = 0
-            if i != first:
-                placed.append((dates[first], T if i == 0 else dates[i], bw))
-        run_ts, run_te = self.piece_ts[k], self.piece_te[k]
-        run = None
-        for ts, te, _ in placed + [(None, None, None)]:  # store maximal runs of adjacent pieces
-            if run and ts == run[1]:
-                run[1] = te
-                continue
-            if run:
-                pos = bisect_left(run_ts, run[0])
-                run_ts.insert(pos, run[0])
-                run_te.insert(pos, run[1])
-            run = [ts, te]
-        self.record[k].append((c, placed))
-
-    def fill(self):
-        """Algorithm 2's inner loop with the schedulability heap of Algorithm 3."""
-        T, P = self.T, self.P
-        ratio = [w / tio for w, _, _, tio in self.apps]
-        alive = set(range(len(self.apps)))
-        while alive:
-            best, best_sd, best_ratio = -1, 2.0, -1.0
-            for k in sorted(alive):
-                w, _, _, tio = self.apps[k]
-                sd = len(self.inst[k]) * (w + tio) / T
-                if sd < best_sd - P:
-                    best, best_sd, best_ratio = k, sd, ratio[k]
-                elif sd == best_sd and ratio[k] > best_ratio + P:
-                    best, best_ratio = k, ratio[k]
-            pieces = self.next_pieces(best) if self.inst[best] else self.first_pieces(best)
-            if pieces:
-                self.add_instance(best, pieces)
-            else:
-                alive.discard(best)
-        return self
-
-    def counts(self):
-        return [len(s) for s in self.inst]
+            # Insert-In-Pattern: after the last inserted instance of k
+            ni = n_inst[k]
+            j = np.searchsorted(starts[k, :ni], last[k])
+            end_io = starts[k, (j + 1) % ni]
+            e = _find(dates, nd, T if end_io == 0 else end_io, P)
+            d = dates[e]
+            nr = n_runs[k]
+            ok = nr > 0
+            if ok:
+                r = np.searchsorted(run_ts[k, :nr], d, side="right") - 1
+                if r < 0:
+                    begin_io = run_te[k, nr - 1]
+                elif run_te[k, r] > d:
+                    begin_io = dates[e + 1]
+                else:
+                    begin_io = run_te[k, r]
+                if end_io > begin_io + P:
+                    ok = end_io >= begin_io + wk - P
+                elif end_io + P < begin_io:
+                    ok = end_io + T >= begin_io + wk - P
+                else:
+                    ok = False
+            if ok:
+                x = _fmod(_fmod(begin_io + wk, T, P) + T, T, P)
+                i = np.searchsorted(dates[:nd], x - P)
+                if not (i < nd and dates[i] <= x + P):
+                    _shift_in(dates, nd, i, x)
+                    _shift_in(tot, nd, i, tot[i - 1])
+                    nd += 1
+                stop = _find(dates, nd, end_io, P)
+                end = nd - 1
+                while ts_.shape[0] < nd + 2:
+                    ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
+                while left > P and i != stop:
+                    if i == end:  # the end of the period: a zero-length piece, then wrap
+                        ts_[npieces], te_[npieces], bw_[npieces] = T, T, min(B, beta_k)
+                        npieces += 1
+                        i = 0
+                        continue
+                    free_i = min(B - tot[i], beta_k)
+                    if free_i > 0:
+                        length = T if nd == 2 else _fmod(T + dates[i + 1] - dates[i], T, P)
+                        add = min(length, left / free_i)
+                        left -= free_i * add
+                        ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add, free_i
+                        npieces += 1
+                    i += 1
+                ok = not left > P
+        if not ok:
+            alive[k] = False
+            n_alive -= 1
+            continue
+        # addInstance: the compute right before the first I/O piece
+        if nd + npieces + 2 > dates.shape[0]:
+            dates, tot = _grow(dates), _grow(tot)
+        c = _fmod(ts_[0] - wk + T, T, P)
+        x = _fmod(c + T, T, P)
+        i = np.searchsorted(dates[:nd], x - P)
+        if not (i < nd and dates[i] <= x + P):
+            _shift_in(dates, nd, i, x)
+            _shift_in(tot, nd, i, tot[i - 1])
+            nd += 1
+        ni = n_inst[k]
+        j = np.searchsorted(starts[k, :ni], c)
+        if j == ni or starts[k, j] != c:
+            if ni == starts.shape[1]:
+                starts = _grow_rows(starts)
+            _shift_in(starts[k], ni, j, c)
+            n_inst[k] = ni + 1
+        last[k] = c
+        for p in range(npieces):  # piece starts are dates already; ends may split an interval
+            x = _fmod(te_[p] + T, T, P)
+            i = np.searchsorted(dates[:nd], x - P)
+            if not (i < nd and dates[i] <= x + P):
+                _shift_in(dates, nd, i, x)
+                _shift_in(tot, nd, i, tot[i - 1])
+                nd += 1
+        if n_rec == rec_app.shape[0]:
+            rec_app, rec_c = _grow(rec_app), _grow(rec_c)
+        rec_app[n_rec], rec_c[n_rec] = k, c
+        end = nd - 1
+        run_start, run_end = -1.0, -1.0
+        for p in range(npieces + 1):
+            if p < npieces:
+                te = _fmod(te_[p] + T, T, P)
+                i = first = _find(dates, nd, _fmod(ts_[p] + T, T, P), P)
+                while abs(dates[i] - te) > P:
+                    tot[i] += bw_[p]
+                    i += 1
+                    if i == end:
+                        i = 0
+                if i == first:
+                    continue
+                s, f = dates[first], (T if i == 0 else dates[i])
+                if n_pc == pc_inst.shape[0]:
+                    pc_inst, pc_ts, pc_te, pc_bw = _grow(pc_inst), _grow(pc_ts), _grow(pc_te), _grow(pc_bw)
+                pc_inst[n_pc], pc_ts[n_pc], pc_te[n_pc], pc_bw[n_pc] = n_rec, s, f, bw_[p]
+                n_pc += 1
+                if run_start >= 0 and s == run_end:  # adjacent: extend the run
+                    run_end = f
+                    continue
+            if run_start >= 0:  # store the finished run of adjacent pieces
+                nr = n_runs[k]
+                if nr == run_ts.shape[1]:
+                    run_ts, run_te = _grow_rows(run_ts), _grow_rows(run_te)
+                q = np.searchsorted(run_ts[k, :nr], run_start)
+                _shift_in(run_ts[k], nr, q, run_start)
+                _shift_in(run_te[k], nr, q, run_end)
+                n_runs[k] = nr + 1
+            if p < npieces:
+                run_start, run_end = s, f
+        n_rec += 1
+    return (n_inst, dates[:nd], rec_app[:n_rec], rec_c[:n_rec],
+            pc_inst[:n_pc], pc_ts[:n_pc], pc_te[:n_pc], pc_bw[:n_pc])
 
 
 def _card_units(instance: PeriodicInstance):
+    """Work (s), volume (card-seconds), cards, time_io (s) per application, and B in cards."""
     b = instance.platform.processor_bandwidth
     B = instance.platform.bandwidth / b
     apps = []
     for a in instance.applications:
         vol = a.io_volume / b
         apps.append((a.work, vol, float(a.processors), vol / min(a.processors, B)))
-    return apps, B
+    return np.array(apps).T.copy(), B
+
+
+def _build(instance: PeriodicInstance, T: float, precision: float):
+    (w, vol, beta, tio), B = _card_units(instance)
+    return _fill(float(T), float(B), float(precision), w, vol, beta, tio)
 
 
 def _counts_at(args):
-    instance, T, P = args
-    apps, B = _card_units(instance)
-    return T, _Builder(T, apps, B, P).fill().counts()
+    instance, T, precision = args
+    return T, [int(n) for n in _build(instance, T, precision)[0]]
 
 
 def build_pattern(instance: PeriodicInstance, period: float, precision: float = PRECISION) -> Pattern:
     """The pattern PerSched's insertion builds at one period (seconds)."""
-    apps, B = _card_units(instance)
-    builder = _Builder(period, apps, B, precision).fill()
+    _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = _build(instance, period, precision)
     b = instance.platform.processor_bandwidth
+    pieces = [[] for _ in rec_app]
+    for r, s, e, bw in zip(pc_inst.tolist(), pc_ts.tolist(), pc_te.tolist(), pc_bw.tolist()):
+        pieces[r].append((s, e, bw * b))
+    dates = dates.tolist()
     out = []
-    for rec in builder.record:
+    for k in range(len(instance.applications)):
         insts = []
-        for c, pieces in sorted(rec):
-            start = builder.dates[builder.find(c)]
-            insts.append(PatternInstance(start, tuple((s, e, bw * b) for s, e, bw in pieces)))
+        mine = sorted((c, r) for r, (a, c) in enumerate(zip(rec_app.tolist(), rec_c.tolist())) if a == k)
+        for c, r in mine:
+            start = dates[bisect_left(dates, c - precision)]  # the date the compute start merged into
+            insts.append(PatternInstance(start, tuple(pieces[r])))
         out.append(tuple(insts))
-    return Pattern(period, tuple(out))
+    return Pattern(float(period), tuple(out))
 
 
 def _sys_eff(instance, counts, T):
