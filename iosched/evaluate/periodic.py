@@ -12,8 +12,10 @@ than T), ``app_rate`` (above β_k b), ``io_window`` (I/O outside the instance's
 window [compute end, next compute start]), ``volume`` (moved != vol_k),
 ``capacity`` (summed rates above B).
 
-Tolerances: volumes and rates within ``rel_tol`` (1e-6) relative to vol_k, β_k b
-and B; times within 0.1 · rel_tol · T (PerSched merges dates closer than 2e-5 s).
+Tolerances: volumes and rates within ``rel_tol`` (1e-5) relative to vol_k, β_k b
+and B; times within rel_tol · T. (PerSched merges dates closer than its
+``precision``, at most 1e-6 of the shortest I/O time, and its patterns stay
+well inside these tolerances.)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from iosched.errors import InstanceError
 from iosched.fluid import Segment, cyclic_load, overlap
 from iosched.instances.periodic import PeriodicInstance
 
-REL_TOL = 1e-6
+REL_TOL = 1e-5
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
         return Evaluation(False, [Violation(
             "applications", f"{len(pattern.applications)} given, {len(instance.applications)} expected",
             abs(len(pattern.applications) - len(instance.applications)))])
-    t_tol = rel_tol * 0.1 * T
+    t_tol = rel_tol * T
     B = instance.platform.bandwidth
     all_segments: list[Segment] = []
     for app, insts in zip(instance.applications, pattern.applications):
