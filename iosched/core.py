@@ -19,7 +19,7 @@ from iosched.errors import ParameterError
 
 
 class Status(StrEnum):
-    OPTIMAL = "optimal"  # proven optimal by the solver
+    OPTIMAL = "optimal"  # proven: by the solver, or a value that meets a proven bound
     FEASIBLE = "feasible"  # a solution, no optimality claim (heuristics)
     TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound
     INFEASIBLE = "infeasible"  # proven to have no solution / no pattern found
@@ -93,6 +93,9 @@ def get_problem(name: str) -> Problem:
     if name not in PROBLEMS:
         raise ParameterError(f"unknown problem {name!r}; known: {', '.join(sorted(PROBLEMS))}")
     return PROBLEMS[name]
+
+
+CERTIFIED_GAP = 1e-9  # a feasible value this close to a proven bound is optimal, whatever found it
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
@@ -179,5 +182,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
     if out.bound is not None:
         bound = out.bound if bound is None else (min if sense == "max" else max)(bound, out.bound)
     gap = relative_gap(objective, bound) if status != Status.ERROR else None
+    if status == Status.FEASIBLE and gap is not None and gap <= CERTIFIED_GAP:
+        status = Status.OPTIMAL
+        out.info["optimal"] = "certified: the evaluated value meets the proven bound"
     return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
                   objective, bound, gap, wall, params, seed, evaluation, out.solution, out.info)

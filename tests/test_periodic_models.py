@@ -1,0 +1,96 @@
+"""The periodic exact layer: long-run bounds and the compaction LP."""
+
+import pyomo.environ as pe
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import iosched
+from iosched.evaluate.periodic import evaluate
+from iosched.heuristics.periodic import build_pattern, search
+from iosched.instances.periodic import Application, PeriodicInstance, Platform, paper_set
+from iosched.models.periodic import bounds, build_compaction_model, compact, longrun_bound
+
+REFERENCE_BOUNDS = {  # the reference page: paper's bound, LP SysEff bound, LP Dilation bound
+    1: (0.1725, 0.0977, 1.765), 2: (0.3338, 0.2926, 1.421), 3: (0.4951, 0.4875, 1.077),
+    4: (0.6563, 0.6563, 1.000),
+}
+
+
+@pytest.mark.parametrize("k", sorted(REFERENCE_BOUNDS))
+def test_bounds_match_the_reference_page(k):
+    b = bounds(paper_set(k))
+    paper, lp_se, lp_dil = REFERENCE_BOUNDS[k]
+    assert b["paper_sys_efficiency"] == pytest.approx(paper, abs=1e-4)
+    assert b["lp_sys_efficiency"] == pytest.approx(lp_se, abs=1e-4)
+    assert b["lp_dilation"] == pytest.approx(lp_dil, abs=1e-3)
+
+
+@pytest.mark.parametrize("k", range(5, 11))
+def test_lp_equals_paper_bound_when_bandwidth_is_not_binding(k):
+    b = bounds(paper_set(k))
+    assert b["lp_sys_efficiency"] == pytest.approx(b["paper_sys_efficiency"], rel=1e-9)
+    assert b["lp_dilation"] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_single_application_bound_by_hand():
+    """One app, β b = 2 < B = 5: x (w + vol/2) <= 1 binds: SysEff <= β w / (N (w + vol/2))."""
+    inst = PeriodicInstance(Platform(8, 1.0, 5.0), (Application("a", 2, 3.0, 4.0),))
+    assert longrun_bound(inst, "sys_efficiency") == pytest.approx(2 * 3 / (8 * 5))
+    assert longrun_bound(inst, "dilation") == pytest.approx(1.0)
+
+
+def test_compaction_reaches_the_lp_bound_on_set1():
+    """The reference page's claim made exact: PerSched's set-1 pattern compacts to 0.0977, optimal."""
+    res = iosched.solve("periodic", paper_set(1), "persched-compact")
+    assert res.evaluation.feasible
+    assert res.objective == pytest.approx(longrun_bound(paper_set(1), "sys_efficiency"), rel=1e-4)
+    assert res.status == iosched.Status.OPTIMAL and res.gap <= 1e-9
+    dil = iosched.solve("periodic", paper_set(1), "persched-mindil-compact")
+    assert dil.evaluation.feasible and dil.objective == pytest.approx(1.7653, abs=1e-4)
+
+
+def test_compaction_model_shape():
+    inst = paper_set(7)
+    pattern = build_pattern(inst, search(inst)["period"])
+    m = build_compaction_model(inst, pattern)
+    n_events = 2 * sum(pattern.counts())
+    assert len(m.t) == n_events
+    assert len(m.compute) == len(m.volume) == sum(pattern.counts())
+    assert isinstance(m, pe.ConcreteModel)
+
+
+@pytest.mark.parametrize("k", range(1, 11))
+def test_compaction_never_worse_on_paper_sets(k):
+    inst = paper_set(k)
+    pattern = build_pattern(inst, search(inst)["period"])
+    before = evaluate(inst, pattern)
+    shorter, out = compact(inst, pattern)
+    after = evaluate(inst, shorter)
+    assert out.status == iosched.Status.OPTIMAL
+    assert after.feasible, [str(v) for v in after.violations[:3]]
+    assert shorter.counts() == pattern.counts()
+    assert after.sys_efficiency >= before.sys_efficiency * (1 - 1e-9)
+    assert after.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-9)
+
+
+@st.composite
+def instances(draw):
+    n = draw(st.integers(1, 4))
+    apps = tuple(Application(f"A{i}", draw(st.sampled_from([1, 2, 4, 8])), draw(st.floats(1.0, 100.0)),
+                             draw(st.floats(0.5, 200.0))) for i in range(n))
+    return PeriodicInstance(Platform(32, 1.0, draw(st.floats(1.0, 16.0))), apps)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_compaction_property(inst):
+    found = search(inst, k_prime=3, eps=0.05)
+    if found["period"] is None:
+        return
+    pattern = build_pattern(inst, found["period"])
+    shorter, _ = compact(inst, pattern)
+    ev = evaluate(inst, shorter)
+    assert ev.feasible, [str(v) for v in ev.violations[:3]]
+    assert shorter.period <= pattern.period * (1 + 1e-9)
+    assert ev.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-7)
