@@ -8,7 +8,6 @@ from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (
 from iosched.instances import periodic as periodic_instances
 from iosched.models import periodic as periodic_models
 
-
 register_problem(Problem(
     name="periodic",
     load=periodic_instances.load,

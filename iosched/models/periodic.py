@@ -128,16 +128,16 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.C
     io_index = sorted({(k, j) for k, js in windows for j in js})
     m.IO = pe.Set(initialize=io_index, dimen=2)
     m.v = pe.Var(m.IO, domain=pe.NonNegativeReals, doc="volume moved by k in interval j")
-    m.compute = pe.Constraint(range(len(computes)),
-                              rule=lambda m, c: sum(m.t[j] for j in computes[c][1]) == apps[computes[c][0]].work)
-    m.volume = pe.Constraint(range(len(windows)),
-                             rule=lambda m, c: sum(m.v[windows[c][0], j] for j in windows[c][1])
-                             == apps[windows[c][0]].io_volume)
+    m.compute = pe.Constraint(range(len(computes)), rule=lambda m, c: (
+        sum(m.t[j] for j in computes[c][1]) == apps[computes[c][0]].work))
+    m.volume = pe.Constraint(range(len(windows)), rule=lambda m, c: (
+        sum(m.v[windows[c][0], j] for j in windows[c][1]) == apps[windows[c][0]].io_volume))
     m.rate = pe.Constraint(m.IO, rule=lambda m, k, j: m.v[k, j] <= instance.max_rate(k) * m.t[j])
     users: dict[int, list[int]] = {}
     for k, j in io_index:
         users.setdefault(j, []).append(k)
-    m.capacity = pe.Constraint(sorted(users), rule=lambda m, j: sum(m.v[k, j] for k in users[j]) <= B * m.t[j])
+    m.capacity = pe.Constraint(sorted(users), rule=lambda m, j: (
+        sum(m.v[k, j] for k in users[j]) <= B * m.t[j]))
     m.period = pe.Objective(expr=sum(m.t[j] for j in m.J), sense=pe.minimize)
     m._spans = spans  # kept for reading the solution back
     return m
