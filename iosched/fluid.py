@@ -49,3 +49,36 @@ def cyclic_load(segments: list[Segment], period: float) -> list[tuple[float, flo
     if t < period:
         pieces.append((t, period, load))
     return pieces
+
+
+def max_min_fair(caps: list[float], capacity: float) -> list[float]:
+    """Max-min fair rates: share ``capacity`` equally, each consumer capped at its own cap.
+
+    Progressive filling: consumers whose cap is below the equal share get their cap,
+    the rest split what remains.
+    """
+    rates = [0.0] * len(caps)
+    left = capacity
+    todo = sorted(range(len(caps)), key=lambda i: caps[i])
+    while todo:
+        share = left / len(todo)
+        i = todo[0]
+        if caps[i] <= share:
+            rates[i] = caps[i]
+            left -= caps[i]
+            todo.pop(0)
+        else:
+            for j in todo:
+                rates[j] = share
+            break
+    return rates
+
+
+def priority_fill(caps: list[float], order: list[int], capacity: float) -> list[float]:
+    """Greedy rates: in ``order``, each consumer takes min(its cap, what is left of ``capacity``)."""
+    rates = [0.0] * len(caps)
+    left = capacity
+    for i in order:
+        rates[i] = min(caps[i], left)
+        left -= rates[i]
+    return rates

@@ -11,7 +11,7 @@ from iosched.models import periodic as periodic_models
 register_problem(Problem(
     name="periodic",
     load=periodic_instances.load,
-    evaluate=periodic_eval.evaluate,
+    evaluate=periodic_eval.evaluate_any,
     objective=lambda ev, name: getattr(ev, name),
     sense=lambda name: "max" if name == "sys_efficiency" else "min",
     bound=periodic_models.best_bound,

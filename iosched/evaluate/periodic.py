@@ -10,7 +10,7 @@ Violation kinds: ``period``, ``applications`` (wrong count), ``no_instance``,
 application, or w_k > T), ``segment`` (end before start, negative rate, longer
 than T), ``app_rate`` (above β_k b), ``io_window`` (I/O outside the instance's
 window [compute end, next compute start]), ``volume`` (moved != vol_k),
-``capacity`` (summed rates above B).
+``capacity`` (summed rates above B); for timelines also ``horizon`` (I/O past it).
 
 Tolerances: volumes and rates within ``rel_tol`` (1e-5) relative to vol_k, β_k b
 and B; times within rel_tol · T. (PerSched merges dates closer than its
@@ -20,6 +20,7 @@ well inside these tolerances.)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from iosched.errors import InstanceError
@@ -186,3 +187,79 @@ def _outside(s: float, e: float, lo: float, hi: float, T: float) -> float:
     """Length of [s, e] (mod T) outside the window [lo, hi] (hi - lo <= T, mod T)."""
     inside = max(overlap(Segment(s, e, 1.0), Segment(lo, hi, 1.0), T), 0.0)
     return max((e - s) - inside, 0.0)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A schedule on a timeline [0, horizon] (s), not periodic: per application its
+    completed instances in time order (compute start, I/O segments)."""
+
+    horizon: float
+    applications: tuple[tuple[Instance, ...], ...]
+
+    def counts(self) -> list[int]:
+        return [len(a) for a in self.applications]
+
+    def to_dict(self, instance: PeriodicInstance | None = None) -> dict:
+        d = Pattern(self.horizon, self.applications).to_dict(instance)
+        return {"horizon": d.pop("period"), **d}
+
+
+def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = REL_TOL) -> Evaluation:
+    """Check a timeline schedule and score it by the paper's definitions (1) and (2).
+
+    Both are taken at the horizon H: application k, released at its first compute
+    start r_k, has ρ̃_k = n_k w_k / (H - r_k) with n_k its instances completed by H;
+    SysEfficiency = Σ_k β_k ρ̃_k / N and Dilation = max_k ρ_k / ρ̃_k (infinite for an
+    application that never completes an instance: starvation, not a violation).
+    Measured at a common H, they obey the long-run LP bounds. The same constraints as
+    :func:`evaluate`, on a line instead of a cycle.
+    """
+    H = trace.horizon
+    t_tol = rel_tol * H
+    bad: list[Violation] = []
+    segments: list[Segment] = []
+    rho_tilde = []
+    for k, (app, insts) in enumerate(zip(instance.applications, trace.applications)):
+        if not insts:
+            rho_tilde.append(0.0)
+            continue
+        cap = instance.max_rate(k)
+        last_end = insts[0].compute_start
+        for i, inst in enumerate(insts):
+            where = f"{app.name}#{i}"
+            nxt = insts[i + 1].compute_start if i + 1 < len(insts) else H
+            if inst.compute_start < last_end - t_tol:
+                bad.append(Violation("compute_overlap", where, last_end - inst.compute_start))
+            lo, moved = inst.compute_start + app.work, 0.0
+            for s, e, r in inst.io:
+                if e < s or r < 0:
+                    bad.append(Violation("segment", f"{where} [{s}, {e}] rate {r}", max(s - e, -r)))
+                    continue
+                if r > cap * (1 + rel_tol):
+                    bad.append(Violation("app_rate", f"{where} [{s:.6g}, {e:.6g}]", r - cap))
+                outside = max(lo - s, 0.0) + max(e - nxt, 0.0)
+                if outside > t_tol:
+                    bad.append(Violation("io_window", f"{where} [{s:.6g}, {e:.6g}]", outside))
+                moved += r * (e - s)
+                segments.append(Segment(s, e, r))
+            if abs(moved - app.io_volume) > rel_tol * app.io_volume:
+                bad.append(Violation("volume", where, moved - app.io_volume))
+            last_end = max([lo] + [e for _, e, _ in inst.io])
+        if last_end > H + t_tol:
+            bad.append(Violation("horizon", app.name, last_end - H))
+        rho_tilde.append(len(insts) * app.work / (H - insts[0].compute_start))
+    horizon = max([H] + [s.end for s in segments])
+    for start, end, load in cyclic_load(segments, horizon * (1 + 1e-9) + 1.0):
+        if load > instance.platform.bandwidth * (1 + rel_tol):
+            bad.append(Violation("capacity", f"[{start:.6g}, {end:.6g}]", load - instance.platform.bandwidth))
+    ev = Evaluation(not bad, bad, counts=trace.counts())
+    N = instance.platform.processors
+    ev.sys_efficiency = sum(a.processors * r for a, r in zip(instance.applications, rho_tilde)) / N
+    ev.dilation = max(instance.rho(k) / r if r > 0 else math.inf for k, r in enumerate(rho_tilde))
+    return ev
+
+
+def evaluate_any(instance: PeriodicInstance, solution: Pattern | Trace) -> Evaluation:
+    """:func:`evaluate` for a periodic pattern, :func:`evaluate_trace` for a timeline."""
+    return evaluate_trace(instance, solution) if isinstance(solution, Trace) else evaluate(instance, solution)
