@@ -1,4 +1,4 @@
-"""The ``iosched`` command line: solve, bound, generate, show, list, reproduce.
+"""The ``iosched`` command line: solve, bound, model, generate, show, list, reproduce.
 
 Bad input exits with status 2 and a message naming the field and the value.
 ``solve`` exits 1 when the method's result is infeasible or an error.
@@ -94,6 +94,32 @@ def cmd_bound(args) -> int:
     return 0
 
 
+def cmd_model(args) -> int:
+    prob = get_problem(args.problem)
+    if args.name not in prob.models:
+        raise ParameterError(f"unknown model {args.name!r} for {args.problem}; known: {', '.join(prob.models)}")
+    inst = prob.load(args.instance)
+    params = dict(_param(p) for p in args.param)
+    try:
+        inspect.signature(prob.models[args.name]).bind(inst, **params)
+    except TypeError as e:
+        raise ParameterError(f"model {args.name}: {e}") from None
+    m = prob.models[args.name](inst, **params)
+    from pyomo.environ import Constraint, Var
+
+    variables = list(m.component_data_objects(Var, descend_into=True))
+    n_int = sum(1 for v in variables if v.is_integer() or v.is_binary())
+    n_con = sum(1 for _ in m.component_data_objects(Constraint, active=True, descend_into=True))
+    print(f"{m.name}: {len(variables)} variables ({n_int} integer), {n_con} constraints")
+    if args.write:
+        fmt = args.write.rsplit(".", 1)[-1].lower()
+        if fmt not in ("lp", "mps"):
+            raise ParameterError(f"--write takes a .lp or .mps file, got {args.write!r}")
+        m.write(args.write, io_options={"symbolic_solver_labels": True})
+        print(f"written to {args.write}")
+    return 0
+
+
 def cmd_generate(args) -> int:
     prob = get_problem(args.problem)
     size = dict(_param(p) for p in args.param)
@@ -159,6 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("instance")
     b.add_argument("--json", action="store_true")
     b.set_defaults(fn=cmd_bound)
+
+    md = sub.add_parser("model", help="build an exact model, print its size, write it as LP or MPS")
+    md.add_argument("problem")
+    md.add_argument("instance")
+    md.add_argument("--name", default="milp", help="which model (periodic: milp, longrun)")
+    md.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="the builder's parameters, e.g. period=9000 slots=200 kind=relaxation")
+    md.add_argument("--write", metavar="FILE", help="FILE.lp or FILE.mps")
+    md.set_defaults(fn=cmd_model)
 
     g = sub.add_parser("generate", help="a seeded random instance")
     g.add_argument("problem")

@@ -50,6 +50,7 @@ class Problem:
     bounds: Callable[[Any], dict]  # instance -> every bound the problem knows, by name
     generate: Callable[..., Any]  # (seed, **size) -> a random instance
     builtins: list[str]
+    models: dict[str, Callable[..., Any]] = field(default_factory=dict)  # name -> (instance, **p) -> model
 
 
 @dataclass

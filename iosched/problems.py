@@ -19,4 +19,5 @@ register_problem(Problem(
     bounds=periodic_models.bounds,
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
+    models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
 ))

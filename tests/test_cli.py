@@ -83,3 +83,27 @@ def test_reproduce_prints_the_table(capsys):
     assert code == 0
     rows = [line for line in out.splitlines() if line.startswith("| 1 ") or line.startswith("| 10 ")]
     assert len(rows) == 2 and "0.0973" in rows[0] and "True" in rows[0]
+
+
+def test_model_writes_lp_and_mps(capsys, tmp_path):
+    code, out, _ = run(capsys, "model", "periodic", "paper:set10", "--param", "period=126680", "--param", "slots=60",
+                       "--write", str(tmp_path / "m.lp"))
+    assert code == 0 and "120 integer" in out
+    assert "x(1_59)" in (tmp_path / "m.lp").read_text()
+    code, out, _ = run(capsys, "model", "periodic", "paper:set1", "--name", "longrun", "--write",
+                       str(tmp_path / "m.mps"))
+    assert code == 0 and "NAME periodic-longrun-sys_efficiency" in (tmp_path / "m.mps").read_text()
+    code, _, err = run(capsys, "model", "periodic", "paper:set1", "--param", "perio=3")
+    assert code == 2 and "period" in err
+    code, _, err = run(capsys, "model", "periodic", "paper:set1", "--name", "lp2")
+    assert code == 2 and "unknown model 'lp2'" in err
+
+
+def test_solve_milp_reports_solver_statuses(capsys):
+    code, out, _ = run(capsys, "solve", "periodic", "paper:set10", "--method", "milp", "--param", "periods=[126680]",
+                       "--param", "slots=60", "--profile", "quick", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["evaluation"]["feasible"]
+    run_ = d["info"]["periods"][0]
+    assert run_["restriction"]["status"] in ("optimal", "time_limit")
+    assert d["objective"] <= run_["relaxation"]["bound"] * (1 + 1e-9) and d["bound"] == run_["relaxation"]["bound"]

@@ -2,7 +2,7 @@
 
 import pyomo.environ as pe
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import iosched
@@ -94,3 +94,78 @@ def test_compaction_property(inst):
     assert ev.feasible, [str(v) for v in ev.violations[:3]]
     assert shorter.period <= pattern.period * (1 + 1e-9)
     assert ev.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-7)
+
+
+# --- the time-indexed MILP ----------------------------------------------------------------------
+
+from iosched.models.periodic import build_milp, solve_period  # noqa: E402
+from iosched.solvers import load_profile  # noqa: E402
+
+TWO = PeriodicInstance(Platform(8, 1.0, 2.0), (Application("A", 2, 4.0, 6.0), Application("B", 2, 3.0, 5.0)))
+
+
+def test_milp_single_application_by_hand():
+    """One app, w = 2, time_io = 2 (vol 4 at β b = 2), T = 8 on 8 slots: exactly 2 instances."""
+    inst = PeriodicInstance(Platform(4, 1.0, 8.0), (Application("a", 2, 2.0, 4.0),))
+    r = solve_period(inst, 8.0, 8, profile=load_profile("quick"))
+    assert r["restriction"].status == iosched.Status.OPTIMAL
+    assert r["restriction"].objective == pytest.approx(2 * 2 * 2 / (4 * 8))
+    assert r["relaxation"].bound == pytest.approx(r["restriction"].objective)
+    ev = evaluate(inst, r["pattern"])
+    assert ev.feasible and ev.counts == [2]
+
+
+def test_milp_model_is_inspectable_and_writable(tmp_path):
+    m = build_milp(TWO, 12.0, 24, "restriction")
+    assert isinstance(m, pe.ConcreteModel)
+    assert len(m.x) == 2 * 24 and m.x[0, 0].fixed
+    m.write(str(tmp_path / "m.lp"), io_options={"symbolic_solver_labels": True})
+    text = (tmp_path / "m.lp").read_text()
+    assert "model name=periodic-restriction-T12-S24" in text and "x(1_23)" in text
+    with pytest.raises(iosched.ParameterError, match="relaxation needs slots"):
+        build_milp(TWO, 12.0, 3, "relaxation")
+
+
+@pytest.mark.parametrize("T", [10.0, 12.0, 16.5, 20.0])
+def test_milp_chain_of_bounds(T):
+    """restriction <= relaxation <= LP bound, PerSched(T) <= relaxation, restriction pattern feasible."""
+    r = solve_period(TWO, T, 2 * int(T), profile=load_profile("quick"))
+    assert r["restriction"].status == iosched.Status.OPTIMAL and r["relaxation"].status == iosched.Status.OPTIMAL
+    restricted, relaxed = r["restriction"].objective, r["relaxation"].bound
+    lp = longrun_bound(TWO, "sys_efficiency")
+    assert restricted <= relaxed * (1 + 1e-9) and relaxed <= lp * (1 + 1e-9)
+    ev = evaluate(TWO, r["pattern"])
+    assert ev.feasible and ev.sys_efficiency == pytest.approx(restricted, rel=1e-9)
+    heuristic = evaluate(TWO, build_pattern(TWO, T))
+    if min(heuristic.counts) > 0:
+        assert heuristic.sys_efficiency <= relaxed * (1 + 1e-9)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.floats(1.0, 3.0))
+def test_milp_chain_property(inst, scale):
+    T = scale * inst.default_t_min()
+    S = max(12, int(2 * T / min(a.work for a in inst.applications)) + 1)
+    assume(S <= 60)
+    r = solve_period(inst, T, S, profile=load_profile("quick"))
+    relaxed = r["relaxation"]
+    heuristic = evaluate(inst, build_pattern(inst, T))
+    if relaxed.status == iosched.Status.INFEASIBLE:  # proven: no pattern of period T holds every app
+        assert r["pattern"] is None and min(heuristic.counts) == 0
+        return
+    assert relaxed.bound is not None
+    assert relaxed.bound <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-7)
+    if r["pattern"] is not None:
+        ev = evaluate(inst, r["pattern"])
+        assert ev.feasible, [str(v) for v in ev.violations[:3]]
+        assert ev.sys_efficiency <= relaxed.bound * (1 + 1e-7)
+    if min(heuristic.counts) > 0 and heuristic.feasible:
+        assert heuristic.sys_efficiency <= relaxed.bound * (1 + 1e-7)
+
+
+def test_milp_method_on_a_small_instance():
+    res = iosched.solve("periodic", TWO, "milp", periods=[12.0], slots=24, profile="quick")
+    assert res.evaluation.feasible and res.status == iosched.Status.OPTIMAL  # meets the relaxation bound
+    assert res.bound == pytest.approx(res.objective) and "period 12" in res.info["bound_scope"]
+    res = iosched.solve("periodic", TWO, "milp-dilation", periods=[12.0, 16.5], slots=None, profile="quick")
+    assert res.evaluation.feasible and res.objective >= longrun_bound(TWO, "dilation") * (1 - 1e-9)

@@ -10,7 +10,7 @@ Violation kinds: ``period``, ``applications`` (wrong count), ``no_instance``,
 application, or w_k > T), ``segment`` (end before start, negative rate, longer
 than T), ``app_rate`` (above β_k b), ``io_window`` (I/O outside the instance's
 window [compute end, next compute start]), ``volume`` (moved != vol_k),
-``capacity`` (summed rates above B); for timelines also ``horizon`` (I/O past it).
+``capacity`` (summed rates above B, over more than the time tolerance); for timelines also ``horizon`` (I/O past it).
 
 Tolerances: volumes and rates within ``rel_tol`` (1e-5) relative to vol_k, β_k b
 and B; times within rel_tol · T. (PerSched merges dates closer than its
@@ -170,7 +170,7 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
             if abs(moved - app.io_volume) > rel_tol * app.io_volume:
                 bad.append(Violation("volume", f"{name}#{i}", moved - app.io_volume))
     for start, end, load in cyclic_load(all_segments, T):
-        if load > B * (1 + rel_tol):
+        if load > B * (1 + rel_tol) and end - start > t_tol:
             bad.append(Violation("capacity", f"[{start:.6g}, {end:.6g}]", load - B))
     counts = pattern.counts()
     ev = Evaluation(not bad, bad, counts=counts)
@@ -251,7 +251,7 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
         rho_tilde.append(len(insts) * app.work / (H - insts[0].compute_start))
     horizon = max([H] + [s.end for s in segments])
     for start, end, load in cyclic_load(segments, horizon * (1 + 1e-9) + 1.0):
-        if load > instance.platform.bandwidth * (1 + rel_tol):
+        if load > instance.platform.bandwidth * (1 + rel_tol) and end - start > t_tol:
             bad.append(Violation("capacity", f"[{start:.6g}, {end:.6g}]", load - instance.platform.bandwidth))
     ev = Evaluation(not bad, bad, counts=trace.counts())
     N = instance.platform.processors

@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pyomo.environ as pe
 
 from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern
 from iosched.instances.periodic import PeriodicInstance
@@ -218,3 +221,203 @@ def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default"
                             eps: float = 0.01, t_min: float | None = None, workers: int = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
     return _compacted(instance, "dilation", profile, k_prime=k_prime, eps=eps, t_min=t_min, workers=workers)
+
+
+# --- the time-indexed MILP for a given period ---------------------------------------------------
+
+
+def default_slots(instance: PeriodicInstance, period: float) -> int:
+    """ceil(20 T / min_k w_k) slots (a compute loses at most 5 % to rounding), capped at about
+    2000 binaries, but never fewer than T / min_k w_k (the relaxation needs δ <= min_k w_k)."""
+    ratio = period / min(a.work for a in instance.applications)
+    return max(math.ceil(ratio), min(math.ceil(20 * ratio), 2000 // len(instance.applications)), 12)
+
+
+def build_milp(instance: PeriodicInstance, period: float, slots: int | None = None,
+               kind: str = "restriction", objective: str = "sys_efficiency") -> pe.ConcreteModel:
+    """A time-indexed MILP over S equal slots of the period T (s): which slots start a compute,
+    how much each application moves in each slot.
+
+    x[k,s] = 1 when an instance of k starts computing at slot s; the compute blocks c_k
+    slots; v[k,s] is k's volume in slot s (at most β_k b δ, none while blocked), all
+    together at most B δ; u[k,s] is the volume moved for k's current instance when slot s
+    begins: u[k,s+1] = u[k,s] + v[k,s] - vol_k x[k,s+1] and u[k,s] <= vol_k (1 - x[k,s]),
+    so exactly vol_k moves between two compute starts. n_k = Σ_s x[k,s] >= 1. Two cuts
+    valid for every pattern of period T: n_k (w_k + time_io_k) <= T and Σ_k n_k vol_k <= B T,
+    so the relaxation's optimum never exceeds the long-run LP bound.
+
+    ``kind`` "restriction": c_k = ceil(w_k / δ); every solution is a real pattern (the
+    compute starts on a slot boundary, rates are constant per slot).
+    ``kind`` "relaxation": c_k = floor(w_k / δ) - 1 (a compute starting anywhere covers at
+    least that many whole slots) and requires δ <= min_k w_k; its optimum bounds every
+    pattern of period T, because any pattern maps to a solution: starts rounded up to the
+    next slot boundary, volumes summed per slot.
+    Objective: SysEfficiency Σ β_k w_k n_k / (N T), or "dilation": maximise z <= n_k
+    (w_k + time_io_k) / T, the inverse of the Dilation. Slot 0 starts an instance of the
+    first application (rotating a pattern by whole slots keeps it feasible).
+    """
+    if kind not in ("restriction", "relaxation"):
+        raise ParameterError(f"kind must be restriction or relaxation, got {kind!r}")
+    if objective not in ("sys_efficiency", "dilation"):
+        raise ParameterError(f"objective must be sys_efficiency or dilation, got {objective!r}")
+    if not period > 0:
+        raise ParameterError(f"period must be positive, got {period!r}")
+    S = slots or default_slots(instance, period)
+    if not isinstance(S, int) or S < 2:
+        raise ParameterError(f"slots must be an integer >= 2, got {S!r}")
+    apps = instance.applications
+    delta = period / S
+    if kind == "relaxation" and delta > min(a.work for a in apps) * (1 + 1e-12):
+        raise ParameterError(f"the relaxation needs slots >= T / min_k w_k = {period / min(a.work for a in apps):.4g}"
+                             f", got {S}")
+    if kind == "restriction":
+        blocks = [math.ceil(a.work / delta - 1e-9) for a in apps]
+    else:
+        blocks = [max(math.floor(a.work / delta + 1e-9) - 1, 0) for a in apps]
+    B, N = instance.platform.bandwidth, instance.platform.processors
+    m = pe.ConcreteModel(name=f"periodic-{kind}-T{period:g}-S{S}")
+    m.K = pe.RangeSet(0, len(apps) - 1)
+    m.S = pe.RangeSet(0, S - 1)
+    m.x = pe.Var(m.K, m.S, domain=pe.Binary, doc="an instance of k starts computing at slot s")
+    m.v = pe.Var(m.K, m.S, domain=pe.NonNegativeReals, doc="volume k moves in slot s")
+    m.u = pe.Var(m.K, m.S, domain=pe.NonNegativeReals, doc="volume moved for k's current instance")
+
+    def blocked(m, k, s):
+        return sum(m.x[k, (s - j) % S] for j in range(blocks[k]))
+
+    m.one_compute = pe.Constraint(m.K, m.S, rule=lambda m, k, s: blocked(m, k, s) <= 1 if blocks[k] > 1
+                                  else pe.Constraint.Skip)
+    m.rate = pe.Constraint(m.K, m.S, rule=lambda m, k, s: (
+        m.v[k, s] <= instance.max_rate(k) * delta * (1 - blocked(m, k, s))))
+    m.capacity = pe.Constraint(m.S, rule=lambda m, s: sum(m.v[k, s] for k in m.K) <= B * delta)
+    m.flow = pe.Constraint(m.K, m.S, rule=lambda m, k, s: (
+        m.u[k, (s + 1) % S] == m.u[k, s] + m.v[k, s] - apps[k].io_volume * m.x[k, (s + 1) % S]))
+    m.reset = pe.Constraint(m.K, m.S, rule=lambda m, k, s: m.u[k, s] <= apps[k].io_volume * (1 - m.x[k, s]))
+    m.n = pe.Expression(m.K, rule=lambda m, k: sum(m.x[k, s] for s in m.S))
+    m.at_least_one = pe.Constraint(m.K, rule=lambda m, k: m.n[k] >= 1)
+    # valid for every pattern of period T; they tie the relaxation to the long-run LP bound
+    m.alone = pe.Constraint(m.K, rule=lambda m, k: m.n[k] * (apps[k].work + instance.time_io(k)) <= period)
+    m.total_volume = pe.Constraint(expr=sum(m.n[k] * apps[k].io_volume for k in m.K) <= B * period)
+    m.x[0, 0].fix(1)
+    if objective == "sys_efficiency":
+        m.obj = pe.Objective(expr=sum(apps[k].processors * apps[k].work * m.n[k] for k in m.K) / (N * period),
+                             sense=pe.maximize)
+    else:
+        m.z = pe.Var(domain=pe.NonNegativeReals, doc="1 / Dilation")
+        m.worst = pe.Constraint(m.K, rule=lambda m, k: (
+            m.z <= m.n[k] * (apps[k].work + instance.time_io(k)) / period))
+        m.obj = pe.Objective(expr=m.z, sense=pe.maximize)
+    m._period, m._slots, m._kind = period, S, kind
+    return m
+
+
+def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
+    """The pattern of a solved restriction: computes on slot boundaries, a rate per slot."""
+    T, S = model._period, model._slots
+    delta = T / S
+    B = instance.platform.bandwidth
+    rate = {(k, s): min(max(pe.value(model.v[k, s]), 0.0) / delta, instance.max_rate(k))
+            for k in model.K for s in model.S}
+    load = [sum(rate[k, s] for k in model.K) for s in model.S]
+    apps = []
+    for k in model.K:
+        starts = [s for s in model.S if pe.value(model.x[k, s]) > 0.5]
+        insts = []
+        for i, s0 in enumerate(starts):
+            s1 = starts[(i + 1) % len(starts)] + (S if i + 1 == len(starts) else 0)
+            segs = tuple(((s % S) * delta, (s % S + 1) * delta, rate[k, s % S] * min(1.0, B / load[s % S]))
+                         for s in range(s0, s1) if rate[k, s % S] > 1e-12 * instance.max_rate(k))
+            insts.append(PatternInstance(s0 * delta, segs))
+        apps.append(tuple(insts))
+    return Pattern(T, tuple(apps))
+
+
+def solve_period(instance: PeriodicInstance, period: float, slots: int | None = None,
+                 objective: str = "sys_efficiency", profile: Profile | None = None) -> dict:
+    """Solve the restriction and (when δ <= min w) the relaxation at one period.
+
+    Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
+    bound holds for every pattern of this period.
+    """
+    profile = profile or load_profile("default")
+    restriction = build_milp(instance, period, slots, "restriction", objective)
+    out = solve_pyomo(restriction, profile)
+    pattern = milp_pattern(instance, restriction) if out.has_solution else None
+    S = restriction._slots
+    relaxed = None
+    if period / S <= min(a.work for a in instance.applications):
+        relaxed = solve_pyomo(build_milp(instance, period, S, "relaxation", objective), profile, load=False)
+    return {"period": period, "slots": S, "pattern": pattern, "restriction": out, "relaxation": relaxed}
+
+
+def _objective_bound(outcome, objective):
+    """A solver bound on SysEfficiency, or the Dilation bound it implies (1 / z)."""
+    if outcome is None or outcome.bound is None:
+        return None
+    if objective == "sys_efficiency":
+        return outcome.bound
+    return math.inf if outcome.bound <= 0 else 1.0 / outcome.bound
+
+
+def _milp(instance, objective, periods, slots, profile, k_prime, eps):
+    from iosched.heuristics.periodic import search
+
+    prof = load_profile(profile) if isinstance(profile, str) else profile
+    if periods is None:  # the best PerSched periods of the search
+        trace = search(instance, k_prime=k_prime, eps=eps, objective=objective)["trace"]
+        score = {T: (sum(a.processors * a.work * n for a, n in zip(instance.applications, c)) / T
+                     if objective == "sys_efficiency"
+                     else min(n * (a.work + instance.time_io(k)) / T
+                              for k, (a, n) in enumerate(zip(instance.applications, c))))
+                 for T, c in trace if min(c) > 0}
+        periods = []
+        for T in sorted(score, key=score.get, reverse=True):  # three, at least eps apart
+            if all(abs(T - p) > eps * p for p in periods):
+                periods.append(T)
+            if len(periods) == 3:
+                break
+    periods = [float(p) for p in (periods if isinstance(periods, list | tuple) else [periods])]
+    if not periods:
+        return MethodOutput(None, Status.INFEASIBLE, info={"error": "no candidate period"})
+    runs, best, best_value = [], None, None
+    for T in periods:
+        r = solve_period(instance, T, slots, objective, prof)
+        value = r["restriction"].objective
+        if objective == "dilation" and value:
+            value = 1 / value
+        runs.append({"period": T, "slots": r["slots"],
+                     "restriction": {"status": r["restriction"].status.value, "objective": value,
+                                     "bound": _objective_bound(r["restriction"], objective),
+                                     "time_s": r["restriction"].wall_time_s},
+                     "relaxation": None if r["relaxation"] is None else {
+                         "status": r["relaxation"].status.value,
+                         "bound": _objective_bound(r["relaxation"], objective),
+                         "time_s": r["relaxation"].wall_time_s}})
+        better = r["pattern"] is not None and (
+            best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
+        if better:
+            best, best_value = r, value
+    info = {"periods": runs}
+    bound = None
+    if len(periods) == 1 and runs[0]["relaxation"] is not None:
+        bound = runs[0]["relaxation"]["bound"]
+        info["bound_scope"] = f"patterns of period {periods[0]:g} s (the relaxation)"
+    if best is None:
+        timed_out = any(r["restriction"]["status"] == "time_limit" for r in runs)
+        return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, bound, info)
+    status = Status.TIME_LIMIT if best["restriction"].status == Status.TIME_LIMIT else Status.FEASIBLE
+    return MethodOutput(best["pattern"], status, bound, info)
+
+
+@register("periodic", "milp", objective="sys_efficiency")
+def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
+         profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
+    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
+
+
+@register("periodic", "milp-dilation", objective="dilation")
+def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
+                  profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+    """The time-indexed MILP minimising Dilation."""
+    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
