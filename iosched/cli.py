@@ -1,4 +1,4 @@
-"""The ``iosched`` command line: solve, bound, model, generate, show, list, reproduce.
+"""The ``iosched`` command line: solve, bound, model, generate, show, list, bench, report, reproduce.
 
 Bad input exits with status 2 and a message naming the field and the value.
 ``solve`` exits 1 when the method's result is infeasible or an error.
@@ -12,6 +12,7 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, get_method, get_problem, solve
 from iosched.errors import InstanceError, ParameterError
@@ -164,6 +165,40 @@ def cmd_reproduce(args) -> int:
     return 0 if all(r["feasible"] for r in rows) else 1
 
 
+def cmd_bench(args) -> int:
+    from iosched.harness.runner import run_suite
+    from iosched.harness.suite import load_suite
+
+    suite = load_suite(args.suite)
+    counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb)
+    print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
+          f" results in {args.out}/results")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from iosched.harness import report
+
+    rows = report.load_results(args.dir)
+    if not rows:
+        raise ParameterError(f"no results in {args.dir}/results")
+    table = report.summarize(rows)
+    if args.format == "md":
+        print(report.to_markdown(table))
+        print()
+        print(report.to_markdown(report.per_instance(rows)))
+    elif args.format == "csv":
+        print(report.to_csv(table), end="")
+    else:
+        target = Path(args.dir) / "results.parquet"
+        report.to_parquet(rows, target)
+        print(f"{len(rows)} results written to {target}")
+    if args.plots:
+        for p in report.plot(rows, args.plots):
+            print(f"plot: {p}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="iosched", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -210,6 +245,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="problems, methods and built-in instances")
     ls.set_defaults(fn=cmd_list)
+
+    be = sub.add_parser("bench", help="run a benchmark suite (resumable), one fresh process per task")
+    be.add_argument("suite", help="a suite file or a built-in suite (periodic-paper, periodic-random)")
+    be.add_argument("--out", required=True, metavar="DIR")
+    be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
+    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
+    be.add_argument("--memory-mb", type=int, help="address-space limit per task; beyond it the task is OOM")
+    be.set_defaults(fn=cmd_bench)
+
+    rp = sub.add_parser("report", help="gap tables and plots from a results directory")
+    rp.add_argument("dir")
+    rp.add_argument("--format", choices=["md", "csv", "parquet"], default="md")
+    rp.add_argument("--plots", metavar="DIR", help="write the performance profile and gap plots here")
+    rp.set_defaults(fn=cmd_report)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
     r.add_argument("problem", nargs="?", default="periodic")

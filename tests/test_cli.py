@@ -106,4 +106,4 @@ def test_solve_milp_reports_solver_statuses(capsys):
     assert code == 0 and d["evaluation"]["feasible"]
     run_ = d["info"]["periods"][0]
     assert run_["restriction"]["status"] in ("optimal", "time_limit")
-    assert d["objective"] <= run_["relaxation"]["bound"] * (1 + 1e-9) and d["bound"] == run_["relaxation"]["bound"]
+    assert d["objective"] <= run_["relaxation"]["bound"] * (1 + 1e-9) <= d["bound"] * (1 + 1e-9)

@@ -56,7 +56,7 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
 
     None if HiGHS does not prove the LP optimal.
     """
-    out = solve_pyomo(build_longrun_model(instance, objective), profile or load_profile("quick"), load=False)
+    out = solve_pyomo(build_longrun_model(instance, objective), profile or load_profile("default"), load=False)
     if out.status.value != "optimal" or out.objective is None:
         return None
     return out.objective if objective == "sys_efficiency" else 1.0 / out.objective
@@ -397,16 +397,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
             best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
         if better:
             best, best_value = r, value
+    # the relaxations bound patterns of their own period only: they stay in info, and the
+    # Result's bound is the one valid for every schedule (the long-run LP)
     info = {"periods": runs}
-    bound = None
-    if len(periods) == 1 and runs[0]["relaxation"] is not None:
-        bound = runs[0]["relaxation"]["bound"]
-        info["bound_scope"] = f"patterns of period {periods[0]:g} s (the relaxation)"
     if best is None:
         timed_out = any(r["restriction"]["status"] == "time_limit" for r in runs)
-        return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, bound, info)
+        return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
     status = Status.TIME_LIMIT if best["restriction"].status == Status.TIME_LIMIT else Status.FEASIBLE
-    return MethodOutput(best["pattern"], status, bound, info)
+    return MethodOutput(best["pattern"], status, info=info)
 
 
 @register("periodic", "milp", objective="sys_efficiency")

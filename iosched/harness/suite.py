@@ -1,0 +1,178 @@
+"""Benchmark suites: which instances, which methods with which parameters, under which profile.
+
+A suite is a TOML file::
+
+    name = "periodic-paper"
+    problem = "periodic"
+    profile = "quick"          # the solvers.toml profile for every exact method
+    seeds = 1                  # runs of each randomised method (seeds 0, 1, ...)
+    timeout = 600              # seconds before a task is killed (default: 10 x the profile's limit)
+
+    [instances]
+    names = ["paper:set1", "runs/*.json"]       # built-in names, files, globs
+    [[instances.generate]]                      # and/or seeded random instances
+    seeds = [0, 1, 2]
+    n_apps = 3                                  # the generator's size parameters
+
+    [[methods]]
+    name = "persched"
+    [[methods]]
+    name = "milp"
+    params = { slots = 48 }
+
+Every mistake is reported before anything runs, with the line of the file it is on.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import inspect
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from iosched.core import METHODS, get_problem
+from iosched.errors import InstanceError, ParameterError
+from iosched.solvers import load_profile
+
+TOP_KEYS = {"name", "problem", "profile", "seeds", "timeout", "instances", "methods"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: an instance (by spec), a method, its parameters and a seed."""
+
+    problem: str
+    instance: str  # a built-in name, a file path, or "generate:SEED:{json of size parameters}"
+    method: str
+    params: dict = field(default_factory=dict)
+    seed: int | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable name for the task's result file."""
+        text = json.dumps([self.problem, self.instance, self.method, self.params, self.seed], sort_keys=True)
+        return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        return {"problem": self.problem, "instance": self.instance, "method": self.method,
+                "params": self.params, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    problem: str
+    profile: str
+    timeout: float
+    tasks: tuple[Task, ...]
+
+
+def builtin_suites() -> list[str]:
+    return sorted(p.stem for p in resources.files("iosched.harness").joinpath("suites").iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def _line(text: str, needle: str) -> str:
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return f"line {i}"
+    return "somewhere"
+
+
+def load_instance(problem: str, spec: str):
+    """The instance a task names: a built-in, a file, or ``generate:SEED:{size json}``."""
+    prob = get_problem(problem)
+    if spec.startswith("generate:"):
+        _, seed, size = spec.split(":", 2)
+        return prob.generate(int(seed), **json.loads(size))
+    return prob.load(spec)
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name, or a suite file; every task is checked before it runs."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        if name_or_path not in builtin_suites():
+            raise ParameterError(f"no suite file or built-in suite {name_or_path!r}; built-in: "
+                                 f"{', '.join(builtin_suites())}")
+        path = Path(str(resources.files("iosched.harness").joinpath("suites", f"{name_or_path}.toml")))
+    text = path.read_text()
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ParameterError(f"{path}: not valid TOML: {e}") from None
+
+    def fail(msg: str, needle: str) -> ParameterError:
+        return ParameterError(f"{path}, {_line(text, needle)}: {msg}")
+
+    for key in d:
+        if key not in TOP_KEYS:
+            raise fail(f"unknown key {key!r}", key)
+    for key in ("problem", "instances", "methods"):
+        if key not in d:
+            raise ParameterError(f"{path}: missing {key!r}")
+    problem = d["problem"]
+    try:
+        prob = get_problem(problem)
+    except ParameterError as e:
+        raise fail(str(e), "problem") from None
+    profile = d.get("profile", "default")
+    try:
+        prof = load_profile(profile)
+    except ParameterError as e:
+        raise fail(str(e), "profile") from None
+    n_seeds = d.get("seeds", 1)
+    if not isinstance(n_seeds, int) or n_seeds < 1:
+        raise fail(f"seeds must be an integer >= 1, got {n_seeds!r}", "seeds")
+    timeout = float(d.get("timeout", 10 * prof.time_limit))
+
+    specs = []
+    inst = d["instances"]
+    for key in inst:
+        if key not in ("names", "generate"):
+            raise fail(f"unknown key {key!r} in [instances]", key)
+    for name in inst.get("names", []):
+        matches = sorted(glob.glob(name)) if any(c in name for c in "*?[") else [name]
+        if not matches:
+            raise fail(f"no file matches {name!r}", name)
+        for spec in matches:
+            try:
+                prob.load(spec)
+            except InstanceError as e:
+                raise fail(str(e), name) from None
+            specs.append(spec)
+    for gen in inst.get("generate", []):
+        size = {k: v for k, v in gen.items() if k != "seeds"}
+        seeds = gen.get("seeds", [0])
+        try:
+            inspect.signature(prob.generate).bind(0, **size)
+            for seed in seeds:
+                prob.generate(seed, **size)
+        except (TypeError, InstanceError) as e:
+            raise fail(f"bad generator parameters {size}: {e}", "generate") from None
+        specs += [f"generate:{seed}:{json.dumps(size, sort_keys=True)}" for seed in seeds]
+    if not specs:
+        raise ParameterError(f"{path}: the suite has no instances")
+
+    tasks = []
+    for m in d["methods"]:
+        name, params = m.get("name"), dict(m.get("params", {}))
+        unknown = set(m) - {"name", "params"}
+        if unknown:
+            raise fail(f"unknown key {sorted(unknown)[0]!r} in a [[methods]] entry", sorted(unknown)[0])
+        key = f"{problem}/{name}"
+        if key not in METHODS:
+            raise fail(f"unknown method {name!r} for {problem}", f'"{name}"')
+        accepted = inspect.signature(METHODS[key].run).parameters
+        for p in params:
+            if p not in accepted:
+                raise fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}", p)
+        if "profile" in accepted:
+            params.setdefault("profile", profile)
+        seeds = list(range(n_seeds)) if METHODS[key].randomized else [None]
+        tasks += [Task(problem, spec, name, params, seed) for spec in specs for seed in seeds]
+    return Suite(d.get("name", path.stem), problem, profile, timeout, tuple(tasks))

@@ -1,0 +1,156 @@
+"""The benchmark harness: suites, resumable runs in fresh processes, reports."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iosched.errors import ParameterError
+from iosched.harness import report
+from iosched.harness.runner import pending, run_suite
+from iosched.harness.suite import builtin_suites, load_suite
+
+SUITE = """name = "small"
+problem = "periodic"
+profile = "quick"
+[instances]
+names = ["paper:set1", "paper:set7", "paper:set9", "paper:set10"]
+[[methods]]
+name = "persched"
+[[methods]]
+name = "fairshare"
+params = {{ cycles = 20 }}
+{extra}
+"""
+
+
+def write(tmp_path, text, name="suite.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def results(out):
+    return [json.loads(p.read_text()) for p in sorted(Path(out, "results").glob("*.json"))]
+
+
+def test_builtin_suites_load():
+    assert {"periodic-paper", "periodic-random"} <= set(builtin_suites())
+    paper = load_suite("periodic-paper")
+    assert len(paper.tasks) == 10 * 10 and paper.profile == "quick"
+    assert len(load_suite("periodic-random").tasks) == 15 * 4
+
+
+@pytest.mark.parametrize("extra, message, line", [
+    ('[[methods]]\nname = "magic"', "unknown method 'magic'", 12),
+    ('[[methods]]\nname = "persched"\nparams = { speed = 3 }', "method persched has no parameter 'speed'", 13),
+])
+def test_suite_mistakes_name_the_line(tmp_path, extra, message, line):
+    path = write(tmp_path, SUITE.format(extra=extra))
+    with pytest.raises(ParameterError, match=message) as e:
+        load_suite(str(path))
+    assert f"line {line}" in str(e.value)
+
+
+def test_suite_unknown_problem_and_instance(tmp_path):
+    with pytest.raises(ParameterError, match="line 2.*unknown problem 'periodik'"):
+        load_suite(str(write(tmp_path, SUITE.format(extra="").replace('"periodic"', '"periodik"'))))
+    with pytest.raises(ParameterError, match="line 5.*paper set must be 1..10"):
+        load_suite(str(write(tmp_path, SUITE.format(extra="").replace("paper:set9", "paper:set99"))))
+    with pytest.raises(ParameterError, match="unknown key 'colour'"):
+        load_suite(str(write(tmp_path, "colour = 1\n" + SUITE.format(extra=""))))
+
+
+def test_error_in_one_task_does_not_stop_the_others(tmp_path):
+    extra = '[[methods]]\nname = "persched-mindil"\nparams = { eps = 2.0 }'  # eps must be in (0, 1)
+    suite = load_suite(str(write(tmp_path, SUITE.format(extra=extra))))
+    counts = run_suite(suite, tmp_path / "out", workers=2, progress=False)
+    rows = results(tmp_path / "out")
+    assert counts["done"] == len(rows) == 12 and counts["failed"] == 4
+    bad = [r for r in rows if r["method"] == "persched-mindil"]
+    assert all(r["status"] == "ERROR" and "eps must be in (0, 1)" in r["message"] for r in bad)
+    good = [r for r in rows if r["method"] != "persched-mindil"]
+    assert all(r["status"] == "OK" and r["feasible"] for r in good)
+    r = good[0]
+    assert r["versions"]["iosched"] and r["host"] and r["threads"] == 1 and r["peak_rss_mb"] > 10
+    assert run_suite(suite, tmp_path / "out", workers=2, progress=False) == {"done": 0, "failed": 0, "skipped": 12}
+
+
+def test_time_limit_gives_incumbent_and_bound(tmp_path, monkeypatch):
+    solvers = write(tmp_path, "[default]\ntime_limit = 10\nrel_gap = 0\nthreads = 1\nseed = 0\n"
+                    "[short]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n", "solvers.toml")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(solvers))
+    suite = load_suite(str(write(tmp_path, 'problem = "periodic"\nprofile = "short"\n[instances]\n'
+                                 'names = ["paper:set10"]\n[[methods]]\nname = "milp"\n'
+                                 'params = { periods = [126680], slots = 400 }\n')))
+    run_suite(suite, tmp_path / "out", progress=False)
+    (r,) = results(tmp_path / "out")
+    assert r["status"] == "TIME_LIMIT" and r["bound"] == pytest.approx(0.98822, abs=1e-5)
+    if r["objective"] is not None:  # an incumbent within 1 s on a busy machine is likely, not certain
+        assert r["feasible"] and r["objective"] <= r["bound"]
+
+
+def test_resume_after_sigkill(tmp_path):
+    path = write(tmp_path, SUITE.format(extra='[[methods]]\nname = "persched-mindil"'))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "iosched.cli", "bench", str(path), "--out", str(out), "--workers", "2"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "results").glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = len(list((out / "results").glob("*.json")))
+    assert 2 <= first < 12, "the kill came too late to test resuming"
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    suite = load_suite(str(path))
+    rows = results(out)  # every file parses: none is half-written
+    assert sorted(r["key"] for r in rows) == sorted(t.key for t in suite.tasks)
+    assert not pending(suite, out) and all(r["status"] == "OK" for r in rows)
+
+
+def test_dask_local_cluster(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    suite = load_suite(str(write(tmp_path, SUITE.format(extra=""))))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        counts = run_suite(suite, tmp_path / "out", scheduler=cluster.scheduler_address, progress=False)
+    assert counts["done"] == 8 and counts["failed"] == 0
+    assert {r["status"] for r in results(tmp_path / "out")} == {"OK"}
+
+
+def _row(instance, method, objective, bound, t=1.0, status="OK", sense="max"):
+    return {"instance": instance, "method": method, "objective_name": "sys_efficiency", "sense": sense,
+            "objective": objective, "bound": bound, "feasible": objective is not None, "solve_s": t,
+            "status": status, "key": f"{instance}-{method}"}
+
+
+def test_report_of_a_hand_made_directory(tmp_path):
+    rows = [_row("a", "h", 0.8, 1.0, t=1.0), _row("a", "x", 0.9, 0.95, t=3.0),
+            _row("b", "h", 0.5, 0.6, t=0.0), _row("b", "x", None, None, t=7.0, status="TIME_LIMIT")]
+    (tmp_path / "results").mkdir()
+    for r in rows:
+        (tmp_path / "results" / f"{r['key']}.json").write_text(json.dumps(r))
+    loaded = report.load_results(tmp_path)
+    best = report.best_known(loaded)
+    assert best["a", "sys_efficiency"] == {"sense": "max", "value": 0.9, "bound": 0.95}
+    assert best["b", "sys_efficiency"] == {"sense": "max", "value": 0.5, "bound": 0.6}
+    table = {r["method"]: r for r in report.summarize(loaded)}
+    h, x = table["h"], table["x"]
+    # h: gaps to the best bound (0.95 - 0.8) / 0.8 and (0.6 - 0.5) / 0.5; to the best value 0.1/0.8 and 0
+    assert h["mean_gap_bound"] == pytest.approx(((0.95 - 0.8) / 0.8 + 0.2) / 2)
+    assert h["max_gap_bound"] == pytest.approx(0.2)
+    assert h["mean_gap_value"] == pytest.approx((0.1 / 0.8 + 0) / 2)
+    assert h["sgm_time_s"] == pytest.approx((2.0 * 1.0) ** 0.5 - 1)  # shifted geometric mean of 1 s and 0 s
+    assert x["solved"] == 1 and x["success_rate"] == 0.5 and x["statuses"] == {"OK": 1, "TIME_LIMIT": 1}
+    assert x["mean_gap_bound"] == pytest.approx(0.05 / 0.9)
+    paths = report.plot(loaded, tmp_path / "plots")
+    assert all(p.stat().st_size > 5000 for p in paths)
+    assert "| h | 2 | 2 |" in report.to_markdown(report.summarize(loaded))
+    report.to_parquet(loaded, tmp_path / "r.parquet")
+    assert (tmp_path / "r.parquet").stat().st_size > 0
