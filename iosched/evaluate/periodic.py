@@ -175,12 +175,21 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
     counts = pattern.counts()
     ev = Evaluation(not bad, bad, counts=counts)
     if min(counts) > 0:
-        N = instance.platform.processors
-        ev.sys_efficiency = sum(
-            a.processors * n * a.work for a, n in zip(instance.applications, counts)) / (N * T)
-        ev.dilation = max(instance.rho(k) * T / (n * a.work)
-                          for k, (a, n) in enumerate(zip(instance.applications, counts)))
+        ev.sys_efficiency, ev.dilation = sys_efficiency(instance, counts, T), dilation(instance, counts, T)
     return ev
+
+
+def sys_efficiency(instance: PeriodicInstance, counts: list[int], period: float) -> float:
+    """Σ_k β_k n_k w_k / (N T) for n_k instances of each application in a period T."""
+    N = instance.platform.processors
+    return sum(a.processors * n * a.work for a, n in zip(instance.applications, counts)) / (N * period)
+
+
+def dilation(instance: PeriodicInstance, counts: list[int], period: float) -> float:
+    """max_k ρ_k T / (n_k w_k); infinite when some application has no instance."""
+    if min(counts) == 0:
+        return math.inf
+    return max(instance.rho(k) * period / (n * a.work) for k, (a, n) in enumerate(zip(instance.applications, counts)))
 
 
 def _outside(s: float, e: float, lo: float, hi: float, T: float) -> float:

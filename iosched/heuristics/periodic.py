@@ -41,7 +41,6 @@ Two deliberate differences, neither of which changes Table 4:
 from __future__ import annotations
 
 import math
-import os
 from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
 
@@ -51,7 +50,7 @@ from numba import njit
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
-from iosched.evaluate.periodic import Pattern, Trace
+from iosched.evaluate.periodic import Pattern, Trace, dilation, sys_efficiency
 from iosched.fluid import max_min_fair, priority_fill
 from iosched.instances.periodic import PeriodicInstance
 
@@ -339,16 +338,6 @@ def build_pattern(instance: PeriodicInstance, period: float, precision: float | 
     return Pattern(float(period), tuple(out))
 
 
-def _sys_eff(instance, counts, T):
-    N = instance.platform.processors
-    return sum(a.processors * n * a.work for a, n in zip(instance.applications, counts)) / (N * T)
-
-
-def _inv_dilation(instance, counts, T):
-    return min(n * a.work / (instance.rho(k) * T)
-               for k, (a, n) in enumerate(zip(instance.applications, counts)))
-
-
 def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
     """The periods of the upward search: t_min, then x(1+eps) rounded to 1e-3 s, up to K' t_min."""
     grid, T = [], t_min
@@ -385,8 +374,8 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
         trace = [_counts_at(t) for t in tasks]
     best_se, T_se = -1.0, None
     for T, counts in trace:
-        if min(counts) > 0 and _sys_eff(instance, counts, T) > best_se + 1e-6:
-            best_se, T_se = _sys_eff(instance, counts, T), T
+        if min(counts) > 0 and sys_efficiency(instance, counts, T) > best_se + 1e-6:
+            best_se, T_se = sys_efficiency(instance, counts, T), T
     if T_se is None:
         return {"period": None, "trace": trace, "t_min": t_min}
     T, chosen = T_se, T_se
@@ -395,21 +384,17 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
         _, counts = _counts_at((instance, T, precision))
         trace.append((T, counts))
         target = best_se * T_se / T
-        if min(counts) > 0 and abs(_sys_eff(instance, counts, T) - target) < precision:
+        if min(counts) > 0 and abs(sys_efficiency(instance, counts, T) - target) < PRECISION:
             chosen = T
             T -= step
         else:
             break
-    if objective == "dilation":
+    if objective == "dilation":  # the authors compare 1 / Dilation with a 1e-6 margin
         best_sd = -1.0
         for T, counts in trace:
-            if min(counts) > 0 and _inv_dilation(instance, counts, T) > best_sd + 1e-6:
-                best_sd, chosen = _inv_dilation(instance, counts, T), T
+            if min(counts) > 0 and 1 / dilation(instance, counts, T) > best_sd + 1e-6:
+                best_sd, chosen = 1 / dilation(instance, counts, T), T
     return {"period": chosen, "trace": trace, "t_min": t_min}
-
-
-def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 def default_precision(instance: PeriodicInstance) -> float:

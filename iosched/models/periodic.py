@@ -17,7 +17,7 @@ import pyomo.environ as pe
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
-from iosched.evaluate.periodic import Pattern
+from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Profile, load_profile, solve_pyomo
 
@@ -365,10 +365,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     prof = load_profile(profile) if isinstance(profile, str) else profile
     if periods is None:  # the best PerSched periods of the search
         trace = search(instance, k_prime=k_prime, eps=eps, objective=objective)["trace"]
-        score = {T: (sum(a.processors * a.work * n for a, n in zip(instance.applications, c)) / T
-                     if objective == "sys_efficiency"
-                     else min(n * (a.work + instance.time_io(k)) / T
-                              for k, (a, n) in enumerate(zip(instance.applications, c))))
+        score = {T: sys_efficiency(instance, c, T) if objective == "sys_efficiency" else -dilation(instance, c, T)
                  for T, c in trace if min(c) > 0}
         periods = []
         for T in sorted(score, key=score.get, reverse=True):  # three, at least eps apart
