@@ -193,9 +193,8 @@ def cmd_report(args) -> int:
         target = Path(args.dir) / "results.parquet"
         report.to_parquet(rows, target)
         print(f"{len(rows)} results written to {target}")
-    if args.plots:
-        for p in report.plot(rows, args.plots):
-            print(f"plot: {p}", file=sys.stderr)
+    for p in report.plot(rows, args.plots or Path(args.dir) / "plots"):
+        print(f"plot: {p}", file=sys.stderr)
     return 0
 
 
@@ -257,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="gap tables and plots from a results directory")
     rp.add_argument("dir")
     rp.add_argument("--format", choices=["md", "csv", "parquet"], default="md")
-    rp.add_argument("--plots", metavar="DIR", help="write the performance profile and gap plots here")
+    rp.add_argument("--plots", metavar="DIR", help="where the performance profile and gap plots go (default DIR/plots)")
     rp.set_defaults(fn=cmd_report)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
