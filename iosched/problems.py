@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from iosched.core import Problem, register_problem
 from iosched.evaluate import periodic as periodic_eval
+from iosched.evaluate import window as window_eval
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
+from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import periodic as periodic_instances
+from iosched.instances import window as window_instances
 from iosched.models import periodic as periodic_models
+from iosched.models import window as window_models
 
 register_problem(Problem(
     name="periodic",
@@ -20,4 +24,25 @@ register_problem(Problem(
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
+))
+
+
+def _window_bound(instance, objective):
+    """The hypervolume of the exact front: no feasible front covers more."""
+    return window_eval.hypervolume(instance, [(p.nodes, p.burst_buffer) for p in window_models.pareto_front(instance)])
+
+
+register_problem(Problem(
+    name="window",
+    load=window_instances.load,
+    evaluate=window_eval.evaluate,
+    objective=lambda ev, name: getattr(ev, name),
+    sense=lambda name: "max",
+    bound=_window_bound,
+    solution_to_dict=lambda sol, inst: sol.to_dict(inst),
+    bounds=lambda inst: {"hypervolume": _window_bound(inst, "hypervolume"),
+                         "front": [p.__dict__ for p in window_models.pareto_front(inst)]},
+    generate=window_instances.generate,
+    builtins=window_instances.BUILTIN,
+    models={"milp": window_models.build_milp},
 ))

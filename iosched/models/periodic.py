@@ -227,10 +227,11 @@ def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default"
 
 
 def default_slots(instance: PeriodicInstance, period: float) -> int:
-    """ceil(20 T / min_k w_k) slots (a compute loses at most 5 % to rounding), capped at about
-    2000 binaries, but never fewer than T / min_k w_k (the relaxation needs δ <= min_k w_k)."""
+    """ceil(20 T / min_k w_k) slots (a compute loses at most 5 % to rounding), at most about
+    2000 binaries in all and at least 12. With fewer than T / min_k w_k slots there is no
+    relaxation (it needs δ <= min_k w_k) and the restriction is coarse."""
     ratio = period / min(a.work for a in instance.applications)
-    return max(math.ceil(ratio), min(math.ceil(20 * ratio), 2000 // len(instance.applications)), 12)
+    return max(min(math.ceil(20 * ratio), 2000 // len(instance.applications)), 12)
 
 
 def build_milp(instance: PeriodicInstance, period: float, slots: int | None = None,

@@ -1,0 +1,255 @@
+"""Window selection: the paper's GA (BBSched), NSGA-II, the decision rule, and the baselines.
+
+Front methods return a Pareto set and the point the decision maker chooses from it:
+
+* ``decide``: the paper's rule -- the point of most nodes (its subset already prefers
+  jobs nearer the front of the window), replaced by another point whose burst-buffer gain
+  is more than 2x its node loss (both as shares of the free capacity), the largest such
+  gain if several.
+
+Baselines: ``naive`` (window order, start each job that fits: Slurm), ``bin-packing``
+(repeatedly the fitting job with the largest dot product between its normalised request
+and the normalised free resources), and the single-objective methods solved exactly on
+the exact front (a linear objective with positive weights is maximised at a front point):
+``weighted`` and ``constrained-cpu`` / ``constrained-bb`` (most of one resource within
+the capacity of both, ties to more of the other).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
+from iosched.evaluate.window import FrontPoint, Selection, front_quality
+from iosched.instances.window import WindowInstance
+from iosched.models.window import pareto_front
+
+
+def decide(instance: WindowInstance, front: list[FrontPoint], factor: float = 2.0) -> FrontPoint:
+    """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer)."""
+    cap = instance.capacity
+    share_n = (lambda n: n / cap.nodes) if cap.nodes else (lambda n: 0.0)
+    share_b = (lambda b: b / cap.burst_buffer) if cap.burst_buffer else (lambda b: 0.0)
+    first = max(front, key=lambda p: (p.nodes, p.burst_buffer))
+    best, best_gain = first, 0.0
+    for p in front:
+        gain = share_b(p.burst_buffer) - share_b(first.burst_buffer)
+        loss = share_n(first.nodes) - share_n(p.nodes)
+        if gain > factor * loss and gain > best_gain:
+            best, best_gain = p, gain
+    return best
+
+
+def _objectives(instance: WindowInstance, X: np.ndarray):
+    """Used nodes and burst buffer of each 0/1 row of X, and whether it fits."""
+    n, b = X @ instance.nodes(), X @ instance.bbs()
+    return n, b, (n <= instance.capacity.nodes) & (b <= instance.capacity.burst_buffer)
+
+
+def _nondominated(n: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mask of rows not dominated by any other row (equal vectors all kept)."""
+    ge = (n[None, :] >= n[:, None]) & (b[None, :] >= b[:, None])
+    gt = (n[None, :] > n[:, None]) | (b[None, :] > b[:, None])
+    return ~np.any(ge & gt, axis=1)
+
+
+def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
+    """Distinct non-dominated feasible rows of X as front points (most nodes first)."""
+    n, b, ok = _objectives(instance, X)
+    X, n, b = X[ok], n[ok], b[ok]
+    if len(X) == 0:
+        return [FrontPoint(0, 0, ())]
+    keep = np.flatnonzero(_nondominated(n, b))
+    seen, front = set(), []
+    for i in sorted(keep, key=lambda i: (-n[i], -b[i])):
+        if (n[i], b[i]) not in seen:
+            seen.add((n[i], b[i]))
+            front.append(FrontPoint(int(n[i]), int(b[i]), tuple(instance.jobs[j].id for j in np.flatnonzero(X[i]))))
+    return front
+
+
+def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
+               seed: int | None = 0) -> list[FrontPoint]:
+    """The paper's GA. Each generation: P/2 crossovers of two random parents at one random
+    point give P children; each gene flips with probability p_m; infeasible children are
+    discarded. Survivors: the Pareto set of parents and children first, newer before older;
+    if it holds fewer than P, the rest fill up, newer first. Ages grow by one a generation.
+    The initial population is random, each gene 1 with probability 1/2, infeasible rows
+    resampled (up to 100 times, then the empty selection)."""
+    if generations < 1 or population < 2:
+        raise ParameterError(f"generations >= 1 and population >= 2 required, got {generations}, {population}")
+    if not 0 <= p_m <= 1:
+        raise ParameterError(f"p_m must be in [0, 1], got {p_m!r}")
+    rng = np.random.default_rng(0 if seed is None else seed)
+    w = len(instance.jobs)
+    pop = np.zeros((population, w), dtype=np.int64)
+    for r in range(population):
+        for _ in range(100):
+            row = rng.integers(0, 2, w)
+            if _objectives(instance, row[None, :])[2][0]:
+                pop[r] = row
+                break
+    age = np.zeros(population, dtype=np.int64)
+    for _ in range(generations):
+        parents = rng.integers(0, population, size=(population // 2, 2))
+        cut = rng.integers(1, w, size=population // 2) if w > 1 else np.zeros(population // 2, dtype=np.int64)
+        kids = []
+        for (a, c), k in zip(parents, cut):
+            kids += [np.concatenate([pop[a, :k], pop[c, k:]]), np.concatenate([pop[c, :k], pop[a, k:]])]
+        kids = np.array(kids)
+        kids ^= (rng.random(kids.shape) < p_m).astype(np.int64)
+        kids = kids[_objectives(instance, kids)[2]]
+        pool = np.vstack([kids, pop])
+        pool_age = np.concatenate([np.zeros(len(kids), dtype=np.int64), age + 1])
+        n, b, _ = _objectives(instance, pool)
+        pareto = _nondominated(n, b)
+        order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first
+        pop, age = pool[order[:population]], pool_age[order[:population]]
+    return _front_of(instance, pop)
+
+
+def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
+          seed: int | None = 0) -> list[FrontPoint]:
+    """pymoo's NSGA-II on the same problem and budget: binary random sampling, one-point
+    crossover, bit-flip mutation with per-gene probability p_m, duplicates eliminated;
+    the capacities are constraints (infeasible rows lose to feasible ones)."""
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.core.problem import Problem
+    from pymoo.operators.crossover.pntx import SinglePointCrossover
+    from pymoo.operators.mutation.bitflip import BitflipMutation
+    from pymoo.operators.sampling.rnd import BinaryRandomSampling
+    from pymoo.optimize import minimize
+
+    nodes, bbs = instance.nodes(), instance.bbs()
+    cap = instance.capacity
+
+    class Window(Problem):
+        def __init__(self):
+            super().__init__(n_var=len(nodes), n_obj=2, n_ieq_constr=2, xl=0, xu=1, vtype=bool)
+
+        def _evaluate(self, X, out, *args, **kwargs):
+            X = X.astype(np.int64)
+            n, b = X @ nodes, X @ bbs
+            out["F"] = np.column_stack([-n, -b])
+            out["G"] = np.column_stack([n - cap.nodes, b - cap.burst_buffer])
+
+    algorithm = NSGA2(pop_size=population, sampling=BinaryRandomSampling(), crossover=SinglePointCrossover(),
+                      mutation=BitflipMutation(prob_var=p_m), eliminate_duplicates=True)
+    res = minimize(Window(), algorithm, ("n_gen", generations), seed=0 if seed is None else seed, verbose=False)
+    X = res.pop.get("X").astype(np.int64)
+    return _front_of(instance, X)
+
+
+def naive(instance: WindowInstance) -> list[FrontPoint]:
+    n = b = 0
+    chosen = []
+    for i, j in enumerate(instance.jobs):
+        if n + j.nodes <= instance.capacity.nodes and b + instance.bb(i) <= instance.capacity.burst_buffer:
+            chosen.append(j.id)
+            n, b = n + j.nodes, b + instance.bb(i)
+    return [FrontPoint(n, b, tuple(chosen))]
+
+
+def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
+    cap = instance.capacity
+    free_n, free_b = cap.nodes, cap.burst_buffer
+    left = list(range(len(instance.jobs)))
+    chosen = []
+    while True:
+        fits = [i for i in left if instance.jobs[i].nodes <= free_n and instance.bb(i) <= free_b]
+        if not fits:
+            break
+
+        def score(i):
+            return ((instance.jobs[i].nodes / cap.nodes) * (free_n / cap.nodes) if cap.nodes else 0.0) + (
+                (instance.bb(i) / cap.burst_buffer) * (free_b / cap.burst_buffer) if cap.burst_buffer else 0.0)
+
+        best = max(fits, key=lambda i: (score(i), -i))
+        chosen.append(best)
+        left.remove(best)
+        free_n -= instance.jobs[best].nodes
+        free_b -= instance.bb(best)
+    ids = tuple(instance.jobs[i].id for i in sorted(chosen))
+    return [FrontPoint(cap.nodes - free_n, cap.burst_buffer - free_b, ids)]
+
+
+def _front_method(instance, front, compare, decision="paper", exact=None):
+    if decision == "paper":
+        chosen = decide(instance, front)
+    elif decision == "nodes":
+        chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
+    else:
+        raise ParameterError(f"decision must be paper or nodes, got {decision!r}")
+    info = {}
+    if compare == "exact":
+        reference = exact if exact is not None else pareto_front(instance)
+        info["quality"] = front_quality(instance, [(p.nodes, p.burst_buffer) for p in front],
+                                        [(p.nodes, p.burst_buffer) for p in reference])
+    elif compare is not None:
+        raise ParameterError(f"compare must be exact or omitted, got {compare!r}")
+    return MethodOutput(Selection(chosen.jobs, tuple(front)), Status.FEASIBLE, info=info)
+
+
+@register("window", "exact", objective="hypervolume")
+def exact(instance: WindowInstance, engine: str = "dp", decision: str = "paper", profile: str = "default",
+          compare: str | None = None) -> MethodOutput:
+    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision."""
+    front = pareto_front(instance, engine, profile)
+    out = _front_method(instance, front, compare, decision, exact=front)
+    out.status = Status.OPTIMAL
+    return out
+
+
+@register("window", "bbsched-ga", objective="hypervolume", randomized=True)
+def ga_method(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
+              decision: str = "paper", compare: str | None = None, seed: int | None = 0) -> MethodOutput:
+    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule."""
+    return _front_method(instance, bbsched_ga(instance, generations, population, p_m, seed), compare, decision)
+
+
+@register("window", "nsga2", objective="hypervolume", randomized=True)
+def nsga2_method(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
+                 decision: str = "paper", compare: str | None = None, seed: int | None = 0) -> MethodOutput:
+    """pymoo's NSGA-II with the GA's budget, and the decision rule."""
+    return _front_method(instance, nsga2(instance, generations, population, p_m, seed), compare, decision)
+
+
+def _single(points: list[FrontPoint]) -> MethodOutput:
+    return MethodOutput(Selection(points[0].jobs), Status.FEASIBLE)
+
+
+@register("window", "naive", objective="hypervolume")
+def naive_method(instance: WindowInstance) -> MethodOutput:
+    """In window order, start each job that fits (Slurm's behaviour)."""
+    return _single(naive(instance))
+
+
+@register("window", "bin-packing", objective="hypervolume")
+def bin_packing_method(instance: WindowInstance) -> MethodOutput:
+    """Greedy by alignment score (normalised request · normalised free resources)."""
+    return _single(bin_packing(instance))
+
+
+@register("window", "weighted", objective="hypervolume")
+def weighted(instance: WindowInstance, node_weight: float = 0.5) -> MethodOutput:
+    """Maximise node_weight x node utilisation + (1 - node_weight) x BB utilisation, exactly."""
+    if not 0 <= node_weight <= 1:
+        raise ParameterError(f"node_weight must be in [0, 1], got {node_weight!r}")
+    cap = instance.capacity
+    front = pareto_front(instance)
+    best = max(front, key=lambda p: node_weight * p.nodes / max(cap.nodes, 1)
+               + (1 - node_weight) * p.burst_buffer / max(cap.burst_buffer, 1))
+    return _single([best])
+
+
+@register("window", "constrained-cpu", objective="hypervolume")
+def constrained_cpu(instance: WindowInstance) -> MethodOutput:
+    """Most nodes within both capacities (ties to more burst buffer), exactly."""
+    return _single([max(pareto_front(instance), key=lambda p: (p.nodes, p.burst_buffer))])
+
+
+@register("window", "constrained-bb", objective="hypervolume")
+def constrained_bb(instance: WindowInstance) -> MethodOutput:
+    """Most burst buffer within both capacities (ties to more nodes), exactly."""
+    return _single([max(pareto_front(instance), key=lambda p: (p.burst_buffer, p.nodes))])

@@ -1,0 +1,259 @@
+"""Instances of the window selection problem (Fan et al., BBSched, HPDC 2019).
+
+At a scheduling instant a window of queued jobs (front first) competes for the free
+nodes and the free shared burst buffer. Burst buffer is counted in integer units (GB in
+the built-in data); a ``granularity`` > 1 rounds every request up to a multiple of it,
+as DataWarp allocates in granules. The SSD extension adds, per job, the local SSD it
+needs on every node (GB), and in the capacity the node classes by SSD size.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iosched.errors import InstanceError
+
+PROBLEM = "window"
+
+
+def _count(where: str, value, *, positive: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InstanceError(f"{where} must be an integer, got {value!r}")
+    if value < (1 if positive else 0):
+        raise InstanceError(f"{where} must be {'positive' if positive else '>= 0'}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SSDClass:
+    """``nodes`` free nodes that each have ``ssd`` GB of local SSD."""
+
+    ssd: int
+    nodes: int
+
+    def __post_init__(self):
+        _count("ssd_classes[].ssd", self.ssd, positive=True)
+        _count("ssd_classes[].nodes", self.nodes)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Free resources: nodes, burst buffer units, and optionally the SSD classes of the free nodes."""
+
+    nodes: int
+    burst_buffer: int
+    ssd_classes: tuple[SSDClass, ...] = ()
+
+    def __post_init__(self):
+        _count("capacity.nodes", self.nodes)
+        _count("capacity.burst_buffer", self.burst_buffer)
+        if self.ssd_classes and sum(c.nodes for c in self.ssd_classes) != self.nodes:
+            raise InstanceError(f"capacity.ssd_classes hold {sum(c.nodes for c in self.ssd_classes)} nodes, "
+                                f"capacity.nodes is {self.nodes}")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A queued job: nodes, burst buffer units, and local SSD GB per node (0: none)."""
+
+    id: str
+    nodes: int
+    burst_buffer: int = 0
+    ssd_per_node: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.id, str) or not self.id:
+            raise InstanceError(f"job id must be a non-empty string, got {self.id!r}")
+        _count(f"jobs[{self.id}].nodes", self.nodes, positive=True)
+        _count(f"jobs[{self.id}].burst_buffer", self.burst_buffer)
+        _count(f"jobs[{self.id}].ssd_per_node", self.ssd_per_node)
+
+
+@dataclass(frozen=True)
+class WindowInstance:
+    """A window of jobs (front first) and the free capacity; burst buffer rounded up to ``granularity``."""
+
+    capacity: Capacity
+    jobs: tuple[Job, ...]
+    name: str = "window"
+    granularity: int = 1
+
+    def __post_init__(self):
+        if not self.jobs:
+            raise InstanceError("jobs must be a non-empty list, got []")
+        ids = [j.id for j in self.jobs]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise InstanceError(f"job ids must be unique, {dup!r} appears twice")
+        _count("granularity", self.granularity, positive=True)
+        if self.capacity.ssd_classes:
+            biggest = max(c.ssd for c in self.capacity.ssd_classes)
+            for j in self.jobs:
+                if j.ssd_per_node > biggest:
+                    raise InstanceError(f"jobs[{j.id}].ssd_per_node = {j.ssd_per_node} exceeds every SSD class "
+                                        f"(largest {biggest})")
+
+    @property
+    def has_ssd(self) -> bool:
+        return bool(self.capacity.ssd_classes)
+
+    def bb(self, i: int) -> int:
+        """Job i's burst buffer request rounded up to the granularity (units)."""
+        g = self.granularity
+        return -(-self.jobs[i].burst_buffer // g) * g
+
+    def nodes(self) -> np.ndarray:
+        return np.array([j.nodes for j in self.jobs], dtype=np.int64)
+
+    def bbs(self) -> np.ndarray:
+        return np.array([self.bb(i) for i in range(len(self.jobs))], dtype=np.int64)
+
+    def to_dict(self) -> dict:
+        cap = {"nodes": self.capacity.nodes, "burst_buffer": self.capacity.burst_buffer}
+        if self.capacity.ssd_classes:
+            cap["ssd_classes"] = [{"ssd": c.ssd, "nodes": c.nodes} for c in self.capacity.ssd_classes]
+        jobs = []
+        for j in self.jobs:
+            d = {"id": j.id, "nodes": j.nodes, "burst_buffer": j.burst_buffer}
+            if j.ssd_per_node:
+                d["ssd_per_node"] = j.ssd_per_node
+            jobs.append(d)
+        d = {"name": self.name, "capacity": cap, "jobs": jobs}
+        if self.granularity != 1:
+            d["granularity"] = self.granularity
+        return d
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict, name: str = "window") -> WindowInstance:
+        if not isinstance(d, dict):
+            raise InstanceError(f"a window instance must be a JSON object, got {type(d).__name__}")
+        for key in ("capacity", "jobs"):
+            if key not in d:
+                raise InstanceError(f"missing field {key!r} in window instance")
+        unknown = sorted(set(d) - {"name", "capacity", "jobs", "granularity"})
+        if unknown:
+            raise InstanceError(f"unknown field {unknown[0]!r} in window instance")
+        cap = d["capacity"]
+        if not isinstance(cap, dict):
+            raise InstanceError(f"capacity must be an object, got {cap!r}")
+        _fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
+        classes = tuple(_build(SSDClass, c, f"capacity.ssd_classes[{i}]", {"ssd", "nodes"}, set())
+                        for i, c in enumerate(cap.get("ssd_classes", [])))
+        capacity = Capacity(cap["nodes"], cap["burst_buffer"], classes)
+        if not isinstance(d["jobs"], list):
+            raise InstanceError(f"jobs must be a list, got {d['jobs']!r}")
+        jobs = tuple(_build(Job, j, f"jobs[{i}]", {"id", "nodes"}, {"burst_buffer", "ssd_per_node"})
+                     for i, j in enumerate(d["jobs"]))
+        return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1))
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> WindowInstance:
+        """From a file (a Path, or a string naming an existing file) or from JSON text."""
+        if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
+            path = Path(text_or_path)
+            return cls.from_dict(_parse(path.read_text(), str(path)), name=path.stem)
+        return cls.from_dict(_parse(text_or_path, "<string>"))
+
+
+def _parse(text: str, where: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InstanceError(f"{where} is not valid JSON: {e}") from None
+
+
+def _fields(d: dict, where: str, required: set, optional: set) -> None:
+    missing = sorted(required - set(d))
+    if missing:
+        raise InstanceError(f"missing field {where}.{missing[0]}")
+    unknown = sorted(set(d) - required - optional)
+    if unknown:
+        raise InstanceError(f"unknown field {where}.{unknown[0]}")
+
+
+def _build(kind, d, where: str, required: set, optional: set):
+    if not isinstance(d, dict):
+        raise InstanceError(f"{where} must be an object, got {d!r}")
+    _fields(d, where, required, optional)
+    return kind(**d)
+
+
+# --- the paper's example and the generator --------------------------------------------------------
+
+PAPER_EXAMPLE = WindowInstance(
+    Capacity(nodes=100, burst_buffer=100),  # 100 nodes, 100 TB (counted in TB here)
+    (Job("J1", 80, 20), Job("J2", 10, 85), Job("J3", 40, 5), Job("J4", 10, 0), Job("J5", 20, 0)),
+    name="paper:example",
+)
+# Table 1(b): the Pareto set is solutions 2 and 3
+PAPER_PARETO = [(100, 20, ("J1", "J5")), (80, 90, ("J2", "J3", "J4", "J5"))]
+
+THETA_NODES = 4392
+THETA_BB_GB = 1_260_000
+MIXES = {  # the paper's synthetic workloads: share of jobs with a BB request, smallest request (GB)
+    "S1": (0.50, 5_000), "S2": (0.75, 5_000), "S3": (0.50, 20_000), "S4": (0.75, 20_000),
+}
+
+
+def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODES,
+             burst_buffer: int = THETA_BB_GB, max_request: int = 285_000, load: float = 0.5,
+             ssd: bool = False) -> WindowInstance:
+    """A random window of ``size`` jobs at Theta's scale by default (nodes, BB in GB).
+
+    Job sizes are powers of two skewed to small ones (P(2^k) ~ 2^-k/2, up to ``nodes``);
+    a share of jobs (by ``mix``: S1/S3 50 %, S2/S4 75 %) requests burst buffer uniformly
+    in [smallest, ``max_request``] GB (S1/S2 from 5 TB, S3/S4 from 20 TB). The free
+    capacity is ``load`` times the whole machine. With ``ssd`` half the nodes have 128 GB
+    and half 256 GB of SSD, and 80 % of jobs need up to 128 GB per node, 20 % up to 256.
+    Same seed, same window.
+    """
+    _count("size", size, positive=True)
+    if mix not in MIXES:
+        raise InstanceError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
+    if not 0 < load <= 1:
+        raise InstanceError(f"load must be in (0, 1], got {load!r}")
+    rng = np.random.default_rng(seed)
+    share, smallest = MIXES[mix]
+    top = int(math.floor(math.log2(nodes)))
+    weights = np.array([2.0 ** (-k / 2) for k in range(top + 1)])
+    free_nodes, free_bb = int(nodes * load), int(burst_buffer * load)
+    jobs = []
+    for i in range(size):
+        n = int(min(2 ** rng.choice(top + 1, p=weights / weights.sum()), nodes))
+        bb = int(rng.integers(smallest, max_request + 1)) if rng.random() < share else 0
+        ssd_need = 0
+        if ssd:
+            ssd_need = int(rng.integers(1, 129)) if rng.random() < 0.8 else int(rng.integers(129, 257))
+        jobs.append(Job(f"j{i + 1}", n, bb, ssd_need))
+    classes = (SSDClass(128, free_nodes // 2), SSDClass(256, free_nodes - free_nodes // 2)) if ssd else ()
+    return WindowInstance(Capacity(free_nodes, free_bb, classes), tuple(jobs),
+                          name=f"random:{seed}:{size}:{mix}" + (":ssd" if ssd else ""))
+
+
+def load(spec: str) -> WindowInstance:
+    """``paper:example``, ``random:SEED[:SIZE[:MIX]]``, or a JSON file path."""
+    if spec == "paper:example":
+        return PAPER_EXAMPLE
+    if spec.startswith("random:"):
+        parts = spec.split(":")[1:]
+        if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[:2]):
+            raise InstanceError(f"random windows are random:SEED[:SIZE[:MIX]], got {spec!r}")
+        args = [int(p) for p in parts[:2]] + parts[2:]
+        return generate(*args)
+    if not Path(spec).is_file():
+        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
+    return WindowInstance.from_json(Path(spec))
+
+
+BUILTIN = ["paper:example"]

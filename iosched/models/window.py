@@ -1,0 +1,243 @@
+"""The exact Pareto front of a window: maximise used nodes and used burst buffer within the free capacity.
+
+Main engine (``dp``), exact and fast at Theta's scale:
+
+* jobs without a burst buffer request only add nodes: one bitset subset-sum over node
+  totals gives, for every slack s, the most nodes they can fill, fill(s);
+* jobs with a request are enumerated as the set of reachable (nodes, burst buffer)
+  sums within the capacity, kept as one sorted array of integer keys and merged job by
+  job (equal sums collapse, so equal jobs cost nothing extra);
+* every reachable pair (n, b) becomes (n + fill(N - n), b); the non-dominated ones are
+  the front, and a backtrack over the kept arrays gives one subset per point, preferring
+  jobs nearer the front of the window.
+
+Cross-checks: ε-constraint on a HiGHS MILP (``milp``) and on CP-SAT (``cpsat``): the
+point of most nodes (then most burst buffer), then again with the burst buffer above the
+last point's, until infeasible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pe
+from numba import njit
+
+from iosched.core import Status
+from iosched.errors import ParameterError
+from iosched.evaluate.window import FrontPoint
+from iosched.instances.window import WindowInstance
+from iosched.solvers import Profile, load_profile, solve_cpsat, solve_pyomo
+
+
+@njit(cache=True)
+def _merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
+    """Sorted union of ``keys`` and ``keys + shift`` (pairs staying within the capacity)."""
+    out = np.empty(2 * keys.shape[0], np.int64)
+    i = j = k = 0
+    m = keys.shape[0]
+    shifted = 0
+    while i < m or j < m:
+        if j < m:
+            n, b = keys[j] // stride, keys[j] % stride
+            if n + dn > n_cap or b + db > b_cap:
+                j += 1
+                continue
+            shifted = keys[j] + shift
+        if j >= m or (i < m and keys[i] < shifted):
+            v = keys[i]
+            i += 1
+        elif i < m and keys[i] == shifted:
+            v = keys[i]
+            i += 1
+            j += 1
+        else:
+            v = shifted
+            j += 1
+        out[k] = v
+        k += 1
+    return out[:k]
+
+
+def _fill_table(nodes: np.ndarray, n_cap: int):
+    """Subset sums of ``nodes`` up to n_cap: best[s] = most nodes within s, and how each sum was first reached."""
+    reach = np.zeros(n_cap + 1, dtype=bool)
+    reach[0] = True
+    via = np.full(n_cap + 1, -1, dtype=np.int64)
+    for j, n in enumerate(nodes):
+        if n > n_cap:
+            continue
+        new = np.zeros_like(reach)
+        new[n:] = reach[:-n] if n else reach
+        fresh = new & ~reach
+        via[fresh] = j
+        reach |= new
+    sums = np.where(reach, np.arange(n_cap + 1), -1)
+    return np.maximum.accumulate(sums), via
+
+
+def _pareto(n: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Indices of the non-dominated (n, b) pairs (both maximised), one per vector, by n descending."""
+    order = np.lexsort((-b, -n))
+    n, b = n[order], b[order]
+    best_before = np.concatenate(([-1], np.maximum.accumulate(b)[:-1]))
+    keep = b > best_before
+    return order[keep]
+
+
+def _pareto_binned(n: np.ndarray, b: np.ndarray, n_max: int) -> np.ndarray:
+    """:func:`_pareto` in O(len + n_max) for integer n in [0, n_max]: one index per front vector."""
+    best = np.full(n_max + 1, -1, dtype=np.int64)
+    np.maximum.at(best, n, b)
+    above = np.concatenate([np.maximum.accumulate(best[::-1])[::-1][1:], [-1]])  # best b at larger n
+    on_front = best > above
+    hit = np.flatnonzero(on_front[n] & (b == best[n]))
+    _, first = np.unique(n[hit], return_index=True)
+    return hit[first]
+
+
+def pareto_dp(instance: WindowInstance) -> list[FrontPoint]:
+    """The exact front by the structured dynamic program of the module docstring.
+
+    Bounds prune: every reachable pair completed by the zero-request fill is a feasible
+    point, so the non-dominated completions seen so far are incumbents; a pair whose
+    optimistic final point (all remaining requests added, capped by the capacity) is
+    weakly dominated by an incumbent cannot give a new front vector and is dropped.
+    """
+    nodes, bbs = instance.nodes(), instance.bbs()
+    N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
+    zero = np.flatnonzero(bbs == 0)
+    withbb = np.flatnonzero((bbs > 0) & (bbs <= Bc) & (nodes <= N))
+    best_fill, via = _fill_table(nodes[zero], N)
+    stride = Bc + 1
+    rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
+    rest_b = np.concatenate([np.cumsum(bbs[withbb][::-1])[::-1], [0]])
+    stages = [np.zeros(1, dtype=np.int64)]
+    incumbents: dict[tuple[int, int], tuple[int, int]] = {}  # vector -> (stage, key) reaching it
+    for s in range(len(withbb) + 1):
+        if s:
+            i = withbb[s - 1]
+            keys = _merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
+                                  N, Bc, stride)
+        else:
+            keys = stages[0]
+        n, b = keys // stride, keys % stride
+        total = n + best_fill[N - n]
+        vectors = [(int(total[k]), int(b[k]), s, int(keys[k])) for k in _pareto_binned(total, b, N)]
+        vectors += [(vn, vb, *where) for (vn, vb), where in incumbents.items()]
+        tn, tb = np.array([v[0] for v in vectors]), np.array([v[1] for v in vectors])
+        incumbents = {(vectors[k][0], vectors[k][1]): (vectors[k][2], vectors[k][3]) for k in _pareto(tn, tb)}
+        opt_n, opt_b = np.minimum(N, n + rest_n[s]), np.minimum(Bc, b + rest_b[s])
+        dominated = np.zeros(len(keys), dtype=bool)
+        for vn, vb in incumbents:
+            dominated |= (opt_n <= vn) & (opt_b <= vb)
+        if s:
+            stages.append(keys[~dominated])
+        if dominated.all():
+            break
+    front = []
+    for (vn, vb), (stage, key) in sorted(incumbents.items(), reverse=True):
+        n1 = key // stride
+        chosen = []
+        for st in range(stage, 0, -1):  # drop later jobs whenever the sum was reachable without them
+            prev = stages[st - 1]
+            pos = np.searchsorted(prev, key)
+            if pos < len(prev) and prev[pos] == key:
+                continue
+            i = withbb[st - 1]
+            chosen.append(int(i))
+            key -= int(nodes[i]) * stride + int(bbs[i])
+        fill = int(best_fill[N - n1])
+        while fill > 0:
+            j = int(via[fill])
+            chosen.append(int(zero[j]))
+            fill -= int(nodes[zero[j]])
+        front.append(FrontPoint(vn, vb, tuple(instance.jobs[i].id for i in sorted(chosen))))
+    return front
+
+
+# --- ε-constraint cross-checks ------------------------------------------------------------------
+
+
+def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None) -> pe.ConcreteModel:
+    """The window MILP: x_i binary; Σ n_i x_i <= N, min_bb <= Σ b_i x_i <= B; maximise nodes,
+    or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step)."""
+    nodes, bbs = instance.nodes(), instance.bbs()
+    m = pe.ConcreteModel(name="window")
+    m.J = pe.RangeSet(0, len(nodes) - 1)
+    m.x = pe.Var(m.J, domain=pe.Binary, doc="job j starts")
+    m.used_nodes = pe.Expression(expr=sum(int(nodes[j]) * m.x[j] for j in m.J))
+    m.used_bb = pe.Expression(expr=sum(int(bbs[j]) * m.x[j] for j in m.J))
+    m.nodes = pe.Constraint(expr=m.used_nodes <= instance.capacity.nodes)
+    m.bb = pe.Constraint(expr=pe.inequality(min_bb, m.used_bb, instance.capacity.burst_buffer))
+    if fix_nodes is None:
+        m.obj = pe.Objective(expr=m.used_nodes, sense=pe.maximize)
+    else:
+        m.fixed = pe.Constraint(expr=m.used_nodes == fix_nodes)
+        m.obj = pe.Objective(expr=m.used_bb, sense=pe.maximize)
+    return m
+
+
+def _point(instance, chosen) -> FrontPoint:
+    nodes, bbs = instance.nodes(), instance.bbs()
+    return FrontPoint(int(sum(nodes[chosen])), int(sum(bbs[chosen])),
+                      tuple(instance.jobs[i].id for i in sorted(chosen)))
+
+
+def pareto_milp(instance: WindowInstance, profile: Profile) -> list[FrontPoint]:
+    front, min_bb = [], 0
+    while True:
+        first = solve_pyomo(build_milp(instance, min_bb), profile, load=False)
+        if first.status == Status.INFEASIBLE:
+            return front
+        if first.status != Status.OPTIMAL:
+            raise RuntimeError(f"HiGHS did not prove a front point optimal ({first.message})")
+        second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
+        out = solve_pyomo(second, profile)
+        if out.status != Status.OPTIMAL:
+            raise RuntimeError(f"HiGHS did not prove a front point optimal ({out.message})")
+        chosen = [j for j in second.J if pe.value(second.x[j]) > 0.5]
+        front.append(_point(instance, chosen))
+        min_bb = front[-1].burst_buffer + 1
+
+
+def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]:
+    from ortools.sat.python import cp_model
+
+    nodes, bbs = instance.nodes().tolist(), instance.bbs().tolist()
+    front, min_bb = [], 0
+    while True:
+        best = None
+        for step in (0, 1):  # most nodes, then most burst buffer at those nodes
+            model = cp_model.CpModel()
+            x = [model.new_bool_var(f"x{j}") for j in range(len(nodes))]
+            used_n = sum(n * v for n, v in zip(nodes, x))
+            used_b = sum(b * v for b, v in zip(bbs, x))
+            model.add(used_n <= instance.capacity.nodes)
+            model.add(used_b <= instance.capacity.burst_buffer)
+            model.add(used_b >= min_bb)
+            if step == 0:
+                model.maximize(used_n)
+            else:
+                model.add(used_n == best)
+                model.maximize(used_b)
+            out, solver = solve_cpsat(model, profile)
+            if out.status == Status.INFEASIBLE:
+                return front
+            if out.status != Status.OPTIMAL:
+                raise RuntimeError(f"CP-SAT did not prove a front point optimal ({out.message})")
+            best = round(out.objective)
+        chosen = [j for j, v in enumerate(x) if solver.value(v)]
+        front.append(_point(instance, chosen))
+        min_bb = front[-1].burst_buffer + 1
+
+
+def pareto_front(instance: WindowInstance, engine: str = "dp", profile: Profile | str | None = None) -> list[FrontPoint]:
+    """The exact front, most nodes first, one subset per point."""
+    if engine == "dp":
+        return pareto_dp(instance)
+    prof = load_profile(profile) if isinstance(profile, str) else profile or load_profile("default")
+    if engine == "milp":
+        return pareto_milp(instance, prof)
+    if engine == "cpsat":
+        return pareto_cpsat(instance, prof)
+    raise ParameterError(f"engine must be dp, milp or cpsat, got {engine!r}")
