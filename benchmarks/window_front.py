@@ -42,8 +42,9 @@ def main() -> None:
             ref = [(p.nodes, p.burst_buffer) for p in exact]
             ga, t_ga = timed(bbsched_ga, inst, seed=seed)
             ns, t_ns = timed(nsga2, inst, seed=seed)
-            rows.append((t_exact, len(exact), t_ga, front_quality(inst, [(p.nodes, p.burst_buffer) for p in ga], ref)["igd"],
-                         t_ns, front_quality(inst, [(p.nodes, p.burst_buffer) for p in ns], ref)["igd"]))
+            igd_ga = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ga], ref)["igd"]
+            igd_ns = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ns], ref)["igd"]
+            rows.append((t_exact, len(exact), t_ga, igd_ga, t_ns, igd_ns))
         med = [statistics.median(col) for col in zip(*rows)]
         print(f"| {w} | {med[0]:.4f} | {med[1]:g} | {med[2]:.3f} | {med[3]:.4f} | {med[4]:.3f} | {med[5]:.4f} | "
               f"{med[2] / med[0]:.0f}x |", flush=True)

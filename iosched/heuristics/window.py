@@ -156,16 +156,17 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
     free_n, free_b = cap.nodes, cap.burst_buffer
     left = list(range(len(instance.jobs)))
     chosen = []
+    def share(x, total):
+        return x / total if total else 0.0
+
     while True:
         fits = [i for i in left if instance.jobs[i].nodes <= free_n and instance.bb(i) <= free_b]
         if not fits:
             break
-
-        def score(i):
-            return ((instance.jobs[i].nodes / cap.nodes) * (free_n / cap.nodes) if cap.nodes else 0.0) + (
-                (instance.bb(i) / cap.burst_buffer) * (free_b / cap.burst_buffer) if cap.burst_buffer else 0.0)
-
-        best = max(fits, key=lambda i: (score(i), -i))
+        free = (share(free_n, cap.nodes), share(free_b, cap.burst_buffer))
+        scores = {i: share(instance.jobs[i].nodes, cap.nodes) * free[0]
+                  + share(instance.bb(i), cap.burst_buffer) * free[1] for i in fits}
+        best = max(fits, key=lambda i: (scores[i], -i))
         chosen.append(best)
         left.remove(best)
         free_n -= instance.jobs[best].nodes

@@ -231,7 +231,8 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]
         min_bb = front[-1].burst_buffer + 1
 
 
-def pareto_front(instance: WindowInstance, engine: str = "dp", profile: Profile | str | None = None) -> list[FrontPoint]:
+def pareto_front(instance: WindowInstance, engine: str = "dp",
+                 profile: Profile | str | None = None) -> list[FrontPoint]:
     """The exact front, most nodes first, one subset per point."""
     if engine == "dp":
         return pareto_dp(instance)
