@@ -26,17 +26,18 @@ from iosched.instances.window import WindowInstance
 from iosched.models.window import pareto_front
 
 
-def decide(instance: WindowInstance, front: list[FrontPoint], factor: float = 2.0) -> FrontPoint:
-    """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer)."""
-    cap = instance.capacity
-    share_n = (lambda n: n / cap.nodes) if cap.nodes else (lambda n: 0.0)
-    share_b = (lambda b: b / cap.burst_buffer) if cap.burst_buffer else (lambda b: 0.0)
+def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -> FrontPoint:
+    """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer).
+
+    Gains and losses are shares of the free capacity, compared exactly in integers:
+    (b_p - b_f) / B > factor (n_f - n_p) / N  <=>  (b_p - b_f) N > factor (n_f - n_p) B.
+    """
+    N, B = max(instance.capacity.nodes, 1), max(instance.capacity.burst_buffer, 1)
     first = max(front, key=lambda p: (p.nodes, p.burst_buffer))
-    best, best_gain = first, 0.0
+    best, best_gain = first, 0  # gains in units of 1 / (N B)
     for p in front:
-        gain = share_b(p.burst_buffer) - share_b(first.burst_buffer)
-        loss = share_n(first.nodes) - share_n(p.nodes)
-        if gain > factor * loss and gain > best_gain:
+        gain = (p.burst_buffer - first.burst_buffer) * N
+        if gain > factor * (first.nodes - p.nodes) * B and gain > best_gain:
             best, best_gain = p, gain
     return best
 
@@ -75,6 +76,8 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     point give P children; each gene flips with probability p_m; infeasible children are
     discarded. Survivors: the Pareto set of parents and children first, newer before older;
     if it holds fewer than P, the rest fill up, newer first. Ages grow by one a generation.
+    Identical chromosomes count once (at their youngest age): copies of one Pareto point
+    would otherwise crowd the others out of the survivors.
     The initial population is random, each gene 1 with probability 1/2, infeasible rows
     resampled (up to 100 times, then the empty selection)."""
     if generations < 1 or population < 2:
@@ -92,7 +95,7 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
                 break
     age = np.zeros(population, dtype=np.int64)
     for _ in range(generations):
-        parents = rng.integers(0, population, size=(population // 2, 2))
+        parents = rng.integers(0, len(pop), size=(population // 2, 2))
         cut = rng.integers(1, w, size=population // 2) if w > 1 else np.zeros(population // 2, dtype=np.int64)
         kids = []
         for (a, c), k in zip(parents, cut):
@@ -102,6 +105,10 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
         kids = kids[_objectives(instance, kids)[2]]
         pool = np.vstack([kids, pop])
         pool_age = np.concatenate([np.zeros(len(kids), dtype=np.int64), age + 1])
+        young = np.argsort(pool_age, kind="stable")  # each chromosome once, at its youngest age
+        _, first = np.unique(pool[young], axis=0, return_index=True)
+        keep = young[np.sort(first)]
+        pool, pool_age = pool[keep], pool_age[keep]
         n, b, _ = _objectives(instance, pool)
         pareto = _nondominated(n, b)
         order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first

@@ -148,6 +148,8 @@ class WindowInstance:
         if not isinstance(cap, dict):
             raise InstanceError(f"capacity must be an object, got {cap!r}")
         _fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
+        if not isinstance(cap.get("ssd_classes", []), list):
+            raise InstanceError(f"capacity.ssd_classes must be a list, got {cap['ssd_classes']!r}")
         classes = tuple(_build(SSDClass, c, f"capacity.ssd_classes[{i}]", {"ssd", "nodes"}, set())
                         for i, c in enumerate(cap.get("ssd_classes", [])))
         capacity = Capacity(cap["nodes"], cap["burst_buffer"], classes)
@@ -223,8 +225,11 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
         raise InstanceError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
     if not 0 < load <= 1:
         raise InstanceError(f"load must be in (0, 1], got {load!r}")
-    rng = np.random.default_rng(seed)
     share, smallest = MIXES[mix]
+    if max_request < smallest:
+        raise InstanceError(f"max_request must be at least the {mix} mix's smallest request {smallest}, "
+                            f"got {max_request!r}")
+    rng = np.random.default_rng(seed)
     top = int(math.floor(math.log2(nodes)))
     weights = np.array([2.0 ** (-k / 2) for k in range(top + 1)])
     free_nodes, free_bb = int(nodes * load), int(burst_buffer * load)

@@ -1,0 +1,298 @@
+"""Window heuristics: feasibility, the exactly-solved baselines, the paper's example, the decision rule,
+reproducibility of the GA / NSGA-II, and front quality against the exact front."""
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+import iosched
+from iosched.errors import ParameterError
+from iosched.evaluate.window import FrontPoint, Selection, evaluate, front_quality, hypervolume
+from iosched.heuristics.window import bbsched_ga, bin_packing, decide, naive, nsga2
+from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
+from iosched.models.window import pareto_front
+
+FRONT_METHODS = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
+SINGLE = [("naive", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}),
+          ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}), ("constrained-bb", {})]
+
+
+def window(seed):
+    return generate(seed, 20, mix=("S1", "S2", "S3", "S4")[seed % 4], load=(0.2, 0.3, 0.5)[seed % 3])
+
+
+@cache
+def front_result(method, seed):
+    return iosched.solve("window", window(seed), method, seed=seed, generations=50, compare="exact")
+
+
+def vectors(front):
+    return [(p.nodes, p.burst_buffer) for p in front]
+
+
+def subsets(inst):
+    """Every subset of a small window: 0/1 rows, used nodes, used bb, feasible mask."""
+    w = len(inst.jobs)
+    X = (np.arange(2 ** w)[:, None] >> np.arange(w)) & 1
+    n, b = X @ inst.nodes(), X @ inst.bbs()
+    return X, n, b, (n <= inst.capacity.nodes) & (b <= inst.capacity.burst_buffer)
+
+
+def sums(inst, ids):
+    index = {j.id: i for i, j in enumerate(inst.jobs)}
+    return sum(inst.jobs[index[j]].nodes for j in ids), sum(inst.bb(index[j]) for j in ids)
+
+
+# --- (1) every selection is feasible --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_front_methods_feasible(method, seed):
+    r = front_result(method, seed)
+    assert r.status in ("feasible", "optimal"), r.info
+    assert r.evaluation.feasible
+    assert iosched.evaluate("window", window(seed), r.solution).feasible
+    assert r.solution.selected in [p.jobs for p in r.solution.front]
+    for p in r.solution.front:
+        assert sums(window(seed), p.jobs) == (p.nodes, p.burst_buffer)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_single_methods_feasible(seed):
+    inst = window(seed)
+    for method, params in SINGLE:
+        r = iosched.solve("window", inst, method, **params)
+        assert r.status in ("feasible", "optimal"), (method, r.info)
+        ev = evaluate(inst, r.solution)
+        assert ev.feasible, (method, ev.violations)
+        assert ev.nodes <= inst.capacity.nodes and ev.burst_buffer <= inst.capacity.burst_buffer
+        assert (r.evaluation.nodes, r.evaluation.burst_buffer) == sums(inst, r.solution.selected)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("greedy", [naive, bin_packing])
+def test_greedy_is_maximal(greedy, seed):
+    """Naive and bin-packing stop only when no left-over job fits the remaining capacity."""
+    inst = window(seed)
+    (p,) = greedy(inst)
+    assert sums(inst, p.jobs) == (p.nodes, p.burst_buffer)
+    free_n, free_b = inst.capacity.nodes - p.nodes, inst.capacity.burst_buffer - p.burst_buffer
+    assert free_n >= 0 and free_b >= 0
+    for i, j in enumerate(inst.jobs):
+        if j.id not in p.jobs:
+            assert j.nodes > free_n or inst.bb(i) > free_b
+
+
+def test_evaluator_rejects_bad_selections():
+    inst = PAPER_EXAMPLE
+    assert not evaluate(inst, Selection(("J1", "J3"))).feasible  # 120 nodes
+    assert not evaluate(inst, Selection(("J2", "J1"))).feasible  # 105 bb
+    assert not evaluate(inst, Selection(("J4", "J4"))).feasible  # duplicate
+    assert not evaluate(inst, Selection(("J9",))).feasible  # unknown
+    lie = Selection(("J4",), (FrontPoint(10, 5, ("J4",)),))  # the front point's sums are wrong
+    assert [v.constraint for v in evaluate(inst, lie).violations] == ["front_sums"]
+
+
+# --- (2) the exactly-solved baselines against brute force ----------------------------------------
+
+SMALL = [generate(seed, 12, mix=("S1", "S2", "S3", "S4")[seed % 4], load=(0.05, 0.1, 0.2, 0.3)[seed % 4])
+         for seed in range(16)]
+
+
+@pytest.mark.parametrize("k", range(len(SMALL)))
+def test_weighted_and_constrained_are_exact(k):
+    inst = SMALL[k]
+    _, n, b, ok = subsets(inst)
+    N, B = inst.capacity.nodes, inst.capacity.burst_buffer
+    for wgt in (0.5, 0.8, 0.2):
+        r = iosched.solve("window", inst, "weighted", node_weight=wgt)
+        value = wgt * r.evaluation.nodes / N + (1 - wgt) * r.evaluation.burst_buffer / B
+        best = float(np.max(wgt * n[ok] / N + (1 - wgt) * b[ok] / B))
+        assert value == pytest.approx(best, abs=1e-12)
+        assert r.evaluation.feasible
+    cpu = iosched.solve("window", inst, "constrained-cpu").evaluation
+    top_n = n[ok].max()
+    assert cpu.nodes == top_n
+    assert cpu.burst_buffer == b[ok & (n == top_n)].max()
+    bb = iosched.solve("window", inst, "constrained-bb").evaluation
+    top_b = b[ok].max()
+    assert bb.burst_buffer == top_b
+    assert bb.nodes == n[ok & (b == top_b)].max()
+
+
+def test_weighted_bad_weight():
+    with pytest.raises(ParameterError, match="node_weight"):
+        iosched.solve("window", PAPER_EXAMPLE, "weighted", node_weight=1.5)
+
+
+# --- (3) the paper's example (Table 1b) -----------------------------------------------------------
+
+
+def _picked(method, **params):
+    r = iosched.solve("window", PAPER_EXAMPLE, method, **params)
+    return r.solution.selected, (r.evaluation.node_utilization, r.evaluation.bb_utilization)
+
+
+def test_paper_naive():
+    sel, util = _picked("naive")
+    assert sel == ("J1", "J4") and util == pytest.approx((0.9, 0.2))
+
+
+@pytest.mark.parametrize("method,params", [("bin-packing", {}), ("constrained-cpu", {}),
+                                           ("weighted", {"node_weight": 0.8})])
+def test_paper_solution_2(method, params):
+    sel, util = _picked(method, **params)
+    assert sel == ("J1", "J5") and util == pytest.approx((1.0, 0.2))
+
+
+def test_paper_other_baselines():
+    # the most burst buffer, and equal weights, both prefer the paper's solution 3
+    assert _picked("constrained-bb")[0] == ("J2", "J3", "J4", "J5")
+    assert _picked("weighted", node_weight=0.5)[0] == ("J2", "J3", "J4", "J5")
+
+
+def test_paper_decision_rule():
+    front = [FrontPoint(n, b, ids) for n, b, ids in PAPER_PARETO]
+    assert decide(PAPER_EXAMPLE, front).jobs == ("J2", "J3", "J4", "J5")
+    assert decide(PAPER_EXAMPLE, pareto_front(PAPER_EXAMPLE)).jobs == ("J2", "J3", "J4", "J5")
+    # a factor above 3.5 (gain 0.7 vs loss 0.2) keeps the point of most nodes
+    assert decide(PAPER_EXAMPLE, front, factor=4.0).jobs == ("J1", "J5")
+
+
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_paper_front_methods(method):
+    r = iosched.solve("window", PAPER_EXAMPLE, method, seed=0, generations=10)
+    assert r.evaluation.feasible
+    for p in r.solution.front:  # never beyond the paper's Pareto set
+        assert any(n >= p.nodes and b >= p.burst_buffer for n, b, _ in PAPER_PARETO), p
+    assert r.objective <= r.bound + 1e-12
+
+
+# --- (4) the decision rule by hand ----------------------------------------------------------------
+
+CAP128 = WindowInstance(Capacity(128, 128), (Job("a", 1),))  # shares of 128 are exact binary fractions
+
+
+def P(n, b):
+    return FrontPoint(n, b, (f"{n}/{b}",))
+
+
+def test_decide_keeps_most_nodes_without_a_2x_gain():
+    front = [P(120, 16), P(128, 8), P(96, 64)]  # gains .0625 / .4375 vs losses .0625 / .25
+    assert decide(CAP128, front) == P(128, 8)
+
+
+def test_decide_most_nodes_ties_to_more_bb():
+    assert decide(CAP128, [P(128, 0), P(128, 8), P(64, 8)]) == P(128, 8)
+
+
+def test_decide_exactly_2x_is_not_enough():
+    # gain 32/128 = .25, loss 16/128 = .125: exactly 2x, not more
+    assert decide(CAP128, [P(128, 16), P(112, 48)]) == P(128, 16)
+    assert decide(CAP128, [P(128, 16), P(112, 49)]) == P(112, 49)
+
+
+def test_decide_largest_gain_wins():
+    # (120, 40): gain .1875 > 2 x .0625; (96, 112): gain .75 > 2 x .25; (112, 60): gain .34 > 2 x .125
+    front = [P(128, 16), P(120, 40), P(112, 60), P(96, 112), P(64, 128)]  # (64, 128): .875 < 2 x .5
+    assert decide(CAP128, front) == P(96, 112)
+    assert decide(CAP128, front[:3]) == P(112, 60)
+    assert decide(CAP128, [front[0], front[4]]) == P(128, 16)
+
+
+def test_decide_order_does_not_matter():
+    front = [P(128, 16), P(120, 40), P(112, 60), P(96, 112), P(64, 128)]
+    assert decide(CAP128, front[::-1]) == decide(CAP128, front) == P(96, 112)
+
+
+def test_decide_exactly_2x_with_decimal_shares():
+    cap100 = WindowInstance(Capacity(100, 100), (Job("a", 1),))
+    chosen = [decide(cap100, [P(100, 0), P(*other)]) for other in [(90, 20), (70, 60), (80, 40)]]
+    assert chosen == [P(100, 0)] * 3  # none of the three gains is *more* than 2x its loss
+
+
+# --- (5) reproducibility --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_same_seed_same_front(method):
+    fn = FRONT_METHODS[method]
+    inst = window(9)
+    assert fn(inst, generations=50, seed=3) == fn(inst, generations=50, seed=3)
+    a = iosched.solve("window", inst, method, seed=4, generations=50)
+    b = iosched.solve("window", inst, method, seed=4, generations=50)
+    assert a.solution == b.solution
+
+
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_seeds_matter(method):
+    fn = FRONT_METHODS[method]
+    inst = window(9)
+    fronts = {tuple(fn(inst, generations=20, seed=s)) for s in range(5)}
+    assert len(fronts) > 1
+
+
+def test_ga_keeps_pareto_vectors_it_found():
+    early = vectors(bbsched_ga(PAPER_EXAMPLE, generations=5, seed=0))
+    assert early == [(100, 20), (80, 90)]
+    later = vectors(bbsched_ga(PAPER_EXAMPLE, generations=20, seed=0))  # same random stream for 5 generations
+    assert later == early  # only 2 Pareto vectors, population 20: an elitist GA cannot lose either
+
+
+# --- (6) front quality against the exact front ----------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_heuristic_fronts_never_beat_exact(method, seed):
+    inst = window(seed)
+    exact = pareto_front(inst)
+    r = front_result(method, seed)
+    for p in r.solution.front:
+        assert any(e.nodes >= p.nodes and e.burst_buffer >= p.burst_buffer for e in exact), p
+    q = front_quality(inst, vectors(r.solution.front), vectors(exact))
+    assert q["gd"] >= 0 and q["igd"] >= 0
+    assert q["hv"] <= q["hv_reference"] + 1e-12
+    assert q["hv"] == pytest.approx(hypervolume(inst, vectors(r.solution.front)), abs=1e-12)
+    assert q["hv_reference"] == pytest.approx(hypervolume(inst, vectors(exact)), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_quality_of_the_reference_itself(seed):
+    inst = window(seed)
+    exact = vectors(pareto_front(inst))
+    q = front_quality(inst, exact, exact)
+    assert q["gd"] == 0 and q["igd"] == 0
+    assert q["hv"] == pytest.approx(q["hv_reference"], abs=1e-12)
+
+
+def test_quality_of_a_partial_front():
+    exact = vectors(pareto_front(PAPER_EXAMPLE))
+    q = front_quality(PAPER_EXAMPLE, exact[:1], exact)
+    assert q["gd"] == 0  # its one point lies on the reference
+    assert q["igd"] > 0  # but it misses (80, 90)
+    assert q["hv"] < q["hv_reference"] - 0.5
+    q = front_quality(PAPER_EXAMPLE, [(90, 20)], exact)
+    assert q["gd"] == pytest.approx(0.1)
+
+
+# --- (7) solve(..., compare="exact") --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+def test_solve_compare_exact(method, seed):
+    r = front_result(method, seed)
+    q = r.info["quality"]
+    assert set(q) == {"gd", "igd", "hv", "hv_reference"}
+    assert r.gap is not None and r.gap >= 0
+    assert r.objective <= r.bound + 1e-12
+    assert q["hv"] == pytest.approx(r.objective, abs=1e-12)
+    assert q["hv_reference"] == pytest.approx(r.bound, abs=1e-12)
+
+
+def test_solve_compare_bad_value():
+    with pytest.raises(ParameterError, match="compare"):
+        iosched.solve("window", PAPER_EXAMPLE, "bbsched-ga", seed=0, generations=5, compare="greedy")
