@@ -36,6 +36,14 @@ class MethodOutput:
     info: dict = field(default_factory=dict)
 
 
+def _attribute(evaluation, name: str) -> float:
+    return getattr(evaluation, name)
+
+
+def _solution_dict(solution, instance) -> dict:
+    return solution.to_dict(instance)
+
+
 @dataclass
 class Problem:
     """A problem's pieces: how to load instances, evaluate solutions, and bound the objective."""
@@ -43,14 +51,14 @@ class Problem:
     name: str
     load: Callable[[str], Any]
     evaluate: Callable[[Any, Any], Any]
-    objective: Callable[[Any, str], float]  # (evaluation, objective name) -> value
     sense: Callable[[str], str]  # objective name -> "max" | "min"
     bound: Callable[[Any, str], float | None]  # (instance, objective name) -> proven bound
-    solution_to_dict: Callable[[Any, Any], dict]
     bounds: Callable[[Any], dict]  # instance -> every bound the problem knows, by name
     generate: Callable[..., Any]  # (seed, **size) -> a random instance
     builtins: list[str]
     models: dict[str, Callable[..., Any]] = field(default_factory=dict)  # name -> (instance, **p) -> model
+    objective: Callable[[Any, str], float] = _attribute  # (evaluation, objective name) -> value
+    solution_to_dict: Callable[[Any, Any], dict] = _solution_dict
 
 
 @dataclass

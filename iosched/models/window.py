@@ -18,6 +18,8 @@ last point's, until infeasible.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyomo.environ as pe
 from numba import njit
@@ -95,7 +97,8 @@ def _pareto_binned(n: np.ndarray, b: np.ndarray, n_max: int) -> np.ndarray:
     return hit[first]
 
 
-def pareto_dp(instance: WindowInstance) -> list[FrontPoint]:
+@functools.lru_cache(maxsize=64)
+def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     """The exact front by the structured dynamic program of the module docstring.
 
     Bounds prune: every reachable pair completed by the zero-request fill is a feasible
@@ -152,7 +155,7 @@ def pareto_dp(instance: WindowInstance) -> list[FrontPoint]:
             chosen.append(int(zero[j]))
             fill -= int(nodes[zero[j]])
         front.append(FrontPoint(vn, vb, tuple(instance.jobs[i].id for i in sorted(chosen))))
-    return front
+    return tuple(front)
 
 
 # --- ε-constraint cross-checks ------------------------------------------------------------------
@@ -233,9 +236,9 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]
 
 def pareto_front(instance: WindowInstance, engine: str = "dp",
                  profile: Profile | str | None = None) -> list[FrontPoint]:
-    """The exact front, most nodes first, one subset per point."""
+    """The exact front, most nodes first, one subset per point (dp fronts are cached per instance)."""
     if engine == "dp":
-        return pareto_dp(instance)
+        return list(pareto_dp(instance))
     prof = load_profile(profile) if isinstance(profile, str) else profile or load_profile("default")
     if engine == "milp":
         return pareto_milp(instance, prof)
