@@ -308,16 +308,22 @@ def build_milp(instance: PeriodicInstance, period: float, slots: int | None = No
         m.worst = pe.Constraint(m.K, rule=lambda m, k: (
             m.z <= m.n[k] * (apps[k].work + instance.time_io(k)) / period))
         m.obj = pe.Objective(expr=m.z, sense=pe.maximize)
-    m._period, m._slots, m._kind = period, S, kind
+    m._period, m._slots, m._kind, m._blocks = period, S, kind, blocks
     return m
 
 
 def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
-    """The pattern of a solved restriction: computes on slot boundaries, a rate per slot."""
+    """The pattern of a solved restriction: computes on slot boundaries, a rate per slot.
+
+    Volumes below 1e-9 of vol_k are solver tolerance, not transfers, and are dropped, as
+    is anything in a slot the compute blocks.
+    """
     T, S = model._period, model._slots
     delta = T / S
     B = instance.platform.bandwidth
-    rate = {(k, s): min(max(pe.value(model.v[k, s]), 0.0) / delta, instance.max_rate(k))
+    apps_ = instance.applications
+    rate = {(k, s): (min(pe.value(model.v[k, s]) / delta, instance.max_rate(k))
+                     if pe.value(model.v[k, s]) > 1e-9 * apps_[k].io_volume else 0.0)
             for k in model.K for s in model.S}
     load = [sum(rate[k, s] for k in model.K) for s in model.S]
     apps = []
@@ -327,7 +333,7 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
         for i, s0 in enumerate(starts):
             s1 = starts[(i + 1) % len(starts)] + (S if i + 1 == len(starts) else 0)
             segs = tuple(((s % S) * delta, (s % S + 1) * delta, rate[k, s % S] * min(1.0, B / load[s % S]))
-                         for s in range(s0, s1) if rate[k, s % S] > 1e-12 * instance.max_rate(k))
+                         for s in range(s0 + model._blocks[k], s1) if rate[k, s % S] > 0)
             insts.append(PatternInstance(s0 * delta, segs))
         apps.append(tuple(insts))
     return Pattern(T, tuple(apps))
