@@ -4,12 +4,12 @@ Main engine (``dp``), exact and fast at Theta's scale:
 
 * jobs without a burst buffer request only add nodes: one bitset subset-sum over node
   totals gives, for every slack s, the most nodes they can fill, fill(s);
-* jobs with a request are enumerated as the set of reachable (nodes, burst buffer)
-  sums within the capacity, kept as one sorted array of integer keys and merged job by
-  job (equal sums collapse, so equal jobs cost nothing extra);
+* jobs with a request are enumerated, largest request first, as the set of reachable
+  (nodes, burst buffer) sums within the capacity, kept as one sorted array of integer
+  keys and merged job by job (equal sums collapse, so equal jobs cost nothing extra);
 * every reachable pair (n, b) becomes (n + fill(N - n), b); the non-dominated ones are
-  the front, and a backtrack over the kept arrays gives one subset per point, preferring
-  jobs nearer the front of the window.
+  the front, and a backtrack over the kept arrays gives one subset per point (it leaves
+  out smaller requests, and later zero-request jobs, whenever it can).
 
 Cross-checks: ε-constraint on a HiGHS MILP (``milp``) and on CP-SAT (``cpsat``): the
 point of most nodes (then most burst buffer), then again with the burst buffer above the
@@ -110,6 +110,7 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
     zero = np.flatnonzero(bbs == 0)
     withbb = np.flatnonzero((bbs > 0) & (bbs <= Bc) & (nodes <= N))
+    withbb = withbb[np.argsort(-bbs[withbb], kind="stable")]  # big requests first: the bounds bite sooner
     best_fill, via = _fill_table(nodes[zero], N)
     stride = Bc + 1
     rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
