@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 
 from iosched.errors import InstanceError
+from iosched.evaluate import Violation
 from iosched.fluid import Segment, cyclic_load, overlap
 from iosched.instances.periodic import PeriodicInstance
 
@@ -77,18 +78,6 @@ class Pattern:
             return cls(float(d["period"]), apps)
         except (KeyError, TypeError, ValueError) as e:
             raise InstanceError(f"not a periodic pattern: {e}") from None
-
-
-@dataclass
-class Violation:
-    """One broken constraint: its kind, where, and by how much (in the constraint's unit)."""
-
-    constraint: str
-    where: str
-    amount: float
-
-    def __str__(self):
-        return f"{self.constraint} at {self.where}: by {self.amount:.6g}"
 
 
 @dataclass

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iosched.errors import InstanceError
+from iosched.evaluate import Violation
 from iosched.instances.window import WindowInstance
 
 
@@ -50,16 +51,6 @@ class Selection:
             return cls(tuple(d["selected"]), front)
         except (KeyError, TypeError, ValueError) as e:
             raise InstanceError(f"not a window selection: {e}") from None
-
-
-@dataclass
-class Violation:
-    constraint: str
-    where: str
-    amount: float
-
-    def __str__(self):
-        return f"{self.constraint} at {self.where}: by {self.amount:.6g}"
 
 
 @dataclass

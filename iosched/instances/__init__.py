@@ -1,0 +1,69 @@
+"""Instances, one module per problem, and the JSON plumbing they share.
+
+Every error names the field and the value it rejects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from iosched.errors import InstanceError
+
+
+def parse_json(text: str, where: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InstanceError(f"{where} is not valid JSON: {e}") from None
+
+
+def check_top(d, label: str, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+    """A top-level JSON object with its ``required`` keys and nothing beyond ``optional``."""
+    if not isinstance(d, dict):
+        raise InstanceError(f"a {label} must be a JSON object, got {type(d).__name__}")
+    for key in required:
+        if key not in d:
+            raise InstanceError(f"missing field {key!r} in {label}")
+    unknown = sorted(set(d) - set(required) - set(optional))
+    if unknown:
+        raise InstanceError(f"unknown field {unknown[0]!r} in {label}")
+
+
+def check_fields(d, where: str, required, optional=()) -> None:
+    """A nested JSON object: ``where`` names it in errors (``platform``, ``jobs[3]``...)."""
+    if not isinstance(d, dict):
+        raise InstanceError(f"{where} must be an object, got {d!r}")
+    missing = sorted(set(required) - set(d))
+    if missing:
+        raise InstanceError(f"missing field {where}.{missing[0]}")
+    unknown = sorted(set(d) - set(required) - set(optional))
+    if unknown:
+        raise InstanceError(f"unknown field {where}.{unknown[0]}")
+
+
+def build(kind, d, where: str, optional=()):
+    """The dataclass ``kind`` from a JSON object; every field but ``optional`` is required."""
+    names = [f.name for f in dataclasses.fields(kind)]
+    check_fields(d, where, [n for n in names if n not in optional], optional)
+    return kind(**d)
+
+
+class JsonInstance:
+    """``to_json`` / ``from_json`` for a class with ``to_dict`` / ``from_dict(d, name)``."""
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path):
+        """From a file (a Path, or a string naming an existing file) or from JSON text."""
+        if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
+            path = Path(text_or_path)
+            return cls.from_dict(parse_json(path.read_text(), str(path)), name=path.stem)
+        return cls.from_dict(parse_json(text_or_path, "<string>"))

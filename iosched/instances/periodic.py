@@ -9,15 +9,14 @@ Any consistent units work; the paper's data are in seconds, GB and GB/s.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from iosched.errors import InstanceError
+from iosched.instances import JsonInstance, build, check_top
 
 PROBLEM = "periodic"
 
@@ -64,7 +63,7 @@ class Application:
 
 
 @dataclass(frozen=True)
-class PeriodicInstance:
+class PeriodicInstance(JsonInstance):
     """Applications sharing a platform; ``t_min`` (s) optionally fixes PerSched's first period."""
 
     platform: Platform
@@ -117,58 +116,17 @@ class PeriodicInstance:
             d["t_min"] = self.t_min
         return d
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=2)
-        if path is not None:
-            Path(path).write_text(text + "\n")
-        return text
-
     @classmethod
     def from_dict(cls, d: dict, name: str = "instance") -> PeriodicInstance:
-        if not isinstance(d, dict):
-            raise InstanceError(f"a periodic instance must be a JSON object, got {type(d).__name__}")
-        for key in ("platform", "applications"):
-            if key not in d:
-                raise InstanceError(f"missing field {key!r} in periodic instance")
-        unknown = sorted(set(d) - {"name", "platform", "applications", "t_min"})
-        if unknown:
-            raise InstanceError(f"unknown field {unknown[0]!r} in periodic instance")
-        platform = _build(Platform, d["platform"], "platform")
+        check_top(d, "periodic instance", ("platform", "applications"), ("name", "t_min"))
+        platform = build(Platform, d["platform"], "platform")
         apps = d["applications"]
         if not isinstance(apps, list):
             raise InstanceError(f"applications must be a list, got {apps!r}")
         applications = tuple(
-            _build(Application, a, f"applications[{i}]") for i, a in enumerate(apps)
+            build(Application, a, f"applications[{i}]") for i, a in enumerate(apps)
         )
         return cls(platform, applications, name=d.get("name", name), t_min=d.get("t_min"))
-
-    @classmethod
-    def from_json(cls, text_or_path: str | Path) -> PeriodicInstance:
-        """From a file (a Path, or a string naming an existing file) or from JSON text."""
-        if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
-            path = Path(text_or_path)
-            return cls.from_dict(_parse(path.read_text(), str(path)), name=path.stem)
-        return cls.from_dict(_parse(text_or_path, "<string>"))
-
-
-def _parse(text: str, where: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InstanceError(f"{where} is not valid JSON: {e}") from None
-
-
-def _build(kind, d, where: str):
-    if not isinstance(d, dict):
-        raise InstanceError(f"{where} must be an object, got {d!r}")
-    names = [f for f in kind.__dataclass_fields__]
-    missing = [f for f in names if f not in d]
-    if missing:
-        raise InstanceError(f"missing field {where}.{missing[0]}")
-    unknown = sorted(set(d) - set(names))
-    if unknown:
-        raise InstanceError(f"unknown field {where}.{unknown[0]}")
-    return kind(**{f: d[f] for f in names})
 
 
 # --- the paper's instances ---------------------------------------------------------

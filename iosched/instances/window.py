@@ -9,15 +9,14 @@ needs on every node (GB), and in the capacity the node classes by SSD size.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from iosched.errors import InstanceError
+from iosched.instances import JsonInstance, build, check_fields, check_top
 
 PROBLEM = "window"
 
@@ -75,7 +74,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class WindowInstance:
+class WindowInstance(JsonInstance):
     """A window of jobs (front first) and the free capacity; burst buffer rounded up to ``granularity``."""
 
     capacity: Capacity
@@ -128,67 +127,21 @@ class WindowInstance:
             d["granularity"] = self.granularity
         return d
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=2)
-        if path is not None:
-            Path(path).write_text(text + "\n")
-        return text
-
     @classmethod
     def from_dict(cls, d: dict, name: str = "window") -> WindowInstance:
-        if not isinstance(d, dict):
-            raise InstanceError(f"a window instance must be a JSON object, got {type(d).__name__}")
-        for key in ("capacity", "jobs"):
-            if key not in d:
-                raise InstanceError(f"missing field {key!r} in window instance")
-        unknown = sorted(set(d) - {"name", "capacity", "jobs", "granularity"})
-        if unknown:
-            raise InstanceError(f"unknown field {unknown[0]!r} in window instance")
+        check_top(d, "window instance", ("capacity", "jobs"), ("name", "granularity"))
         cap = d["capacity"]
-        if not isinstance(cap, dict):
-            raise InstanceError(f"capacity must be an object, got {cap!r}")
-        _fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
+        check_fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
         if not isinstance(cap.get("ssd_classes", []), list):
             raise InstanceError(f"capacity.ssd_classes must be a list, got {cap['ssd_classes']!r}")
-        classes = tuple(_build(SSDClass, c, f"capacity.ssd_classes[{i}]", {"ssd", "nodes"}, set())
+        classes = tuple(build(SSDClass, c, f"capacity.ssd_classes[{i}]")
                         for i, c in enumerate(cap.get("ssd_classes", [])))
         capacity = Capacity(cap["nodes"], cap["burst_buffer"], classes)
         if not isinstance(d["jobs"], list):
             raise InstanceError(f"jobs must be a list, got {d['jobs']!r}")
-        jobs = tuple(_build(Job, j, f"jobs[{i}]", {"id", "nodes"}, {"burst_buffer", "ssd_per_node"})
+        jobs = tuple(build(Job, j, f"jobs[{i}]", optional=("burst_buffer", "ssd_per_node"))
                      for i, j in enumerate(d["jobs"]))
         return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1))
-
-    @classmethod
-    def from_json(cls, text_or_path: str | Path) -> WindowInstance:
-        """From a file (a Path, or a string naming an existing file) or from JSON text."""
-        if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
-            path = Path(text_or_path)
-            return cls.from_dict(_parse(path.read_text(), str(path)), name=path.stem)
-        return cls.from_dict(_parse(text_or_path, "<string>"))
-
-
-def _parse(text: str, where: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InstanceError(f"{where} is not valid JSON: {e}") from None
-
-
-def _fields(d: dict, where: str, required: set, optional: set) -> None:
-    missing = sorted(required - set(d))
-    if missing:
-        raise InstanceError(f"missing field {where}.{missing[0]}")
-    unknown = sorted(set(d) - required - optional)
-    if unknown:
-        raise InstanceError(f"unknown field {where}.{unknown[0]}")
-
-
-def _build(kind, d, where: str, required: set, optional: set):
-    if not isinstance(d, dict):
-        raise InstanceError(f"{where} must be an object, got {d!r}")
-    _fields(d, where, required, optional)
-    return kind(**d)
 
 
 # --- the paper's example and the generator --------------------------------------------------------
