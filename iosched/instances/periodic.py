@@ -18,8 +18,6 @@ import numpy as np
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, build, check_top
 
-PROBLEM = "periodic"
-
 
 def _positive(where: str, value, *, integer: bool = False) -> None:
     ok_type = (int,) if integer else (int, float)

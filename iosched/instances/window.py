@@ -18,8 +18,6 @@ import numpy as np
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, build, check_fields, check_top
 
-PROBLEM = "window"
-
 
 def _count(where: str, value, *, positive: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
