@@ -141,7 +141,7 @@ def cmd_list(args) -> int:
     for name, prob in sorted(PROBLEMS.items()):
         print(f"{name}: instances {', '.join(prob.builtins)}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
-            print(f"  {m.name:18s} {m.objective:15s} {m.description}")
+            print(f"  {m.name:24s} {m.objective:15s} {m.description}")
     return 0
 
 
@@ -275,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InstanceError, ParameterError) as e:
         print(f"iosched: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped early (| head): not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
