@@ -108,3 +108,13 @@ def test_solve_milp_reports_solver_statuses(capsys):
     run_ = d["info"]["periods"][0]
     assert run_["restriction"]["status"] in ("optimal", "time_limit")
     assert d["objective"] <= run_["relaxation"]["bound"] * (1 + 1e-9) <= d["bound"] * (1 + 1e-9)
+
+
+def test_reproduce_window_matches_table_1b(capsys):
+    code, out, _ = run(capsys, "reproduce", "window")
+    assert code == 0
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in out.splitlines() if line.startswith("| ") and not line.startswith("| method")}
+    for method in ("naive", "bin-packing", "constrained-cpu", "weighted (0.8 / 0.2)"):
+        assert rows[method][1] == rows[method][2]  # the solution we pick is the paper's
+    assert rows["exact"][0] == "J2 J3 J4 J5" and rows["exact"][5] == "2"
