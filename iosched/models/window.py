@@ -142,7 +142,7 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     for (vn, vb), (stage, key) in sorted(incumbents.items(), reverse=True):
         n1 = key // stride
         chosen = []
-        for st in range(stage, 0, -1):  # drop later jobs whenever the sum was reachable without them
+        for st in range(stage, 0, -1):  # leave a job out whenever the sum was reachable without it
             prev = stages[st - 1]
             pos = np.searchsorted(prev, key)
             if pos < len(prev) and prev[pos] == key:
