@@ -27,7 +27,7 @@ register_problem(Problem(
 
 def _window_bound(instance, objective):
     """The hypervolume of the exact front: no feasible front covers more."""
-    return window_eval.hypervolume(instance, [(p.nodes, p.burst_buffer) for p in window_models.pareto_front(instance)])
+    return window_eval.front_hypervolume(instance, window_models.pareto_front(instance))
 
 
 register_problem(Problem(

@@ -21,7 +21,15 @@ import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
-from iosched.evaluate.window import FrontPoint, Selection, front_quality
+from iosched.evaluate.window import (
+    FrontPoint,
+    Selection,
+    front_quality,
+    ssd_capacity,
+    ssd_placement,
+    ssd_utilisations,
+    utilisations,
+)
 from iosched.instances.window import WindowInstance
 from iosched.models.window import pareto_front
 
@@ -31,7 +39,10 @@ def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -
 
     Gains and losses are shares of the free capacity, compared exactly in integers:
     (b_p - b_f) / B > factor (n_f - n_p) / N  <=>  (b_p - b_f) N > factor (n_f - n_p) B.
+    With SSD classes it is the SSD section's form, with twice the factor (4x).
     """
+    if instance.has_ssd:
+        return _decide_ssd(instance, front, 2 * factor)
     N, B = max(instance.capacity.nodes, 1), max(instance.capacity.burst_buffer, 1)
     first = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     best, best_gain = first, 0  # gains in units of 1 / (N B)
@@ -42,31 +53,58 @@ def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -
     return best
 
 
+def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4) -> FrontPoint:
+    """The SSD section's rule: most nodes, replaced by the point whose gains in BB utilisation,
+    SSD utilisation and reduction of the wasted-SSD share sum to more than ``factor`` x its
+    node-utilisation loss (the largest such sum)."""
+    from fractions import Fraction
+
+    cap, total = instance.capacity, ssd_capacity(instance)
+
+    def share(x, whole):
+        return Fraction(x, whole) if whole else Fraction(0)
+
+    first = max(front, key=lambda p: p.vector())
+    best, best_gain = first, Fraction(0)
+    for p in front:
+        gain = (share(p.burst_buffer - first.burst_buffer, cap.burst_buffer) + share(p.ssd - first.ssd, total)
+                + share(first.wasted_ssd - p.wasted_ssd, total))
+        if gain > factor * share(first.nodes - p.nodes, cap.nodes) and gain > best_gain:
+            best, best_gain = p, gain
+    return best
+
+
 def _objectives(instance: WindowInstance, X: np.ndarray):
-    """Used nodes and burst buffer of each 0/1 row of X, and whether it fits."""
+    """Objective rows (all maximised: nodes, BB, and with SSD classes SSD requested and minus
+    SSD wasted) of each 0/1 row of X, and whether the row fits."""
     n, b = X @ instance.nodes(), X @ instance.bbs()
-    return n, b, (n <= instance.capacity.nodes) & (b <= instance.capacity.burst_buffer)
+    ok = (n <= instance.capacity.nodes) & (b <= instance.capacity.burst_buffer)
+    if not instance.has_ssd:
+        return np.column_stack([n, b]), ok
+    placed = np.array([ssd_placement(instance, np.flatnonzero(row)) for row in X]).reshape(-1, 3)
+    return np.column_stack([n, b, placed[:, 1], -placed[:, 2]]), ok & (placed[:, 0] == 0)
 
 
-def _nondominated(n: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _nondominated(F: np.ndarray) -> np.ndarray:
     """Mask of rows not dominated by any other row (equal vectors all kept)."""
-    ge = (n[None, :] >= n[:, None]) & (b[None, :] >= b[:, None])
-    gt = (n[None, :] > n[:, None]) | (b[None, :] > b[:, None])
+    ge = np.all(F[None, :, :] >= F[:, None, :], axis=2)
+    gt = np.any(F[None, :, :] > F[:, None, :], axis=2)
     return ~np.any(ge & gt, axis=1)
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
     """Distinct non-dominated feasible rows of X as front points (most nodes first)."""
-    n, b, ok = _objectives(instance, X)
-    X, n, b = X[ok], n[ok], b[ok]
+    F, ok = _objectives(instance, X)
+    X, F = X[ok], F[ok]
     if len(X) == 0:
         return [FrontPoint(0, 0, ())]
-    keep = np.flatnonzero(_nondominated(n, b))
     seen, front = set(), []
-    for i in sorted(keep, key=lambda i: (-n[i], -b[i])):
-        if (n[i], b[i]) not in seen:
-            seen.add((n[i], b[i]))
-            front.append(FrontPoint(int(n[i]), int(b[i]), tuple(instance.jobs[j].id for j in np.flatnonzero(X[i]))))
+    for i in sorted(np.flatnonzero(_nondominated(F)), key=lambda i: tuple(-F[i])):
+        v = tuple(int(x) for x in F[i])
+        if v not in seen:
+            seen.add(v)
+            extra = (v[2], -v[3]) if instance.has_ssd else ()
+            front.append(FrontPoint(v[0], v[1], tuple(instance.jobs[j].id for j in np.flatnonzero(X[i])), *extra))
     return front
 
 
@@ -90,7 +128,7 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     for r in range(population):
         for _ in range(100):
             row = rng.integers(0, 2, w)
-            if _objectives(instance, row[None, :])[2][0]:
+            if _objectives(instance, row[None, :])[1][0]:
                 pop[r] = row
                 break
     age = np.zeros(population, dtype=np.int64)
@@ -102,15 +140,14 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
             kids += [np.concatenate([pop[a, :k], pop[c, k:]]), np.concatenate([pop[c, :k], pop[a, k:]])]
         kids = np.array(kids)
         kids ^= (rng.random(kids.shape) < p_m).astype(np.int64)
-        kids = kids[_objectives(instance, kids)[2]]
+        kids = kids[_objectives(instance, kids)[1]] if len(kids) else kids
         pool = np.vstack([kids, pop])
         pool_age = np.concatenate([np.zeros(len(kids), dtype=np.int64), age + 1])
         young = np.argsort(pool_age, kind="stable")  # each chromosome once, at its youngest age
         _, first = np.unique(pool[young], axis=0, return_index=True)
         keep = young[np.sort(first)]
         pool, pool_age = pool[keep], pool_age[keep]
-        n, b, _ = _objectives(instance, pool)
-        pareto = _nondominated(n, b)
+        pareto = _nondominated(_objectives(instance, pool)[0])
         order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first
         pop, age = pool[order[:population]], pool_age[order[:population]]
     return _front_of(instance, pop)
@@ -128,18 +165,22 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
     from pymoo.operators.sampling.rnd import BinaryRandomSampling
     from pymoo.optimize import minimize
 
-    nodes, bbs = instance.nodes(), instance.bbs()
+    nodes = instance.nodes()
     cap = instance.capacity
+    k = 4 if instance.has_ssd else 2
 
     class Window(Problem):
         def __init__(self):
-            super().__init__(n_var=len(nodes), n_obj=2, n_ieq_constr=2, xl=0, xu=1, vtype=bool)
+            super().__init__(n_var=len(nodes), n_obj=k, n_ieq_constr=k // 2 + 1, xl=0, xu=1, vtype=bool)
 
         def _evaluate(self, X, out, *args, **kwargs):
             X = X.astype(np.int64)
-            n, b = X @ nodes, X @ bbs
-            out["F"] = np.column_stack([-n, -b])
-            out["G"] = np.column_stack([n - cap.nodes, b - cap.burst_buffer])
+            F, _ = _objectives(instance, X)
+            out["F"] = -F
+            G = [F[:, 0] - cap.nodes, F[:, 1] - cap.burst_buffer]
+            if instance.has_ssd:  # nodes without a large enough SSD
+                G.append(np.array([ssd_placement(instance, np.flatnonzero(row))[0] for row in X]))
+            out["G"] = np.column_stack(G)
 
     algorithm = NSGA2(pop_size=population, sampling=BinaryRandomSampling(), crossover=SinglePointCrossover(),
                       mutation=BitflipMutation(prob_var=p_m), eliminate_duplicates=True)
@@ -148,14 +189,25 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
     return _front_of(instance, X)
 
 
+def _fits(instance: WindowInstance, chosen: list[int], i: int) -> bool:
+    """Whether job i fits beside the jobs ``chosen`` (nodes, BB and, with classes, SSD)."""
+    rows = np.zeros((1, len(instance.jobs)), dtype=np.int64)
+    rows[0, chosen + [i]] = 1
+    return bool(_objectives(instance, rows)[1][0])
+
+
+def _point(instance: WindowInstance, chosen: list[int]) -> FrontPoint:
+    rows = np.zeros((1, len(instance.jobs)), dtype=np.int64)
+    rows[0, chosen] = 1
+    return _front_of(instance, rows)[0]
+
+
 def naive(instance: WindowInstance) -> list[FrontPoint]:
-    n = b = 0
-    chosen = []
-    for i, j in enumerate(instance.jobs):
-        if n + j.nodes <= instance.capacity.nodes and b + instance.bb(i) <= instance.capacity.burst_buffer:
-            chosen.append(j.id)
-            n, b = n + j.nodes, b + instance.bb(i)
-    return [FrontPoint(n, b, tuple(chosen))]
+    chosen: list[int] = []
+    for i in range(len(instance.jobs)):
+        if _fits(instance, chosen, i):
+            chosen.append(i)
+    return [_point(instance, chosen)]
 
 
 def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
@@ -167,7 +219,7 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
         return x / total if total else 0.0
 
     while True:
-        fits = [i for i in left if instance.jobs[i].nodes <= free_n and instance.bb(i) <= free_b]
+        fits = [i for i in left if _fits(instance, chosen, i)]
         if not fits:
             break
         free = (share(free_n, cap.nodes), share(free_b, cap.burst_buffer))
@@ -178,8 +230,7 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
         left.remove(best)
         free_n -= instance.jobs[best].nodes
         free_b -= instance.bb(best)
-    ids = tuple(instance.jobs[i].id for i in sorted(chosen))
-    return [FrontPoint(cap.nodes - free_n, cap.burst_buffer - free_b, ids)]
+    return [_point(instance, sorted(chosen))]
 
 
 def _front_method(instance, front, compare, decision="paper", exact=None):
@@ -191,9 +242,7 @@ def _front_method(instance, front, compare, decision="paper", exact=None):
         raise ParameterError(f"decision must be paper or nodes, got {decision!r}")
     info = {}
     if compare == "exact":
-        reference = exact if exact is not None else pareto_front(instance)
-        info["quality"] = front_quality(instance, [(p.nodes, p.burst_buffer) for p in front],
-                                        [(p.nodes, p.burst_buffer) for p in reference])
+        info["quality"] = front_quality(instance, front, exact if exact is not None else pareto_front(instance))
     elif compare is not None:
         raise ParameterError(f"compare must be exact or omitted, got {compare!r}")
     return MethodOutput(Selection(chosen.jobs, tuple(front)), Status.FEASIBLE, info=info)
@@ -240,24 +289,39 @@ def bin_packing_method(instance: WindowInstance) -> MethodOutput:
 
 
 @register("window", "weighted", objective="hypervolume")
-def weighted(instance: WindowInstance, node_weight: float = 0.5) -> MethodOutput:
-    """Maximise node_weight x node utilisation + (1 - node_weight) x BB utilisation, exactly."""
-    if not 0 <= node_weight <= 1:
+def weighted(instance: WindowInstance, node_weight: float | None = None) -> MethodOutput:
+    """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly.
+
+    Default node_weight: 0.5 (two objectives), 0.25 with SSD classes (all four equal, as in the
+    paper's SSD section, where the fourth is one minus the wasted-SSD share).
+    """
+    weight = node_weight if node_weight is not None else (0.25 if instance.has_ssd else 0.5)
+    if not 0 <= weight <= 1:
         raise ParameterError(f"node_weight must be in [0, 1], got {node_weight!r}")
-    cap = instance.capacity
     front = pareto_front(instance)
-    best = max(front, key=lambda p: node_weight * p.nodes / max(cap.nodes, 1)
-               + (1 - node_weight) * p.burst_buffer / max(cap.burst_buffer, 1))
-    return _single([best])
+    if instance.has_ssd:
+        shares = ssd_utilisations(instance, [p.vector() for p in front])
+    else:
+        shares = utilisations(instance, [(p.nodes, p.burst_buffer) for p in front])
+    score = weight * shares[:, 0] + (1 - weight) * shares[:, 1:].mean(axis=1)
+    return _single([front[int(np.argmax(score))]])
 
 
 @register("window", "constrained-cpu", objective="hypervolume")
 def constrained_cpu(instance: WindowInstance) -> MethodOutput:
-    """Most nodes within both capacities (ties to more burst buffer), exactly."""
-    return _single([max(pareto_front(instance), key=lambda p: (p.nodes, p.burst_buffer))])
+    """Most nodes within the capacities (ties to more burst buffer, then the SSD objectives), exactly."""
+    return _single([max(pareto_front(instance), key=lambda p: p.vector())])
 
 
 @register("window", "constrained-bb", objective="hypervolume")
 def constrained_bb(instance: WindowInstance) -> MethodOutput:
-    """Most burst buffer within both capacities (ties to more nodes), exactly."""
-    return _single([max(pareto_front(instance), key=lambda p: (p.burst_buffer, p.nodes))])
+    """Most burst buffer within the capacities (ties to more nodes, then the SSD objectives), exactly."""
+    return _single([max(pareto_front(instance), key=lambda p: (p.burst_buffer, p.nodes, p.ssd, -p.wasted_ssd))])
+
+
+@register("window", "constrained-ssd", objective="hypervolume")
+def constrained_ssd(instance: WindowInstance) -> MethodOutput:
+    """Most requested local SSD within the capacities (SSD classes only; ties to nodes, BB, less waste)."""
+    if not instance.has_ssd:
+        raise ParameterError("constrained-ssd needs an instance with capacity.ssd_classes")
+    return _single([max(pareto_front(instance), key=lambda p: (p.ssd, p.nodes, p.burst_buffer, -p.wasted_ssd))])

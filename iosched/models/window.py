@@ -159,6 +159,59 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     return tuple(front)
 
 
+# --- the SSD extension: four objectives ------------------------------------------------------------
+
+MAX_SSD_STATES = 2_000_000
+
+
+def pareto_ssd(instance: WindowInstance) -> list[FrontPoint]:
+    """The exact four-objective front (most nodes, BB, requested SSD; least wasted SSD).
+
+    A dynamic program over the reachable states (nodes per SSD category, BB, SSD requested),
+    where a job's category is the smallest class it may use: with the placement of
+    :func:`ssd_placement` the wasted SSD depends only on those, so one subset per state
+    suffices. States that do not fit (nodes, BB, or SSD placement) are dropped; more than
+    two million states raise an error rather than run for long.
+    """
+    from iosched.evaluate.window import ssd_placement
+
+    jobs = instance.jobs
+    sizes = sorted(c.ssd for c in instance.capacity.ssd_classes)
+    category = [next(c for c, size in enumerate(sizes) if size >= j.ssd_per_node) for j in jobs]
+    N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
+    states: dict[tuple, int] = {((0,) * len(sizes), 0, 0): 0}  # -> bitmask of one subset
+    for i, job in enumerate(jobs):
+        b_i = instance.bb(i)
+        grown = {}
+        for (counts, b, ssd), mask in states.items():
+            if sum(counts) + job.nodes > N or b + b_i > Bc:
+                continue
+            new_counts = tuple(x + job.nodes * (c == category[i]) for c, x in enumerate(counts))
+            key = (new_counts, b + b_i, ssd + job.ssd_per_node * job.nodes)
+            if key in states or key in grown:
+                continue
+            chosen = [k for k in range(i) if mask >> k & 1] + [i]
+            if ssd_placement(instance, chosen)[0] == 0:
+                grown[key] = mask | (1 << i)
+        states.update(grown)
+        if len(states) > MAX_SSD_STATES:
+            raise ParameterError(f"the exact SSD front passed {MAX_SSD_STATES} states at job {i + 1} of "
+                                 f"{len(jobs)}; use a smaller window")
+    points = {}
+    for mask in states.values():
+        chosen = [k for k in range(len(jobs)) if mask >> k & 1]
+        _, ssd, waste = ssd_placement(instance, chosen)
+        p = FrontPoint(int(sum(jobs[k].nodes for k in chosen)), int(sum(instance.bb(k) for k in chosen)),
+                       tuple(jobs[k].id for k in chosen), int(ssd), int(waste))
+        points.setdefault(p.vector(), p)
+    V = np.array(sorted(points, reverse=True))
+    front = []
+    for v in V:
+        if not front or not np.any(np.all(np.array(front) >= v, axis=1)):
+            front.append(v)
+    return [points[tuple(int(x) for x in v)] for v in front]
+
+
 # --- ε-constraint cross-checks ------------------------------------------------------------------
 
 
@@ -237,7 +290,14 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]
 
 def pareto_front(instance: WindowInstance, engine: str = "dp",
                  profile: Profile | str | None = None) -> list[FrontPoint]:
-    """The exact front, most nodes first, one subset per point (dp fronts are cached per instance)."""
+    """The exact front, most nodes first, one subset per point (dp fronts are cached per instance).
+
+    With SSD classes it is the four-objective front of :func:`pareto_ssd` (engine dp only).
+    """
+    if instance.has_ssd:
+        if engine != "dp":
+            raise ParameterError(f"the four-objective SSD front has the dp engine only, got {engine!r}")
+        return pareto_ssd(instance)
     if engine == "dp":
         return list(pareto_dp(instance))
     prof = load_profile(profile) if isinstance(profile, str) else profile or load_profile("default")
