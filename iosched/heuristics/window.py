@@ -76,13 +76,14 @@ def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int =
 
 def _objectives(instance: WindowInstance, X: np.ndarray):
     """Objective rows (all maximised: nodes, BB, and with SSD classes SSD requested and minus
-    SSD wasted) of each 0/1 row of X, and whether the row fits."""
+    SSD wasted) of each 0/1 row of X, whether the row fits, and its nodes without a large
+    enough SSD (zeros without SSD classes)."""
     n, b = X @ instance.nodes(), X @ instance.bbs()
     ok = (n <= instance.capacity.nodes) & (b <= instance.capacity.burst_buffer)
     if not instance.has_ssd:
-        return np.column_stack([n, b]), ok
+        return np.column_stack([n, b]), ok, np.zeros(len(X), dtype=np.int64)
     placed = np.array([ssd_placement(instance, np.flatnonzero(row)) for row in X]).reshape(-1, 3)
-    return np.column_stack([n, b, placed[:, 1], -placed[:, 2]]), ok & (placed[:, 0] == 0)
+    return np.column_stack([n, b, placed[:, 1], -placed[:, 2]]), ok & (placed[:, 0] == 0), placed[:, 0]
 
 
 def _nondominated(F: np.ndarray) -> np.ndarray:
@@ -94,7 +95,7 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
     """Distinct non-dominated feasible rows of X as front points (most nodes first)."""
-    F, ok = _objectives(instance, X)
+    F, ok, _ = _objectives(instance, X)
     X, F = X[ok], F[ok]
     if len(X) == 0:
         return [FrontPoint(0, 0, ())]
@@ -175,11 +176,11 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
 
         def _evaluate(self, X, out, *args, **kwargs):
             X = X.astype(np.int64)
-            F, _ = _objectives(instance, X)
+            F, _, unplaced = _objectives(instance, X)
             out["F"] = -F
             G = [F[:, 0] - cap.nodes, F[:, 1] - cap.burst_buffer]
             if instance.has_ssd:  # nodes without a large enough SSD
-                G.append(np.array([ssd_placement(instance, np.flatnonzero(row))[0] for row in X]))
+                G.append(unplaced)
             out["G"] = np.column_stack(G)
 
     algorithm = NSGA2(pop_size=population, sampling=BinaryRandomSampling(), crossover=SinglePointCrossover(),

@@ -164,7 +164,8 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
 MAX_SSD_STATES = 2_000_000
 
 
-def pareto_ssd(instance: WindowInstance) -> list[FrontPoint]:
+@functools.lru_cache(maxsize=16)
+def pareto_ssd(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     """The exact four-objective front (most nodes, BB, requested SSD; least wasted SSD).
 
     A dynamic program over the reachable states (nodes per SSD category, BB, SSD requested),
@@ -209,7 +210,7 @@ def pareto_ssd(instance: WindowInstance) -> list[FrontPoint]:
     for v in V:
         if not front or not np.any(np.all(np.array(front) >= v, axis=1)):
             front.append(v)
-    return [points[tuple(int(x) for x in v)] for v in front]
+    return tuple(points[tuple(int(x) for x in v)] for v in front)
 
 
 # --- ε-constraint cross-checks ------------------------------------------------------------------
@@ -290,14 +291,14 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]
 
 def pareto_front(instance: WindowInstance, engine: str = "dp",
                  profile: Profile | str | None = None) -> list[FrontPoint]:
-    """The exact front, most nodes first, one subset per point (dp fronts are cached per instance).
+    """The exact front, most nodes first, one subset per point (cached per instance).
 
     With SSD classes it is the four-objective front of :func:`pareto_ssd` (engine dp only).
     """
     if instance.has_ssd:
         if engine != "dp":
             raise ParameterError(f"the four-objective SSD front has the dp engine only, got {engine!r}")
-        return pareto_ssd(instance)
+        return list(pareto_ssd(instance))
     if engine == "dp":
         return list(pareto_dp(instance))
     prof = load_profile(profile) if isinstance(profile, str) else profile or load_profile("default")
