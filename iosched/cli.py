@@ -11,7 +11,6 @@ import inspect
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, get_method, get_problem, solve
@@ -106,6 +105,17 @@ def cmd_model(args) -> int:
     except TypeError as e:
         raise ParameterError(f"model {args.name}: {e}") from None
     m = prob.models[args.name](inst, **params)
+    if hasattr(m, "Proto"):  # a CP-SAT CpModel
+        proto = m.Proto()
+        n_int = sum(1 for v in proto.variables if list(v.domain) != [0, 1])
+        print(f"{proto.name or args.name}: {len(proto.variables)} variables ({n_int} non-boolean), "
+              f"{len(proto.constraints)} constraints (CP-SAT)")
+        if args.write:
+            if not args.write.endswith((".pb", ".pb.txt")):
+                raise ParameterError(f"--write takes a .pb or .pb.txt file for a CP-SAT model, got {args.write!r}")
+            m.ExportToFile(args.write)
+            print(f"written to {args.write}")
+        return 0
     from pyomo.environ import Constraint, Var
 
     variables = list(m.component_data_objects(Var, descend_into=True))
@@ -139,46 +149,40 @@ def cmd_show(args) -> int:
 
 def cmd_list(args) -> int:
     for name, prob in sorted(PROBLEMS.items()):
-        print(f"{name}: instances {', '.join(prob.builtins)}")
+        models = f"; models {', '.join(prob.models)}" if prob.models else ""
+        print(f"{name}: instances {', '.join(prob.builtins)}{models}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
             print(f"  {m.name:24s} {m.objective:15s} {m.description}")
     return 0
 
 
 def cmd_reproduce(args) -> int:
-    """The papers' experiments beside their published figures: periodic (Table 4), window (Table 1)."""
-    from tqdm import tqdm
+    """Each paper's experiment (``iosched.harness.<problem>.reproduce``) beside its published figures."""
+    from importlib import import_module
 
-    problems = [args.problem] if args.problem != "all" else ["periodic", "window"]
-    unknown = [p for p in problems if p not in ("periodic", "window")]
-    if unknown:
-        raise ParameterError(f"reproduce knows periodic and window, got {unknown[0]!r}")
-    ok = True
-    if "periodic" in problems:
-        from iosched.harness.periodic import SETS, format_table, reproduce_set
-
-        sets = args.sets or SETS
-        start = time.perf_counter()
-        rows = [reproduce_set(k, workers=args.workers)
-                for k in tqdm(sets, desc="paper sets", file=sys.stderr, disable=args.json)]
-        ok &= all(r["feasible"] for r in rows)
+    problems = sorted(PROBLEMS) if args.problem == "all" else [get_problem(args.problem).name]
+    options = dict(_param(p) for p in args.param)
+    if args.sets is not None:
+        if args.problem != "periodic":
+            raise ParameterError("--sets applies to 'reproduce periodic' only")
+        options["sets"] = args.sets
+    if options and len(problems) > 1:
+        raise ParameterError("--param applies to one problem: name it (iosched reproduce PROBLEM --param ...)")
+    ok, out = True, []
+    for name in problems:
+        run = import_module(f"iosched.harness.{name}").reproduce
+        try:
+            inspect.signature(run).bind(**options)
+        except TypeError as e:
+            raise ParameterError(f"reproduce {name}: {e}") from None
+        rep = run(workers=args.workers, progress=not args.json, **options)
+        ok &= rep.ok
         if args.json:
-            print(_dump(rows))
+            out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes})
         else:
-            print("periodic: PerSched on the paper's sets beside Table 4 and the bounds\n")
-            print(format_table(rows))
-            print(f"\nPerSched time over {len(rows)} sets: {sum(r['time_s'] for r in rows):.2f} s"
-                  f" (with {args.workers} worker(s)); whole run {time.perf_counter() - start:.1f} s\n")
-    if "window" in problems:
-        from iosched.harness import window
-
-        rows = window.reproduce_example()
-        ok &= all(r["feasible"] for r in rows)
-        if args.json:
-            print(_dump(rows))
-        else:
-            print("window: the paper's example (100 nodes, 100 TB) beside Table 1b\n")
-            print(window.format_table(rows))
+            print(f"{rep.title}\n\n{rep.table}\n" + (f"\n{rep.notes}\n" if rep.notes else ""))
+    if args.json:
+        print(_dump(out if len(out) > 1 else out[0]))
     return 0 if ok else 1
 
 
@@ -240,10 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     md = sub.add_parser("model", help="build an exact model, print its size, write it as LP or MPS")
     md.add_argument("problem")
     md.add_argument("instance")
-    md.add_argument("--name", default="milp", help="which model (periodic: milp, longrun)")
+    md.add_argument("--name", default="milp", help="which model (see 'iosched list'; periodic: milp, longrun)")
     md.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="the builder's parameters, e.g. period=9000 slots=200 kind=relaxation")
-    md.add_argument("--write", metavar="FILE", help="FILE.lp or FILE.mps")
+    md.add_argument("--write", metavar="FILE", help="FILE.lp or FILE.mps (Pyomo), FILE.pb or FILE.pb.txt (CP-SAT)")
     md.set_defaults(fn=cmd_model)
 
     g = sub.add_parser("generate", help="a seeded random instance")
@@ -277,9 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(fn=cmd_report)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
-    r.add_argument("problem", nargs="?", default="all", help="periodic, window or all (default)")
-    r.add_argument("--sets", type=int, nargs="*", help="paper sets (default: all)")
-    r.add_argument("--workers", type=int, default=1, help="processes for the period search")
+    r.add_argument("problem", nargs="?", default="all", help="a problem, or all (default)")
+    r.add_argument("--sets", type=int, nargs="*", help="periodic: the paper sets (default: all)")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="options of one problem's reproduction")
+    r.add_argument("--workers", type=int, default=1, help="processes (periodic: for the period search)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(fn=cmd_reproduce)
     return p

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iosched.core import Status, relative_gap
@@ -31,6 +31,28 @@ class Profile:
     seed: int
     highs: dict = field(default_factory=dict)
     cpsat: dict = field(default_factory=dict)
+
+
+class Deadline:
+    """A method's wall-clock budget (s): every solver call and loop inside the method shares it.
+
+    ``profile.time_limit`` is a limit per method, not per solver call: a method makes one
+    ``Deadline(profile.time_limit)`` and hands ``deadline.limit(profile)`` to each solve.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.end = time.perf_counter() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.end - time.perf_counter())
+
+    def expired(self) -> bool:
+        return time.perf_counter() >= self.end
+
+    def limit(self, profile: Profile) -> Profile:
+        """``profile`` with its time limit cut to what is left (at least 10 ms, so a solver still starts)."""
+        return replace(profile, time_limit=max(min(profile.time_limit, self.remaining()), 0.01))
 
 
 def profile_path(path: str | Path | None = None) -> Path:

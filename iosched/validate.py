@@ -1,0 +1,95 @@
+"""Checks shared by instances and method parameters: each names the field and the value it rejects.
+
+Instance fields raise :class:`InstanceError` (the default), method parameters pass
+``error=ParameterError``. Numbers must be finite unless a check says otherwise; booleans
+are never accepted as numbers (JSON ``true`` is not ``1``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from iosched.errors import InstanceError
+
+
+def integer(where: str, value, lo: int | None = 0, hi: int | None = None, error=InstanceError) -> int:
+    """``value`` as an int in [lo, hi] (None: unbounded on that side); floats are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(f"{where} must be an integer, got {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise error(f"{where} must be an integer in [{'-inf' if lo is None else lo}, "
+                    f"{'inf' if hi is None else hi}], got {value!r}")
+    return value
+
+
+def number(where: str, value, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+           hi_open: bool = False, error=InstanceError) -> float:
+    """``value`` as a finite float within the bounds (``lo_open``: > lo, else >= lo)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(f"{where} must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise error(f"{where} must be a finite number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise error(f"{where} must be a finite number, got {value!r}")
+    below = lo is not None and (x <= lo if lo_open else x < lo)
+    above = hi is not None and (x >= hi if hi_open else x > hi)
+    if below or above:
+        left = "-inf" if lo is None else f"{lo:g}"
+        right = "inf" if hi is None else f"{hi:g}"
+        raise error(f"{where} must be in {'(' if lo_open or lo is None else '['}{left}, {right}"
+                    f"{')' if hi_open or hi is None else ']'}, got {value!r}")
+    return x
+
+
+def positive(where: str, value, error=InstanceError) -> float:
+    """A finite number > 0."""
+    return number(where, value, 0, lo_open=True, error=error)
+
+
+def choice(where: str, value, options: Iterable, error=InstanceError):
+    """``value`` if it is one of ``options``."""
+    options = list(options)
+    if isinstance(value, (list, dict)) or value not in options:
+        raise error(f"{where} must be one of {', '.join(map(str, options))}, got {value!r}")
+    return value
+
+
+def boolean(where: str, value, error=InstanceError) -> bool:
+    if not isinstance(value, bool):
+        raise error(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def text(where: str, value, error=InstanceError) -> str:
+    """A non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise error(f"{where} must be a non-empty string, got {value!r}")
+    return value
+
+
+def finite_numbers(value) -> bool:
+    """True when every number in a nested structure of lists, tuples and dicts is finite.
+
+    Evaluators call it on what they read, so that NaN or inf anywhere is a violation.
+    """
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (int, float)):
+        try:
+            return math.isfinite(value)
+        except OverflowError:
+            return False
+    if isinstance(value, dict):
+        return all(finite_numbers(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(finite_numbers(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.all(np.isfinite(value)))
+    if isinstance(value, np.floating):
+        return bool(np.isfinite(value))
+    return True
