@@ -167,10 +167,17 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
     m = get_method(problem, method)
     if m.randomized:
         params = {**params, "seed": seed}
+    signature = inspect.signature(m.run)
     try:
-        inspect.signature(m.run).bind(instance, **params)
+        signature.bind(instance, **params)
     except TypeError as e:
         raise ParameterError(f"{problem}/{method}: {e}") from None
+    if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here, before any work
+        from iosched.solvers import load_profile
+
+        profile = params.get("profile", signature.parameters["profile"].default)
+        if isinstance(profile, str):
+            load_profile(profile)
     start = time.perf_counter()
     try:
         out = m.run(instance, **params)
