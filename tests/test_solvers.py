@@ -103,8 +103,8 @@ def test_profiles_are_checked(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("[default\ntime_limit = 1", "is not valid TOML"),
-    ("[default]\ntime_limit = 60\nrel_gap = 1e-4\nthreads = 'two'\nseed = 0\n", "threads must be an integer, got 'two'"),
-    ("[default]\ntime_limit = 'abc'\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n", "time_limit must be a number, got 'abc'"),
+    ("[default]\ntime_limit = 60\nrel_gap = 0\nthreads = 'two'\nseed = 0\n", "threads must be an integer, got 'two'"),
+    ("[default]\ntime_limit = 'abc'\nrel_gap = 0\nthreads = 1\nseed = 0\n", "time_limit must be a number, got 'abc'"),
     ("[default]\ntime_limit = nan\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n", "time_limit must be a finite number"),
     ("default = 3\n", "must be a table"),
     ("[default]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n[default.highs]\nbogus = 1\n",
