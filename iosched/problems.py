@@ -42,3 +42,22 @@ register_problem(Problem(
     builtins=window_instances.BUILTIN,
     models={"milp": window_models.build_milp},
 ))
+
+
+# --- forwarding (DFRA, FAST'19) ---------------------------------------------------------------------
+from iosched.evaluate import forwarding as forwarding_eval  # noqa: E402
+from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: E402, F401  (registers methods)
+from iosched.instances import forwarding as forwarding_instances  # noqa: E402
+from iosched.models import forwarding as forwarding_models  # noqa: E402
+
+register_problem(Problem(
+    name="forwarding",
+    load=forwarding_instances.load,
+    evaluate=forwarding_eval.evaluate_any,
+    sense=lambda name: "min",
+    bound=forwarding_models.lower_bound,
+    bounds=forwarding_models.bounds,
+    generate=forwarding_instances.generate,
+    builtins=forwarding_instances.BUILTIN,
+    models={"milp": forwarding_models.build_milp},
+))
