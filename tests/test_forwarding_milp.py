@@ -128,6 +128,21 @@ def test_objective_equals_evaluator_and_brute_force(seed, objective):
     assert out.objective == pytest.approx(brute_force(inst, objective), rel=1e-7, abs=1e-7)
 
 
+@pytest.mark.parametrize("objective", ["total_io_time", "max_io_time", "total_slowdown"])
+def test_interchangeable_jobs_of_different_volumes_match_brute_force(objective):
+    """Six one-node 1-1 jobs (one type: same cap, same traits) beside a running N-1 job, two pool nodes:
+    which two move depends on their volumes, and the big-M rows must let the model see it."""
+    n1 = Job("r", 0, 256, 256, 0.004, 3.0, "N-1")
+    jobs = [Job(f"j{i}", 256 + i, 1, 1, BC, 0.5 + i, "1-1") for i in range(6)]
+    inst = machine(jobs, running=[n1], pool=2)
+    assert [len(t) for t in choices(inst).nodes[0].types] == [6]
+    m = build_milp(inst, objective)
+    out = solve_pyomo(m, load_profile("quick"))
+    ev = evaluate(inst, read_allocation(inst, m))
+    assert out.objective == pytest.approx(getattr(ev, objective), rel=1e-7)
+    assert out.objective == pytest.approx(brute_force(inst, objective), rel=1e-7)
+
+
 def test_milp_max_method_reports_max_io_time():
     inst = small(3, 4, pool=3)
     r = solved(inst, "milp-max")
@@ -156,12 +171,14 @@ def test_milp_never_worse_than_heuristics_in_its_scope(seed, n, pool, anomalous,
 # --- model size and errors ---------------------------------------------------------------------------------------
 
 
-def test_too_many_movable_jobs_on_a_node_is_an_error_result():
-    jobs = [Job(f"j{i}", 8 * i, 8, 8, BC, 1.0) for i in range(6)]
-    inst = machine(jobs, pool=2)
-    r = iosched.solve("forwarding", inst, "milp", max_movable=4)
-    assert r.status == "error" and "max_movable=4" in r.info["error"]
-    assert solved(inst, max_movable=6).info["configurations"] == 2 ** 6  # node 0 only: no job crosses node 1
+def test_too_many_configurations_is_an_error_result():
+    jobs = [Job(f"j{i}", 8 * i, 8, 8, BC, 1.0, iops=("high", "low")[i % 2]) for i in range(6)]
+    inst = machine(jobs, pool=2)  # two types of three interchangeable jobs: 4 x 4 configurations on node 0
+    r = iosched.solve("forwarding", inst, "milp", max_configurations=15)
+    assert r.status == "error" and "max_configurations=15" in r.info["error"]
+    ok = solved(inst, max_configurations=16)
+    assert ok.info["configurations"] == 16 and ok.info["model_status"] == "optimal"
+    assert ok.objective == pytest.approx(brute_force(inst, "total_io_time"))
 
 
 def test_model_has_one_choice_per_job_and_pool_rows():
@@ -169,12 +186,13 @@ def test_model_has_one_choice_per_job_and_pool_rows():
     m = build_milp(inst)
     assert len(m.one) == 5 and len(m.pool) == 1
     assert all(v.is_binary() for v in m.y.values())
-    assert not any(v.is_integer() for v in m.z.values())  # configurations stay continuous
+    for f, node in m.choices.nodes.items():  # continuous unless a type has several members
+        assert all(m.z[f, s].is_binary() == any(len(t) > 1 for t in node.types) for s in range(len(node.configs)))
 
 
 @pytest.mark.parametrize("params, name", [
-    ({"objective": "makespan"}, "objective"), ({"max_movable": -1}, "max_movable"),
-    ({"max_movable": 99}, "max_movable"), ({"profile": "nope"}, "nope")])
+    ({"objective": "makespan"}, "objective"), ({"max_configurations": 0}, "max_configurations"),
+    ({"max_configurations": 2.5}, "max_configurations"), ({"profile": "nope"}, "nope")])
 def test_bad_milp_parameters(params, name):
     with pytest.raises(iosched.ParameterError, match=name):
         iosched.solve("forwarding", small(1, 2, 2), "milp", **params)

@@ -122,8 +122,9 @@ class Evaluation:
 # --- the fluid model: one forwarding node, one job, the whole machine ------------------------------
 
 
-def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
-    """I/O time (s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly these users."""
+def node_rates(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
+    """Effective rate (GB/s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly
+    these users: its max-min fair share, capped by its links, divided by its interference slowdown."""
     caps = [c * j.io_nodes / j.nodes * j.node_bandwidth for j, c in users]
     rates = max_min_fair(caps, instance.capacity(f))
     traits = [[TRAITS.index(t) for t in instance.traits(j)] for j, _ in users]
@@ -133,11 +134,15 @@ def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]
             count[a] += 1
     table = instance.interference.slowdown
     out = []
-    for u, (j, c) in enumerate(users):
+    for u in range(len(users)):
         others = [a for a in range(len(TRAITS)) if count[a] - (a in traits[u]) > 0]  # traits among the others
-        slow = max((table[v][a] for v in traits[u] for a in others), default=1.0)
-        out.append(j.volume * c / j.nodes * slow / rates[u])
+        out.append(rates[u] / max((table[v][a] for v in traits[u] for a in others), default=1.0))
     return out
+
+
+def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
+    """I/O time (s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly these users."""
+    return [j.volume * c / j.nodes / r for (j, c), r in zip(users, node_rates(instance, f, users))]
 
 
 def machine_times(instance: ForwardingInstance, mapping: dict[str, tuple[tuple[int, int], ...]],

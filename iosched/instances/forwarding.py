@@ -488,8 +488,9 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     pool, 2.5 GB/s each) holds the jobs to place and running jobs up to ``occupancy`` of its
     compute nodes, shuffled into contiguous ranges with idle gaps between (so jobs straddle
     blocks, as the seed found). Running jobs that DFRA would scale already hold dedicated pool
-    nodes. ``anomalous`` forwarding nodes, anywhere, deliver 10 % of their bandwidth; a share
-    ``history`` of the jobs to place have a history. Same seed, same instance.
+    nodes (up to half of the healthy pool). ``anomalous`` forwarding nodes, anywhere, deliver
+    10 % of their bandwidth; a share ``history`` of the jobs to place have a history. Same
+    seed, same instance.
     """
     integer("n_jobs", n_jobs, 1, MAX_ITEMS)
     integer("compute_nodes", compute_nodes, 1, MAX_COMPUTE_NODES)
@@ -527,6 +528,7 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     bad = set(int(x) for x in rng.choice(default_nodes + pool_nodes, size=anomalous, replace=False))
     fwd = taihulight_nodes(default_nodes, pool_nodes, tuple(sorted(bad)))
     idle = [f.id for f in fwd if f.service == "pool" and not f.anomalous]
+    idle = idle[:len(idle) // 2]  # running jobs hold at most half of the healthy pool
     run = [_granted(r, idle) for r in run]  # as DFRA would have scaled them at their dispatch
     placed.sort(key=lambda j: int(j.id[1:]))
     run.sort(key=lambda j: int(j.id[1:]))

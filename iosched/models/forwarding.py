@@ -14,21 +14,24 @@ dedicated option (bandwidth b, k)), a job's I/O time is
   precomputed (options that are not strictly faster than a smaller k of the same bandwidth
   are dropped: they cost more pool for the same time);
 * for the default mapping: on each default forwarding node f it crosses, a function of
-  exactly which jobs are on f. For every f the model enumerates the configurations S (the
-  subsets of the movable jobs whose default mapping crosses f; running jobs and jobs with
-  no dedicated option are always there) and precomputes, with the evaluator's own
-  :func:`~iosched.evaluate.forwarding.node_times`, the time of every job on f under S.
-  Continuous z[f, S] >= 0 with sum_S z[f, S] = 1 and, for each movable j on f,
-  sum_{S containing j} z[f, S] = y[j, default]: for binary y the only solution puts z = 1
-  on the configuration actually chosen.
+  exactly which jobs are on f. Running jobs and jobs with no dedicated option are always
+  there; the movable ones fall into types (same rate cap on f, same traits), whose members
+  are interchangeable for every rate on f. A configuration s of f is a count per type; the
+  model enumerates them all and precomputes, with the evaluator's own
+  :func:`~iosched.evaluate.forwarding.node_rates`, every user's effective rate in each.
+  z[f, s] in [0, 1] with sum_s z[f, s] = 1 and, per type, sum_s count_t(s) z[f, s] =
+  sum_{j of type t} y[j, default]. When every type of f has one member, binary y leaves
+  z = 1 on the configuration actually chosen as the only solution (z stays continuous);
+  otherwise z is binary.
 
-T_j >= sum_S t[j, f, S] z[f, S] for every node f of j (the barrier: its slowest part), and
+T_j >= sum_s t[j, f, s] z[f, s] for every node f of j (the barrier: its slowest part; for a
+type of several members the row is switched off by a big-M when j itself has moved), and
 T_j >= sum_o t[j, o] y[j, o]; running jobs the same on their nodes. Minimising a positive
 combination of the T's makes each equal to the evaluator's value, so the objective of any
 integer solution is exactly the evaluator's score of the allocation it encodes (the tests
 check this). The pool: sum_{j, o of bandwidth b} k_o y[j, o] <= the healthy idle nodes of
-bandwidth b. The price is 2^m configurations on a node crossed by m movable jobs
-(``max_movable`` bounds m).
+bandwidth b. The price is prod_t (members_t + 1) configurations per node
+(``max_configurations`` bounds it).
 
 :func:`lower_bound` is valid for every allocation the evaluator accepts: job j's time is at
 least volume_j / R_j, its total rate R_j at most its own links io_j B_c,j (and its nodes'
@@ -38,6 +41,7 @@ convex program min sum w_j / R_j is solved in closed form (water-filling on sqrt
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -50,6 +54,7 @@ from iosched.evaluate.forwarding import (
     Allocation,
     alone_time,
     dedicated_time,
+    node_rates,
     node_times,
     running_alone,
 )
@@ -113,7 +118,24 @@ def bounds(instance: ForwardingInstance) -> dict:
 
 
 class ModelTooLarge(ParameterError):
-    """The enumeration would pass ``max_movable`` jobs on one node (2^m configurations)."""
+    """A node would need more than ``max_configurations`` co-location configurations."""
+
+
+@dataclass
+class NodeChoices:
+    """One default forwarding node: the types of movable jobs crossing it and every configuration.
+
+    Movable jobs of one type (same rate cap on the node, same traits) are interchangeable for
+    everyone's rates, so a configuration is a count per type. ``rates[s][t]`` is the effective
+    rate of a member of type t in configuration s (if present); ``fixed[s]`` the time of each
+    job always on the node (running, or with no dedicated option).
+    """
+
+    types: list[list[str]]  # member job ids per type
+    configs: list[tuple[int, ...]]  # count per type
+    rates: list[dict[int, float]]
+    fixed: list[dict[str, float]]
+    counts: dict[str, int]  # movable job -> its compute nodes on this node
 
 
 @dataclass
@@ -122,20 +144,21 @@ class Choices:
 
     options: dict[str, list[tuple[float, int, float]]]  # job -> [(bandwidth, k, time)]
     pool: dict[float, list[int]]  # bandwidth -> healthy idle node ids
-    nodes: dict[int, dict] = field(default_factory=dict)  # f -> {"movable": [ids], "times": [{job: t}]}
+    nodes: dict[int, NodeChoices] = field(default_factory=dict)
     running_const: dict[str, float] = field(default_factory=dict)  # running job -> time on nodes no choice touches
 
 
-def choices(instance: ForwardingInstance, max_movable: int = 14) -> Choices:
-    """The finite choice set of the scope, every time precomputed with the evaluator's functions."""
+def choices(instance: ForwardingInstance, max_configurations: int = 20_000) -> Choices:
+    """The finite choice set of the scope, every rate and time precomputed with the evaluator's functions."""
     pool: dict[float, list[int]] = {}
     for f in instance.idle_healthy:
         pool.setdefault(instance.node[f].bandwidth, []).append(f)
     default = {j.id: instance.default_groups(j) for j in instance.jobs}
-    crossing: dict[int, list[str]] = {}
+    crossing: dict[int, dict[str, int]] = {}  # f -> job to place -> its compute nodes on f
     for j in instance.jobs:
-        for f, _ in default[j.id]:
-            crossing.setdefault(f, []).append(j.id)
+        for f, c in default[j.id]:
+            crossing.setdefault(f, {})
+            crossing[f][j.id] = crossing[f].get(j.id, 0) + c
     running_on: dict[int, dict[str, tuple]] = {}  # f -> running job -> (job, its compute nodes on f)
     for r in instance.running:
         for f, c in instance.groups(r):
@@ -157,74 +180,103 @@ def choices(instance: ForwardingInstance, max_movable: int = 14) -> Choices:
         options[j.id] = opts
     out = Choices(options, pool)
     jobs = {j.id: j for j in instance.jobs}
-    for f, ids in crossing.items():
-        movable = [jid for jid in ids if options[jid]]
-        if len(movable) > max_movable:
-            raise ModelTooLarge(f"forwarding node {f} is crossed by {len(movable)} jobs that could move: "
-                                 f"2^{len(movable)} co-location configurations exceed max_movable={max_movable}")
-        counts = {}
-        for jid in ids:
-            counts[jid] = sum(c for g, c in default[jid] if g == f)
-        fixed_users = on_node.get(f, []) + [(jobs[jid], counts[jid]) for jid in ids if jid not in movable]
-        times = []
-        for mask in range(2 ** len(movable)):
-            users = fixed_users + [(jobs[jid], counts[jid]) for b, jid in enumerate(movable) if mask >> b & 1]
-            times.append({u.id: t for (u, _), t in zip(users, node_times(instance, f, users))})
-        out.nodes[f] = {"movable": movable, "times": times}
-    touched = set(crossing)
+    for f, on in crossing.items():
+        types: dict[tuple, list[str]] = {}
+        for jid, c in on.items():
+            if options[jid]:
+                j = jobs[jid]
+                types.setdefault((c * j.io_nodes / j.nodes * j.node_bandwidth, instance.traits(j)), []).append(jid)
+        members = list(types.values())
+        size = math.prod(len(m) + 1 for m in members)
+        if size > max_configurations:
+            raise ModelTooLarge(f"forwarding node {f} is crossed by {sum(map(len, members))} jobs that could move, "
+                                f"in {len(members)} types: {size} co-location configurations exceed "
+                                f"max_configurations={max_configurations}")
+        fixed_users = on_node.get(f, []) + [(jobs[jid], c) for jid, c in on.items() if not options[jid]]
+        node = NodeChoices(members, [], [], [], {jid: on[jid] for m in members for jid in m})
+        for config in itertools.product(*[range(len(m) + 1) for m in members]):
+            users = list(fixed_users)
+            owner = [None] * len(users)
+            for t, k in enumerate(config):
+                users += [(jobs[jid], on[jid]) for jid in members[t][:k]]
+                owner += [t] * k
+            rates = node_rates(instance, f, users)
+            node.configs.append(config)
+            node.rates.append({owner[u]: rates[u] for u in range(len(users)) if owner[u] is not None})
+            node.fixed.append({u.id: u.volume * c / u.nodes / rates[k]
+                               for k, (u, c) in enumerate(users) if owner[k] is None})
+        out.nodes[f] = node
     for r in instance.running:
-        rest = [(f, c) for f, c in instance.groups(r) if f not in touched]
+        rest = dict.fromkeys(f for f, _ in instance.groups(r) if f not in crossing)
         out.running_const[r.id] = max((node_times(instance, f, on_node[f])[[u.id for u, _ in on_node[f]].index(r.id)]
-                                       for f in dict.fromkeys(f for f, _ in rest)), default=0.0)
+                                       for f in rest), default=0.0)
     return out
 
 
-def build_milp(instance: ForwardingInstance, objective: str = "total_io_time", max_movable: int = 14,
+def build_milp(instance: ForwardingInstance, objective: str = "total_io_time", max_configurations: int = 20_000,
                data: Choices | None = None) -> pe.ConcreteModel:
     """The choice MILP of the module docstring, minimising ``objective`` (total_io_time, max_io_time
     or total_slowdown) exactly as the evaluator scores it, over the scope."""
     choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
-    data = data or choices(instance, max_movable)
+    data = data or choices(instance, max_configurations)
     m = pe.ConcreteModel(name=f"forwarding-{objective}")
     m.choices = data
     jobs = [j.id for j in instance.jobs]
+    by_id = {j.id: j for j in instance.jobs}
     m.J = pe.Set(initialize=jobs, ordered=True)
     m.O = pe.Set(initialize=[(jid, o) for jid in jobs for o in range(len(data.options[jid]) + 1)], dimen=2,
                  ordered=True, doc="(job, option): 0 is the default mapping, o >= 1 a dedicated option")
     m.y = pe.Var(m.O, domain=pe.Binary, doc="job takes this option")
     m.one = pe.Constraint(m.J, rule=lambda m, jid: sum(m.y[jid, o] for o in range(len(data.options[jid]) + 1)) == 1)
     m.B = pe.Set(initialize=sorted(data.pool), ordered=True)
-    m.pool = pe.Constraint(m.B, rule=lambda m, b: sum(
-        k * m.y[jid, o + 1] for jid in jobs for o, (bw, k, _) in enumerate(data.options[jid]) if bw == b)
-        <= len(data.pool[b]))
-    m.C = pe.Set(initialize=[(f, s) for f in data.nodes for s in range(len(data.nodes[f]["times"]))], dimen=2,
-                 ordered=True)
-    m.z = pe.Var(m.C, domain=pe.NonNegativeReals, bounds=(0, 1), doc="node f is in configuration S")
+    def pool_rule(m, b):
+        terms = [k * m.y[jid, o + 1] for jid in jobs for o, (bw, k, _) in enumerate(data.options[jid]) if bw == b]
+        return sum(terms) <= len(data.pool[b]) if terms else pe.Constraint.Skip
+
+    m.pool = pe.Constraint(m.B, rule=pool_rule, doc="dedicated nodes of each bandwidth within the idle pool")
     m.F = pe.Set(initialize=list(data.nodes), ordered=True)
-    m.one_config = pe.Constraint(m.F, rule=lambda m, f: sum(m.z[f, s] for s in range(len(data.nodes[f]["times"]))) == 1)
-    m.link = pe.ConstraintList(doc="a movable job is in the configuration iff it keeps its default mapping")
+    m.C = pe.Set(initialize=[(f, s) for f in data.nodes for s in range(len(data.nodes[f].configs))], dimen=2,
+                 ordered=True)
+    m.z = pe.Var(m.C, domain=pe.UnitInterval, doc="node f is in configuration s")
     for f, node in data.nodes.items():
-        for b, jid in enumerate(node["movable"]):
-            m.link.add(sum(m.z[f, s] for s in range(len(node["times"])) if s >> b & 1) == m.y[jid, 0])
-    running = [r.id for r in instance.running if any(r.id in data.nodes[f]["times"][0] for f in data.nodes)]
+        if any(len(t) > 1 for t in node.types):  # counts of interchangeable jobs: only integral z is exact
+            for s in range(len(node.configs)):
+                m.z[f, s].domain = pe.Binary
+    m.one_config = pe.Constraint(m.F, rule=lambda m, f: sum(m.z[f, s] for s in range(len(data.nodes[f].configs)))
+                                 == 1)
+    m.link = pe.ConstraintList(doc="each type's count in the configuration = its members on their default mapping")
+    for f, node in data.nodes.items():
+        for t, members in enumerate(node.types):
+            m.link.add(sum(cfg[t] * m.z[f, s] for s, cfg in enumerate(node.configs) if cfg[t])
+                       == sum(m.y[jid, 0] for jid in members))
+    running = [r.id for r in instance.running if any(r.id in data.nodes[f].fixed[0] for f in data.nodes)]
     m.R = pe.Set(initialize=running, ordered=True)
     m.T = pe.Var(m.J, domain=pe.NonNegativeReals, doc="I/O time of a job to place (s)")
     m.Tr = pe.Var(m.R, domain=pe.NonNegativeReals, doc="I/O time of a running job (s)")
     m.times = pe.ConstraintList(doc="a job's time is at least each of its parts' and its option's")
     for f, node in data.nodes.items():
-        present = {}
-        for s, t in enumerate(node["times"]):
-            for u, val in t.items():
-                present.setdefault(u, []).append((s, val))
-        for u, terms in present.items():
+        for u in node.fixed[0]:
             var = m.T[u] if u in data.options else m.Tr[u]
-            m.times.add(var >= sum(val * m.z[f, s] for s, val in terms))
+            m.times.add(var >= sum(t[u] * m.z[f, s] for s, t in enumerate(node.fixed)))
+        for t, members in enumerate(node.types):
+            for jid in members:
+                part = by_id[jid].volume * node.counts[jid] / by_id[jid].nodes
+                terms = [(s, part / r[t]) for s, r in enumerate(node.rates) if t in r]
+                if len(members) == 1:
+                    m.times.add(m.T[jid] >= sum(v * m.z[f, s] for s, v in terms))
+                else:  # the type is present without j: the big-M switches the row off when j has moved
+                    big = max(v for _, v in terms)
+                    m.times.add(m.T[jid] >= sum(v * m.z[f, s] for s, v in terms) - big * (1 - m.y[jid, 0]))
     for jid in jobs:
         if data.options[jid]:
             m.times.add(m.T[jid] >= sum(t * m.y[jid, o + 1] for o, (_, _, t) in enumerate(data.options[jid])))
     for rid in running:
         m.times.add(m.Tr[rid] >= data.running_const[rid])
     before = running_alone(instance)
+    for jid in jobs:  # valid in the scope, and they give the LP relaxation each job's best case
+        m.T[jid].setlb(_fastest(data, by_id[jid]))
+    for rid in running:
+        m.Tr[rid].setlb(before[rid])
     if objective == "max_io_time":
         m.Tmax = pe.Var(domain=pe.NonNegativeReals)
         m.top = pe.Constraint(m.J, rule=lambda m, jid: m.Tmax >= m.T[jid])
@@ -235,6 +287,20 @@ def build_milp(instance: ForwardingInstance, objective: str = "total_io_time", m
         m.obj = pe.Objective(expr=sum(jw[j] * m.T[j] for j in jobs)
                              + sum(rw[r] * (m.Tr[r] - before[r]) for r in running))
     return m
+
+
+def _fastest(data: Choices, job) -> float:
+    """A job's least time over the scope: its fastest dedicated option, or on its default mapping the
+    slowest of its nodes' best configurations, whichever is less."""
+    default = 0.0
+    for node in data.nodes.values():
+        for t, members in enumerate(node.types):
+            if job.id in members:
+                part = job.volume * node.counts[job.id] / job.nodes
+                default = max(default, min(part / r[t] for r in node.rates if t in r))
+        if job.id in node.fixed[0]:
+            default = max(default, min(times[job.id] for times in node.fixed))
+    return min([default] + [t for _, _, t in data.options[job.id]])
 
 
 def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
@@ -256,16 +322,16 @@ def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Alloca
     return Allocation(mapping, frozenset(dedicated), avoid)
 
 
-def _milp(instance: ForwardingInstance, objective: str, profile: str, max_movable: int) -> MethodOutput:
+def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
-    integer("max_movable", max_movable, 0, 24, error=ParameterError)
+    integer("max_configurations", max_configurations, 1, 10**7, error=ParameterError)
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)
     try:
-        m = build_milp(instance, objective, max_movable)
+        m = build_milp(instance, objective, max_configurations)
     except ModelTooLarge as e:
         return MethodOutput(None, Status.ERROR, info={"error": str(e), "scope": SCOPE})
-    configurations = sum(len(n["times"]) for n in m.choices.nodes.values())
+    configurations = sum(len(n.configs) for n in m.choices.nodes.values())
     out = solve_pyomo(m, deadline.limit(prof))
     info = {"objective": objective, "scope": SCOPE, "model_status": out.status.value, "model_bound": out.bound,
             "model_objective": out.objective, "model_gap": out.gap, "solver_time_s": out.wall_time_s,
@@ -281,12 +347,12 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_movabl
 
 @register("forwarding", "milp", objective="total_io_time")
 def milp(instance: ForwardingInstance, objective: str = "total_io_time", profile: str = "default",
-         max_movable: int = 14) -> MethodOutput:
+         max_configurations: int = 20_000) -> MethodOutput:
     """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound."""
-    return _milp(instance, objective, profile, max_movable)
+    return _milp(instance, objective, profile, max_configurations)
 
 
 @register("forwarding", "milp-max", objective="max_io_time")
-def milp_max(instance: ForwardingInstance, profile: str = "default", max_movable: int = 14) -> MethodOutput:
+def milp_max(instance: ForwardingInstance, profile: str = "default", max_configurations: int = 20_000) -> MethodOutput:
     """The choice MILP minimising the largest I/O time of the jobs placed."""
-    return _milp(instance, "max_io_time", profile, max_movable)
+    return _milp(instance, "max_io_time", profile, max_configurations)
