@@ -222,3 +222,22 @@ def test_no_method_beats_the_bound(seed, n, method):
     assert r.evaluation.feasible
     for name in ("total_io_time", "max_io_time", "total_slowdown", "forwarding_nodes_used"):
         assert getattr(r.evaluation, name) >= lower_bound(inst, name) * (1 - 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["N-N", "N-1", "1-1"]), st.sampled_from(["high", "low"]),
+                          st.sampled_from(["high", "low"]), st.floats(0, 60), st.integers(1, 64)),
+                min_size=1, max_size=6))
+def test_node_rates_take_the_largest_pairwise_factor(users):
+    """The evaluator's trait counting equals the definition: max over the other users of Interference.factor."""
+    from iosched.evaluate.forwarding import node_rates
+    from iosched.fluid import max_min_fair
+
+    jobs = [(Job(f"u{k}", 0, 64, 1 if mode == "1-1" else io, BC, 1.0, mode, meta, iops, band), io)
+            for k, (mode, iops, band, meta, io) in enumerate(users)]
+    inst = machine([job("a", 0, 8)])
+    shares = max_min_fair([c * j.io_nodes / j.nodes * j.node_bandwidth for j, c in jobs], BF)
+    for u, ((j, _), rate) in enumerate(zip(jobs, node_rates(inst, 0, jobs))):
+        slow = max((inst.interference.factor(inst.traits(j), inst.traits(k)) for i, (k, _) in enumerate(jobs)
+                    if i != u), default=1.0)
+        assert rate == pytest.approx(shares[u] / slow)

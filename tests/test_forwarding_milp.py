@@ -207,3 +207,16 @@ def test_time_limit_keeps_the_incumbent(tmp_path, monkeypatch):
     if r.solution is not None:
         assert r.evaluation.feasible
     assert pe  # the Pyomo model is public: build_milp returns it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pool", [160, 16])
+@pytest.mark.parametrize("seed", range(3))
+def test_taihulight_scale_milp_against_heuristics(seed, pool):
+    """200 jobs on TaihuLight, default profile: the evaluator's score, and never worse than the scope's heuristics."""
+    inst = generate(seed, 200, pool_nodes=pool)
+    r = iosched.solve("forwarding", inst, "milp")
+    assert r.evaluation.feasible and r.info["model_status"] == "optimal"
+    assert r.info["model_objective"] == pytest.approx(r.objective, rel=1e-7)
+    for h in ("fixed", "dfra", "mckp"):
+        assert r.objective <= iosched.solve("forwarding", inst, h).objective * (1 + 1e-7)
