@@ -196,8 +196,11 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
 
 @register("forwarding", "mckp", objective="total_io_time")
 def mckp(instance: ForwardingInstance) -> MethodOutput:
-    """Bez et al.'s arbitration: each job takes 0, 1, 2, 4, ... dedicated idle healthy nodes, most
-    total bandwidth within the pool, by an exact dynamic program (0 keeps the default mapping)."""
+    """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
+
+    Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
+    pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
+    I/O time the evaluator scores)."""
     pool = len(instance.idle_healthy)
     counts, values, bw = mckp_choices(instance, pool)
     chosen, value = mckp_solve(counts, values, pool)
