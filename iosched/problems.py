@@ -56,3 +56,24 @@ register_problem(Problem(
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
 ))
+
+
+# --- forwarding (DFRA, FAST'19) ---------------------------------------------------------------------
+from iosched.evaluate import forwarding as forwarding_eval  # noqa: E402
+from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: E402, F401  (registers methods)
+from iosched.instances import forwarding as forwarding_instances  # noqa: E402
+from iosched.models import forwarding as forwarding_models  # noqa: E402
+
+register_problem(Problem(
+    name="forwarding",
+    load=forwarding_instances.load,
+    evaluate=forwarding_eval.evaluate_any,
+    sense=lambda name: "min",
+    bound=forwarding_models.lower_bound,
+    bounds=forwarding_models.bounds,
+    generate=forwarding_instances.generate,
+    builtins=forwarding_instances.BUILTIN,
+    models={"milp": forwarding_models.build_milp},
+    instance_type=forwarding_instances.ForwardingInstance,
+    solution_from_dict=forwarding_eval.Allocation.from_dict,
+))

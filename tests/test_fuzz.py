@@ -22,6 +22,8 @@ from iosched.errors import InstanceError, ParameterError
 FUZZ = {
     "window": (["paper:example", "random:0:12", "random:3:8:S4"], [("naive", {}), ("exact", {"profile": "quick"})]),
     "periodic": (["paper:set1", "paper:set4"], [("fairshare", {"cycles": 3})]),
+    "forwarding": (["testbed:wrf1", "pair:wrf1:awp", "random:0:20"], [("fixed", {}), ("dfra", {}),
+                                                                      ("milp", {"profile": "quick"})]),
 }
 assert set(FUZZ) == set(PROBLEMS), "every registered problem is fuzzed: add it to FUZZ"
 
