@@ -223,6 +223,7 @@ class ForwardingInstance(JsonInstance):
     interference: Interference = field(default_factory=Interference)
 
     def __post_init__(self):
+        text("name", self.name)
         integer("compute_nodes", self.compute_nodes, 1, MAX_COMPUTE_NODES)
         integer("default_ratio", self.default_ratio, 1, self.compute_nodes)
         number("anomalous_fraction", self.anomalous_fraction, 0, 1, lo_open=True)
