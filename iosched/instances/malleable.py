@@ -355,12 +355,13 @@ def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
 def _grid(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
     """Small workloads on a 1 s grid, for the exact models.
 
-    Ladders within {1, 2, 4} (factor 2), linear speed-up with T(1) a multiple of 4 s, check
-    period 8 s, reconfiguration 4 s, integer arrivals: then every event of the simulated
-    policies falls on whole seconds (the period and the cost are multiples of the largest
-    size, so the work left at a resize is a whole number of seconds at any size), and the
-    exact models, which work in whole seconds, hold the policies' schedules. Half the jobs
-    (on average) prefer 2 nodes; the others leave the size to the wide optimisation.
+    Ladders within {1, 2, 4} (factor 2); speed-up linear up to 2 or 4 nodes (half the jobs
+    each: beyond 2 nodes the first kind gains nothing) with T(1) a multiple of 4 s; check
+    period 8 s; reconfiguration 4 s; integer arrivals. Every event of the simulated policies
+    then falls on whole seconds (runs between resizes last multiples of 4 s, so the work
+    left is a whole number of seconds at any size), and the exact models, which work in
+    whole seconds, hold the policies' schedules. Half the jobs (on average) prefer 2 nodes;
+    the others leave the size to the wide optimisation.
     """
     arrivals = np.floor(_poisson_arrivals(rng, n, arrival_mean_s)).astype(int)
     jobs = []
@@ -370,7 +371,8 @@ def _grid(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
         submit = int(rng.choice(sizes))
         preferred = 2 if rng.random() < 0.5 else None
         seconds_1 = 4 * int(rng.integers(4, 25))
-        jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, Runtime("linear", seconds_1=seconds_1, up_to=4),
+        up_to = int(rng.choice([2, 4]))
+        jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, Runtime("linear", seconds_1=seconds_1, up_to=up_to),
                         low, 4, 2, submit=submit, preferred=preferred, period=8, reconfig_s=4, timeout=8,
                         app="grid"))
     return jobs

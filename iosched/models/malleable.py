@@ -314,6 +314,9 @@ def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: st
             m.add(re[k + 1] == re[k]).only_enforce_if(nxt.Not())
         m.add(sum(grid.rate[j][i] * ln[k][p] for k in range(segments) for i, p in enumerate(sizes))
               >= grid.work[j])
+        shortest = math.ceil(grid.work[j] / max(grid.rate[j]))  # redundant: no run is faster than the fastest size
+        m.add(re[-1] >= rs[0] + shortest)
+        m.add(sum(ln[k][p] for k in range(segments) for p in sizes) >= shortest)
         ends.append(re[-1])
         jobvars.append((used, x, rs, re, ln, steps, y))
     m.add_cumulative(intervals, demands, instance.nodes)
