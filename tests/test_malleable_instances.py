@@ -164,7 +164,7 @@ def test_generate_overrides_name_round_trip():
     (dict(jobs=0), "jobs"), (dict(jobs=True), "jobs"), (dict(jobs=2.5), "jobs"), (dict(kind="x"), "kind"),
     (dict(nodes=16), "nodes"), (dict(nodes=0), "nodes"), (dict(kind="grid", nodes=3), "nodes"),
     (dict(arrival_mean_s=-1), "arrival_mean_s"), (dict(arrival_mean_s=math.nan), "arrival_mean_s"),
-    (dict(jobs=10**7), "jobs"),
+    (dict(jobs=10**7), "jobs"), (dict(reconfig_s=-1), "reconfig_s"), (dict(reconfig_s="4"), "reconfig_s"),
 ])
 def test_generate_bad_arguments(kwargs, field):
     with pytest.raises(InstanceError, match=field):
@@ -320,12 +320,14 @@ def test_load_specs():
     assert load("random:3") == generate(3)
     assert load("random:3:12") == generate(3, 12)
     assert load("random:3:12:grid") == generate(3, 12, "grid")
-    assert load("random:3:12:grid:16:2.5") == generate(3, 12, "grid", nodes=16, arrival_mean_s=2.5)
+    assert load("random:3:12:grid:16:2.5:0") == generate(3, 12, "grid", nodes=16, arrival_mean_s=2.5, reconfig_s=0)
+    assert generate(3, 12, "grid", reconfig_s=0).jobs[0].reconfig_s == 0
     assert load(generate(3, 12, "grid").name) == generate(3, 12, "grid")
 
 
-@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:zzz", "random:3:0", "random:3:12:grid:x:1",
-                                  "random:3:12:grid:8:y", "random:3:12:grid:8", "paper:", "paper:x", "paper:0",
+@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:zzz", "random:3:0", "random:3:12:grid:x:1:0",
+                                  "random:3:12:grid:8:y:0", "random:3:12:grid:8", "random:3:12:grid:8:1",
+                                  "random:3:12:grid:8:1:z", "random:3:12:grid:8:1:-1", "paper:", "paper:x", "paper:0",
                                   "paper:5:x", "no/such/file.json", ""])
 def test_load_bad_specs(spec):
     with pytest.raises(InstanceError):

@@ -314,15 +314,16 @@ def _poisson_arrivals(rng, n: int, mean: float) -> np.ndarray:
     return np.cumsum(gaps)
 
 
-def _paper(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
+def _paper(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
     """The seed's recipe: the three applications in equal shares, randomly sorted; Poisson arrivals."""
     apps = [PAPER_APPS[i % 3] for i in range(n)]
     rng.shuffle(apps)
     arrivals = _poisson_arrivals(rng, n, arrival_mean_s)
-    return [app_job(a, f"j{i + 1}", round(float(t), 6)) for i, (a, t) in enumerate(zip(apps, arrivals))]
+    return [app_job(a, f"j{i + 1}", round(float(t), 6), reconfig_s=reconfig_s)
+            for i, (a, t) in enumerate(zip(apps, arrivals))]
 
 
-def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
+def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
     """Rigid-style requests in the manner of Feitelson (1996), made malleable.
 
     Size s in 1..nodes with probability proportional to 1/s, times 8 for powers of two
@@ -348,19 +349,19 @@ def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
                 low //= 2
         jobs.append(Job(f"j{i + 1}", round(float(arrivals[i]), 6), 1000.0,
                         Runtime("amdahl", seconds_1=round(seconds_1, 6), serial=round(serial, 6)),
-                        low, s, 2, period=15.0, reconfig_s=RECONFIG_S, timeout=TIMEOUT_S, app="feitelson"))
+                        low, s, 2, period=15.0, reconfig_s=reconfig_s, timeout=TIMEOUT_S, app="feitelson"))
     return jobs
 
 
-def _grid(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
+def _grid(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
     """Small workloads on a 1 s grid, for the exact models.
 
     Ladders within {1, 2, 4} (factor 2); speed-up linear up to 2 or 4 nodes (half the jobs
     each: beyond 2 nodes the first kind gains nothing) with T(1) a multiple of 4 s; check
-    period 8 s; reconfiguration 4 s; integer arrivals. Every event of the simulated policies
-    then falls on whole seconds (runs between resizes last multiples of 4 s, so the work
-    left is a whole number of seconds at any size), and the exact models, which work in
-    whole seconds, hold the policies' schedules. Half the jobs (on average) prefer 2 nodes;
+    period 8 s; reconfiguration 4 s (or any multiple of 4 s given); integer arrivals. Every
+    event of the simulated policies then falls on whole seconds (runs between resizes last
+    multiples of 4 s, so the work left is a whole number of seconds at any size), and the
+    exact models, which work in whole seconds, hold the policies' schedules. Half the jobs (on average) prefer 2 nodes;
     the others leave the size to the wide optimisation.
     """
     arrivals = np.floor(_poisson_arrivals(rng, n, arrival_mean_s)).astype(int)
@@ -373,7 +374,7 @@ def _grid(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
         seconds_1 = 4 * int(rng.integers(4, 25))
         up_to = int(rng.choice([2, 4]))
         jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, Runtime("linear", seconds_1=seconds_1, up_to=up_to),
-                        low, 4, 2, submit=submit, preferred=preferred, period=8, reconfig_s=4, timeout=8,
+                        low, 4, 2, submit=submit, preferred=preferred, period=8, reconfig_s=reconfig_s, timeout=8,
                         app="grid"))
     return jobs
 
@@ -381,17 +382,19 @@ def _grid(rng, n: int, nodes: int, arrival_mean_s: float) -> list[Job]:
 GENERATORS = {"paper": _paper, "feitelson": _feitelson, "grid": _grid}
 DEFAULT_NODES = {"paper": PAPER_NODES, "feitelson": 128, "grid": 8}
 DEFAULT_ARRIVAL = {"paper": PAPER_ARRIVAL_S, "feitelson": 60.0, "grid": 4.0}
+DEFAULT_RECONFIG = {"paper": RECONFIG_S, "feitelson": RECONFIG_S, "grid": 4.0}
 
 
 def generate(seed: int, jobs: int = 20, kind: str = "paper", nodes: int | None = None,
-             arrival_mean_s: float | None = None) -> MalleableInstance:
+             arrival_mean_s: float | None = None, reconfig_s: float | None = None) -> MalleableInstance:
     """A seeded workload of ``jobs`` jobs (same seed and parameters, same workload).
 
     ``kind``: ``paper`` (the seed's three applications on 64 nodes, Poisson arrivals of
     mean 10 s), ``feitelson`` (sizes and run times in the style of Feitelson's 1996 model on
     128 nodes, mean inter-arrival 60 s), ``grid`` (small workloads on 8 nodes on a 1 s grid,
-    for the exact models, mean inter-arrival 4 s). ``nodes`` and ``arrival_mean_s`` override
-    the kind's defaults.
+    for the exact models, mean inter-arrival 4 s). ``nodes``, ``arrival_mean_s`` and
+    ``reconfig_s`` (s per resize: 0.42 for paper and feitelson, the seed's Table 2; 4 for
+    grid) override the kind's defaults.
     """
     integer("seed", seed, 0, 2**63 - 1)
     integer("jobs", jobs, 1, MAX_JOBS)
@@ -405,11 +408,13 @@ def generate(seed: int, jobs: int = 20, kind: str = "paper", nodes: int | None =
         raise InstanceError(f"nodes must be at least 4 for grid workloads, got {nodes!r}")
     mean = DEFAULT_ARRIVAL[kind] if arrival_mean_s is None else arrival_mean_s
     number("arrival_mean_s", mean, 0, 1e9)
+    cost = DEFAULT_RECONFIG[kind] if reconfig_s is None else reconfig_s
+    number("reconfig_s", cost, 0, 1e9)
     rng = np.random.default_rng(seed)
-    job_list = GENERATORS[kind](rng, jobs, nodes, mean)
+    job_list = GENERATORS[kind](rng, jobs, nodes, mean, cost)
     name = f"random:{seed}:{jobs}:{kind}"
-    if nodes != DEFAULT_NODES[kind] or mean != DEFAULT_ARRIVAL[kind]:
-        name += f":{nodes}:{mean:g}"
+    if nodes != DEFAULT_NODES[kind] or mean != DEFAULT_ARRIVAL[kind] or cost != DEFAULT_RECONFIG[kind]:
+        name += f":{nodes}:{float(mean)!r}:{float(cost)!r}"
     return MalleableInstance(nodes, tuple(job_list), name=name)
 
 
@@ -424,7 +429,7 @@ BUILTIN = [f"paper:{n}" for n in PAPER_SIZES]
 
 
 def load(spec: str) -> MalleableInstance:
-    """``paper:JOBS[:SEED]``, ``random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S]]]``, or a JSON file path."""
+    """``paper:JOBS[:SEED]``, ``random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S:RECONFIG_S]]]``, or a JSON file."""
     if spec.startswith("paper:"):
         parts = spec.split(":")[1:]
         if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts) or int(parts[0]) < 1:
@@ -432,22 +437,23 @@ def load(spec: str) -> MalleableInstance:
         return paper_workload(int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
     if spec.startswith("random:"):
         parts = spec.split(":")[1:]
-        if len(parts) not in (1, 2, 3, 5) or not all(p.isdigit() for p in parts[:2]):
-            raise InstanceError(f"random workloads are random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S]]], "
+        if len(parts) not in (1, 2, 3, 6) or not all(p.isdigit() for p in parts[:2]):
+            raise InstanceError(f"random workloads are random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S:RECONFIG_S]]], "
                                 f"got {spec!r}")
         kw: dict = {}
         if len(parts) > 1:
             kw["jobs"] = int(parts[1])
         if len(parts) > 2:
             kw["kind"] = parts[2]
-        if len(parts) == 5:
+        if len(parts) == 6:
             if not parts[3].isdigit():
                 raise InstanceError(f"nodes in {spec!r} must be an integer, got {parts[3]!r}")
-            try:
-                kw["arrival_mean_s"] = float(parts[4])
-            except ValueError:
-                raise InstanceError(f"arrival_mean_s in {spec!r} must be a number, got {parts[4]!r}") from None
             kw["nodes"] = int(parts[3])
+            for key, text_ in zip(("arrival_mean_s", "reconfig_s"), parts[4:]):
+                try:
+                    kw[key] = float(text_)
+                except ValueError:
+                    raise InstanceError(f"{key} in {spec!r} must be a number, got {text_!r}") from None
         return generate(int(parts[0]), **kw)
     if not spec or not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
