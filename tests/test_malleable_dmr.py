@@ -130,6 +130,14 @@ def test_request_abandoned_after_the_timeout():
     assert ev.feasible and (ev.stalls, ev.abandoned, ev.expands) == (3, 2, 1)
 
 
+def test_a_job_at_its_requested_size_is_left_alone():
+    # alone on 8 nodes the wide optimisation would grow A; its request pins it at 2
+    A = Job("A", 0, 1, lin(64), 1, 8, submit=2, request=2, period=4.0)
+    res = simulate(MalleableInstance(8, (A,)), "dmr")
+    assert not res.decisions and res.rules == {"request: at the requested size": 7}  # checks at 4, 8, ..., 28
+    assert simulate(MalleableInstance(8, (A,)), "dmr", modes="wide").decisions[0].rule == "wide: expand"
+
+
 # --- properties --------------------------------------------------------------------------------------------------
 
 

@@ -24,9 +24,10 @@ all (the seed's resizer job has the maximum priority).
 Policy at a check of a running job of size p, with F free nodes (``policy="dmr"``), the
 first mode that applies:
 
-1. ``request`` (the job sets ``request`` != p): shrink to it; or expand to it if F
-   suffices; or wait for the nodes at top priority, holding p without progress, up to the
-   job's ``timeout``, then abandon the expansion;
+1. ``request`` (the job sets ``request``; the seed's "strongly suggest", made by raising
+   the job's minimum): at it, nothing; above it, shrink to it; below, expand to it if F
+   suffices, or else wait for the nodes at top priority, holding p without progress, up to
+   the job's ``timeout``, then abandon the expansion;
 2. ``preferred`` (the job sets ``preferred``): with no job queued, expand to the largest
    ladder size up to the maximum that F allows; else at the preferred size, nothing;
    above it, shrink to it; below it, expand to the largest ladder size up to it that F
@@ -86,7 +87,6 @@ class _Sim:
         self.state = [0] * n
         self.size = [0] * n  # current size (the new size during a reconfiguration)
         self.held = [0] * n
-        self.old = [0] * n  # size before the action in progress
         self.phase = [RUN] * n
         self.rem = [1.0] * n  # fraction of the work left at ``t0``
         self.t0 = [0.0] * n
@@ -225,7 +225,7 @@ class _Sim:
         if self.phase[j] == RUN:
             self.action_at[j] = t
         cost = job.cost(p, q)
-        self.old[j], self.size[j] = p, q
+        self.size[j] = q
         self.version[j] += 1
         if cost > 0:
             self.phase[j] = RECONF
@@ -345,8 +345,10 @@ class _Sim:
         if (self.rem[j] - (t - self.t0[j]) / job.time(p)) * job.time(p) <= 1e-9:
             return False  # the job ends now: its completion is due
         self.res.checks += 1
-        if self.modes == "all" and job.request is not None and job.request != p:
+        if self.modes == "all" and job.request is not None:
             q = job.request
+            if q == p:
+                return self.idle(j, t, "request: at the requested size")
             if q < p:
                 return self.act(j, t, q, "request: shrink")
             if q - p <= free:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -48,7 +48,7 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import MalleableInstance
+from iosched.instances.malleable import MalleableInstance, Runtime
 from iosched.solvers import Deadline, load_profile, solve_cpsat, solve_pyomo
 from iosched.validate import boolean, choice, integer, number
 
@@ -128,6 +128,8 @@ class Grid:
     work: list[int]  # W_j
     cost: list[dict[tuple[int, int], int]]  # (p, q) -> units
     exact: bool  # whether rates and costs are exact (nothing rounded)
+    schedules: dict[str, Schedule]  # DMR's and rigid FCFS's, on the instance
+    fallback: Schedule  # rigid FCFS on the rounded data: on the grid, in the models' scope
 
     def scope(self, segments: int | None) -> str:
         count = "any number of segments" if segments is None else f"at most {segments} segment(s)"
@@ -148,14 +150,17 @@ def _gcd(values) -> Fraction:
     return g
 
 
-def default_unit(instance: MalleableInstance) -> float:
-    """The largest grid dividing every period; also every arrival, cost and run time when that
-    keeps the horizon under the CP-SAT limit (to a microsecond)."""
+def default_unit(instance: MalleableInstance, schedules: dict[str, Schedule] | None = None) -> float:
+    """The largest grid dividing every period; also every arrival, cost, run time and every
+    time in ``schedules`` (default: DMR's and rigid FCFS's, so that the models hold them) when
+    that keeps the horizon under the CP-SAT limit (to a microsecond)."""
     periods = _gcd(_micro(j.period) for j in instance.jobs)
     rest = [_micro(j.arrival) for j in instance.jobs]
     for j in instance.jobs:
         rest += [_micro(t) for t in j.times]
         rest += [_micro(j.cost(p, q)) for p in j.sizes for q in j.sizes if p != q]
+    for sched in (_schedules(instance) if schedules is None else schedules).values():
+        rest += [_micro(t) for ivs in sched.jobs.values() for iv in ivs for t in (iv.start, iv.end)]
     fine = _gcd([periods, *rest])
     span = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
     return float(fine) if span / float(fine) <= MAX_SLOTS_CPSAT / 10 else float(periods)
@@ -170,22 +175,15 @@ def _makespan(schedule: Schedule) -> float:
     return max(ivs[-1].end for ivs in schedule.jobs.values())
 
 
-def make_grid(instance: MalleableInstance, unit: float | None = None, horizon_s: float | None = None,
-              max_slots: int = MAX_SLOTS_CPSAT) -> Grid:
+def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots: int = MAX_SLOTS_CPSAT) -> Grid:
     """Scale ``instance`` to a grid of ``unit`` seconds (default: :func:`default_unit`)."""
-    u = default_unit(instance) if unit is None else unit
+    schedules = _schedules(instance)
+    u = default_unit(instance, schedules) if unit is None else unit
     eps = 1e-9
     for j in instance.jobs:
         if abs(j.period / u - round(j.period / u)) > 1e-6:
             raise ParameterError(f"unit must divide every period: job {j.id} has period {j.period:g} s, "
                                  f"unit = {u!r}")
-    if horizon_s is None:
-        serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
-        horizon_s = max([serial, *map(_makespan, _schedules(instance).values())])
-    horizon = math.ceil(horizon_s / u - eps) + 1
-    if horizon > max_slots:
-        raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
-                             f"large for this exact model (a coarser unit, or fewer jobs)")
     exact = True
     durations, rates, works, costs = [], [], [], []
     for j in instance.jobs:
@@ -211,7 +209,18 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, horizon_s:
     arrival = [math.ceil(j.arrival / u - eps) for j in instance.jobs]
     exact &= all(abs(j.arrival / u - a) <= 1e-9 for j, a in zip(instance.jobs, arrival))
     period = [round(j.period / u) for j in instance.jobs]
-    return Grid(u, horizon, arrival, period, durations, rates, works, costs, exact)
+    # rigid FCFS on the model's own (rounded) data: a schedule on the grid whatever the instance, to hint with
+    rounded = MalleableInstance(instance.nodes, tuple(
+        replace(j, arrival=a * u, runtime=Runtime("table", seconds=tuple(
+            (p, math.ceil(w / r) * u) for p, r in zip(j.sizes, rs))))
+        for j, a, w, rs in zip(instance.jobs, arrival, works, rates)), instance.name)
+    fallback = simulate(rounded, "rigid", "fcfs").schedule
+    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
+    horizon = math.ceil(max([serial, _makespan(fallback), *map(_makespan, schedules.values())]) / u - eps) + 1
+    if horizon > max_slots:
+        raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
+                             f"large for this exact model (a coarser unit, or fewer jobs)")
+    return Grid(u, horizon, arrival, period, durations, rates, works, costs, exact, schedules, fallback)
 
 
 def plan_schedule(instance: MalleableInstance, grid: Grid, plans: list[list[tuple[int, int, int]]]) -> Schedule:
@@ -412,13 +421,15 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
         from iosched.evaluate.malleable import evaluate
 
         candidates = []
-        for name, sched in _schedules(instance).items():
+        for name, sched in grid.schedules.items():
             plans = schedule_plans(instance, grid, sched, segments)
             if plans is not None:
                 candidates.append((getattr(evaluate(instance, sched), objective), name, plans))
         if candidates:
             _, hinted, plans = min(candidates)
-            _hint(m, instance, grid, jobvars, plans, segments)
+        else:  # nothing the policies did is on the grid: rigid FCFS on the rounded data is
+            hinted, plans = "rigid-fcfs on the grid", schedule_plans(instance, grid, grid.fallback, segments)
+        _hint(m, instance, grid, jobvars, plans, segments)
     outcome, solver = solve_cpsat(m, deadline.limit(prof))
     plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
     out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
