@@ -95,4 +95,6 @@ register_problem(Problem(
     generate=malleable_instances.generate,
     builtins=malleable_instances.BUILTIN,
     models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
+    instance_type=malleable_instances.MalleableInstance,
+    solution_from_dict=malleable_eval.Schedule.from_dict,
 ))

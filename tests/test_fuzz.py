@@ -24,6 +24,7 @@ FUZZ = {
     "periodic": (["paper:set1", "paper:set4"], [("fairshare", {"cycles": 3})]),
     "forwarding": (["testbed:wrf1", "pair:wrf1:awp", "random:0:20"], [("fixed", {}), ("dfra", {}),
                                                                       ("milp", {"profile": "quick"})]),
+    "malleable": (["paper:50", "random:0:4:grid"], [("rigid-fcfs", {}), ("dmr", {})]),
 }
 assert set(FUZZ) == set(PROBLEMS), "every registered problem is fuzzed: add it to FUZZ"
 

@@ -117,7 +117,7 @@ def _number(x) -> bool:
 
 def _well_formed(iv) -> bool:
     return (isinstance(iv, Interval) and _number(iv.start) and _number(iv.end) and iv.kind in KINDS
-            and not isinstance(iv.nodes, bool) and isinstance(iv.nodes, (int, np.integer)) and iv.nodes >= 1)
+            and not isinstance(iv.nodes, bool) and isinstance(iv.nodes, (int, np.integer)) and 1 <= iv.nodes <= 2**53)
 
 
 class _Job:
