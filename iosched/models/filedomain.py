@@ -34,8 +34,8 @@ integrality tolerance (10^-6) lets q <= w y put up to w 10^-6 bytes (4 bytes of 
 stripe) on an owner with y ~ 0, uncharged: the reader gives such bytes to the unit's owner
 with the most bytes, so the domains' time may exceed the model's objective by those bytes
 over a bandwidth (nanoseconds), and the bound stays valid (the leak only relaxes). CP-SAT
-works in whole nanoseconds with each bandwidth rounded up to a fraction of denominator
-<= 1000 and lock costs rounded down to whole nanoseconds, so each of its constraints is a
+works in whole nanoseconds with each time per byte (ns) rounded down to a fraction of
+denominator <= 1000 and lock costs rounded down to whole nanoseconds, so each of its constraints is a
 relaxation of the true one and its bound less 1 ns is valid; its solution is scored by
 the evaluator like any other.
 """
@@ -269,10 +269,11 @@ def _aligned_sequence(instance, units: Units, owners, amounts) -> Domains:
 
 # --- CP-SAT --------------------------------------------------------------------------------------
 
-def _rational_up(x: float) -> Fraction:
-    """A fraction >= x with denominator <= 1000."""
+def _ns_per_byte(gbs: float) -> Fraction:
+    """The time per byte (ns) of a bandwidth in GB/s, as a fraction of denominator <= 1000 rounded down."""
+    x = 1 / gbs
     f = Fraction(x).limit_denominator(1000)
-    return f if f >= x else Fraction(math.ceil(x * f.denominator), f.denominator)
+    return f if f <= x else Fraction(math.floor(x * f.denominator), f.denominator)
 
 
 def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: float | None = None):
@@ -285,12 +286,12 @@ def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: f
     _check_cells(U, P, "lock units")
     w = [int(x) for x in units.weight]
     bw = instance.bandwidth
-    agg = [_rational_up(b) for b in bw.aggregator]  # bytes per ns
-    node = [_rational_up(b) for b in bw.node] if bw.node is not None else None
-    srv = [_rational_up(b) for b in bw.server]
+    agg = [_ns_per_byte(b) for b in bw.aggregator]
+    node = [_ns_per_byte(b) for b in bw.node] if bw.node is not None else None
+    srv = [_ns_per_byte(b) for b in bw.server]
     A, R = math.floor(instance.acquire_s * 1e9), math.floor(instance.revoke_s * 1e9)
     horizon = math.ceil((horizon_s if horizon_s is not None else _horizon(instance)) * 1e9) + 1
-    big = max(instance.data_bytes * max(f.denominator for f in agg), horizon * max(f.numerator for f in agg))
+    big = max(instance.data_bytes * max(f.numerator for f in agg), horizon * max(f.denominator for f in agg))
     if big >= 2**62:
         raise ParameterError("the instance is too large for CP-SAT's integer scaling (bytes x 1000 or the "
                              "time horizon in ns over 2^62); use engine=milp")
@@ -329,17 +330,17 @@ def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: f
             model.add_implication(x, first[v, a])
         load = [sum(q[u, a] for u in range(U)) for a in range(P)]
     for a in range(P):
-        model.add(load[a] * agg[a].denominator <= T * agg[a].numerator)
+        model.add(load[a] * agg[a].numerator <= T * agg[a].denominator)
     if node is not None:
         for n in range(instance.nodes):
             members = [a for a in range(P) if instance.aggregator_nodes[a] == n]
             if members:
-                model.add(sum(load[a] for a in members) * node[n].denominator <= T * node[n].numerator)
+                model.add(sum(load[a] for a in members) * node[n].numerator <= T * node[n].denominator)
     for group in aggregator_classes(instance):
         for a, b in zip(group, group[1:]):
             model.add(load[a] >= load[b])
     server_bytes = instance.server_bytes()
-    server_ns = [int(server_bytes[s]) * srv[s].denominator // srv[s].numerator for s in range(len(srv))]
+    server_ns = [int(server_bytes[s]) * srv[s].numerator // srv[s].denominator for s in range(len(srv))]
     model.add(T >= max(server_ns))
     for seq, ps, s in zip(units.sequences, seq_pairs, units.sequence_server):
         owners = sum(y[int(u), a] for u in seq for a in range(P))
@@ -525,7 +526,7 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
 
 SCOPES = {
     ("milp", "byte"): "every solution",
-    ("cpsat", "byte"): "every solution (time in whole ns, bandwidths rounded up, lock costs down)",
+    ("cpsat", "byte"): "every solution (time in whole ns; times per byte and lock costs rounded down)",
     ("milp", "unit"): "whole lock units (stripes, or blocks with tokens) to aggregators",
     ("cpsat", "unit"): "whole lock units to aggregators (time in whole ns)",
     ("aggregated", "unit"): "whole stripes to aggregators (equal stripes, extent locking)",
