@@ -302,12 +302,14 @@ def paper_figure2(aggregators: int = 6) -> FileDomainInstance:
 
 
 def sweep(servers: int, aggregators: int, stripes_per_server: int = 16, stripe_size: int = MiB) -> FileDomainInstance:
-    """The sweep platform: S servers, a region of 16 S stripes of 1 MiB from offset 0, P aggregators
-    on their own nodes, 1 GB/s per aggregator and per server, 0.1 ms per lock, 1 ms per conflict."""
+    """The sweep platform: S servers at 1 GB/s, P aggregators at 0.25 GB/s on their own nodes (so
+    4 S aggregators saturate the servers), a region of 16 S stripes of 1 MiB from offset 0,
+    0.1 ms per lock acquisition, 1 ms per conflict."""
     integer("servers", servers, 1, MAX_SERVERS)
     integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
     integer("stripes_per_server", stripes_per_server, 1, MAX_OFFSET // (servers * stripe_size))
     return platform(servers, aggregators, stripe_size, (0, stripes_per_server * servers * stripe_size),
+                    aggregator_gbs=0.25,
                     name=f"sweep:{servers}:{aggregators}" + (f":{stripes_per_server}" if stripes_per_server != 16
                                                              else ""))
 

@@ -17,7 +17,10 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
 * ``aggregated``: extent locking, every stripe full (equal stripes): counts c_as of server
   s's stripes given to aggregator a and u_as = [c_as > 0]; runs on s = Σ_a u_as (each
   aggregator's stripes on a server are made consecutive in object order). Scope = whole
-  stripes; its size P x S does not grow with the file.
+  stripes; its size P x S does not grow with the file. The engine first solves the
+  relaxation below, lays its loads out per server (one block per aggregator in object order)
+  as a second candidate, and returns the better one with the relaxation's bound: when that
+  candidate meets the bound it is optimal over every solution.
 * ``relaxation``: loads q_as >= 0 (continuous bytes of server s to aggregator a), u_as =
   [q_as > 0], runs >= Σ_a u_as, false sharing dropped (tokens: runs >= aggregators used).
   Every solution gives such q and u, so its optimum (or its solver bound) is a lower bound
@@ -33,7 +36,9 @@ Times inside the HiGHS models are in microseconds (bytes per µs = 1000 x GB/s).
 integrality tolerance (10^-6) lets q <= w y put up to w 10^-6 bytes (4 bytes of a 4 MiB
 stripe) on an owner with y ~ 0, uncharged: the reader gives such bytes to the unit's owner
 with the most bytes, so the domains' time may exceed the model's objective by those bytes
-over a bandwidth (nanoseconds), and the bound stays valid (the leak only relaxes). CP-SAT
+over a bandwidth (nanoseconds), and the bound stays valid (the leak only relaxes). HiGHS's
+bounds are reported 10^-6 (relative) lower than it gives them: its tolerances put them up
+to ~10^-8 above the true optimum. CP-SAT
 works in whole nanoseconds with each time per byte (ns) rounded down to a fraction of
 denominator <= 1000 and lock costs rounded down to whole nanoseconds, so each of its constraints is a
 relaxation of the true one and its bound less 1 ns is valid; its solution is scored by
@@ -56,6 +61,7 @@ from iosched.instances.filedomain import GB, FileDomainInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
 from iosched.validate import choice
 
+BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
 ENGINES = ("milp", "cpsat", "aggregated", "dp")
 US = 1e6  # microseconds per second
@@ -443,6 +449,9 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
         setattr(m, f"symmetry_{k}", pe.Constraint(range(len(group) - 1),
                                                   rule=lambda m, i, g=group: m.agg_load[g[i]] >= m.agg_load[g[i + 1]]))
     m.server_floor = pe.Constraint(expr=m.T >= float(server_time.max()))
+    if stripe and len(set(bw.aggregator)) == 1:  # pigeonhole: some aggregator has ⌈n / P⌉ stripes
+        n = sum(supply) // stripe
+        m.pigeonhole = pe.Constraint(expr=m.T >= -(-n // P) * stripe / (bw.aggregator[0] * 1e3))
     if instance.locking == "extent":
         m.lock = pe.Constraint(m.S, rule=lambda m, s: m.T >= float(server_time[s])
                                + (A + R) * sum(m.u[a, s] for a in m.A) - R)
@@ -465,6 +474,38 @@ def _read_aggregated(instance: FileDomainInstance, m: pe.ConcreteModel) -> Domai
         counts = [round(pe.value(m.c[a, s])) if s in m.S else 0 for a in range(P)]
         owner[mine] = np.repeat(np.arange(P), counts)[:len(mine)]
     return by_stripe(instance, owner, P)
+
+
+def layout(instance: FileDomainInstance, loads: np.ndarray) -> Domains:
+    """Domains from byte loads per (aggregator, server) (equal stripes, extent locking): on each
+    server, its data in object order in one block per aggregator, the blocks of whole stripes
+    first and then by size; loads rounded to integers keeping each server's total."""
+    S, P, w = instance.stripe_count, instance.aggregators, instance.stripe_size
+    k = instance.first_stripe + np.arange(instance.stripes, dtype=np.int64)
+    server = instance.server_of(k)
+    starts, ends, owners = [], [], []
+    for s in range(S):
+        mine = k[server == s]
+        if not len(mine):
+            continue
+        q = np.clip(np.asarray(loads[:, s], dtype=float), 0, None)
+        q = q * (len(mine) * w / q.sum()) if q.sum() > 0 else np.full(P, len(mine) * w / P)
+        whole = np.floor(q).astype(np.int64)
+        extra = len(mine) * w - int(whole.sum())
+        whole[np.argsort(-(q - whole), kind="stable")[:extra]] += 1
+        used = np.flatnonzero(whole)
+        used = used[np.lexsort((-whole[used], whole[used] % w != 0))]
+        c = np.r_[0, np.cumsum(whole[used])]
+        first, last = c[:-1] // w, (c[1:] - 1) // w
+        rows = np.repeat(np.arange(len(used)), last - first + 1)
+        j = first[rows] + np.arange(len(rows)) - np.repeat(np.cumsum(last - first + 1) - (last - first + 1),
+                                                           last - first + 1)
+        lo = np.maximum(c[:-1][rows] - j * w, 0)
+        hi = np.minimum(c[1:][rows] - j * w, w)
+        starts.append(mine[j] * w + lo)
+        ends.append(mine[j] * w + hi)
+        owners.append(used[rows])
+    return Domains.from_owners(np.concatenate(starts), np.concatenate(ends), np.concatenate(owners), P)
 
 
 # --- the linear-partition search -------------------------------------------------------------------
@@ -529,7 +570,8 @@ SCOPES = {
     ("cpsat", "byte"): "every solution (time in whole ns; times per byte and lock costs rounded down)",
     ("milp", "unit"): "whole lock units (stripes, or blocks with tokens) to aggregators",
     ("cpsat", "unit"): "whole lock units to aggregators (time in whole ns)",
-    ("aggregated", "unit"): "whole stripes to aggregators (equal stripes, extent locking)",
+    ("aggregated", "unit"): "whole stripes to aggregators, and the relaxation's loads laid out per server "
+                            "(equal stripes, extent locking); bound: the relaxation (every solution)",
     ("dp", "unit"): "contiguous domains in aggregator order on unit boundaries, lock costs ignored",
     ("dp", "byte"): "contiguous domains in aggregator order, lock costs ignored",
 }
@@ -538,7 +580,7 @@ SCOPES = {
 def relaxation_bound(instance: FileDomainInstance, profile: Profile) -> tuple[float | None, str]:
     """The relaxation's proven bound (s) and its solver status: valid for every solution."""
     out = solve_pyomo(build_relaxation(instance), profile, load=False)
-    return (None if out.bound is None else out.bound / US), out.status.value
+    return _scaled(out, US)[1], out.status.value
 
 
 @register("filedomain", "exact", objective="time")
@@ -546,44 +588,45 @@ def exact(instance: FileDomainInstance, engine: str = "milp", granularity: str |
           profile: str = "default") -> MethodOutput:
     """Minimise the modelled time: milp / cpsat (any split, or whole units), aggregated counts, or the dp."""
     choice("engine", engine, ENGINES, error=ParameterError)
-    natural = "byte" if engine in ("milp", "cpsat") else "unit"
-    gran = natural if granularity is None else choice("granularity", granularity, ("byte", "unit"),
-                                                      error=ParameterError)
-    if engine == "aggregated" and gran != "unit":
+    if granularity is not None:
+        choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
+    if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
-    prof = load_profile(profile)
+    return solve_exact(instance, engine, granularity, load_profile(profile))
+
+
+def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
+                profile: Profile | None = None) -> MethodOutput:
+    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget)."""
+    prof = profile or load_profile("default")
+    gran = granularity or ("byte" if engine in ("milp", "cpsat") else "unit")
     deadline = Deadline(prof.time_limit)
-    scope = SCOPES[engine, gran]
-    info = {"engine": engine, "granularity": gran, "scope": scope}
+    info = {"engine": engine, "granularity": gran, "scope": SCOPES[engine, gran]}
     if engine == "dp":
         domains, fluid = dp_partition(instance, gran)
         info["scope_optimum"] = fluid
         info["scope_optimum_is"] = "the fluid time (lock costs ignored) of contiguous domains"
-        no_locks = instance.acquire_s == 0 and instance.revoke_s == 0
-        proven = no_locks and gran == "byte"
+        proven = instance.acquire_s == 0 and instance.revoke_s == 0 and gran == "byte"
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
+    if engine == "aggregated":
+        return _aggregated(instance, prof, deadline, info)
     if engine == "milp":
         model = build_milp(instance, gran)
         out = solve_pyomo(model, deadline.limit(prof))
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
-    elif engine == "cpsat":
+    else:
         model, v = _cpsat(instance, gran)
         out, solver = solve_cpsat(model, deadline.limit(prof))
         domains = _read_cpsat(instance, solver, v, gran) if out.has_solution else None
         value, bound = _scaled(out, 1e9)
         if bound is not None:
             bound = max(0.0, bound - 1e-9)
-    else:
-        model = build_aggregated(instance)
-        out = solve_pyomo(model, deadline.limit(prof))
-        domains = _read_aggregated(instance, model) if out.has_solution else None
-        value, bound = _scaled(out, US)
     info.update(solver_status=out.status.value, solver_message=out.message, solver_wall_s=out.wall_time_s,
                 model_objective=value, model_bound=bound)
     if domains is None:
         return MethodOutput(None, out.status if out.status != Status.OPTIMAL else Status.ERROR, None, info)
-    if gran == "byte":
+    if gran == "byte":  # scope: every solution
         status = out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE
         if engine == "cpsat" and status == Status.OPTIMAL:
             true = evaluate(instance, domains).time  # optimal for the rounded model: check against the bound
@@ -596,13 +639,49 @@ def exact(instance: FileDomainInstance, engine: str = "milp", granularity: str |
     info["scope_bound"] = bound
     global_bound = None
     if deadline.remaining() > 0.05:
-        global_bound, relax_status = relaxation_bound(instance, deadline.limit(prof))
-        info["relaxation_status"] = relax_status
+        global_bound, info["relaxation_status"] = relaxation_bound(instance, deadline.limit(prof))
     status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
     return MethodOutput(domains, status, global_bound, info)
 
 
+def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline, info: dict) -> MethodOutput:
+    """The relaxation (a bound for every solution, and its loads laid out per server as a solution),
+    then the whole-stripe count model in the time left; the best of the two solutions."""
+    _server_stripes(instance)  # equal stripes, extent locking
+    relax = build_relaxation(instance)
+    r = solve_pyomo(relax, deadline.limit(prof))
+    bound = _scaled(r, US)[1]
+    info.update(relaxation_status=r.status.value, relaxation_bound=bound)
+    candidates = []
+    if r.has_solution:
+        loads = np.zeros((instance.aggregators, instance.stripe_count))
+        for (a, s), var in relax.q.items():
+            loads[a, s] = pe.value(var)
+        candidates.append(("relaxation layout", layout(instance, loads)))
+    out = None
+    if deadline.remaining() > 0.05:
+        model = build_aggregated(instance)
+        out = solve_pyomo(model, deadline.limit(prof))
+        if out.has_solution:
+            candidates.append(("whole stripes", _read_aggregated(instance, model)))
+        value, scope_bound = _scaled(out, US)
+        info.update(solver_status=out.status.value, solver_wall_s=out.wall_time_s, scope_bound=scope_bound,
+                    scope_optimal=out.status == Status.OPTIMAL,
+                    **{"scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent": value})
+    if not candidates:
+        return MethodOutput(None, Status.TIME_LIMIT, bound, info)
+    times = {name: evaluate(instance, d).time for name, d in candidates}
+    info["candidates"] = times
+    name, domains = min(candidates, key=lambda c: times[c[0]])
+    info["chosen"] = name
+    if bound is not None and r.status == Status.OPTIMAL and times[name] - bound <= prof.rel_gap * times[name]:
+        return MethodOutput(domains, Status.OPTIMAL, bound, info)  # meets the proven bound
+    timed_out = r.status == Status.TIME_LIMIT or (out is not None and out.status == Status.TIME_LIMIT)
+    return MethodOutput(domains, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, bound, info)
+
+
 def _scaled(out, per_second: float) -> tuple[float | None, float | None]:
+    """Objective and bound in seconds; a HiGHS bound deflated by BOUND_SLACK (its tolerances)."""
     value = out.objective / per_second if out.objective is not None else None
-    bound = out.bound / per_second if out.bound is not None else None
+    bound = out.bound / per_second * (1 - BOUND_SLACK) if out.bound is not None else None
     return value, bound
