@@ -32,6 +32,11 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
   Needs one aggregator per node when nodes are capacities. With zero lock costs and
   ``byte`` it is globally optimal (only loads matter and contiguous domains realise any).
 
+Every engine returns the best of its own solutions and the heuristics' domains (Pyomo's
+HiGHS interface takes no MIP start, so the heuristics are a start after the fact; the one
+returned is named in ``info["chosen"]``), and is OPTIMAL when that meets a bound valid for
+every solution within the profile's gap.
+
 Times inside the HiGHS models are in microseconds (bytes per µs = 1000 x GB/s). HiGHS's
 integrality tolerance (10^-6) lets q <= w y put up to w 10^-6 bytes (4 bytes of a 4 MiB
 stripe) on an owner with y ~ 0, uncharged: the reader gives such bytes to the unit's owner
@@ -609,7 +614,8 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
         proven = instance.acquire_s == 0 and instance.revoke_s == 0 and gran == "byte"
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
-        return _aggregated(instance, prof, deadline, info)
+        candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
+        return _best_of(instance, candidates, bound, timed_out, prof, info)
     if engine == "milp":
         model = build_milp(instance, gran)
         out = solve_pyomo(model, deadline.limit(prof))
@@ -624,29 +630,62 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
             bound = max(0.0, bound - 1e-9)
     info.update(solver_status=out.status.value, solver_message=out.message, solver_wall_s=out.wall_time_s,
                 model_objective=value, model_bound=bound)
-    if domains is None:
-        return MethodOutput(None, out.status if out.status != Status.OPTIMAL else Status.ERROR, None, info)
-    if gran == "byte":  # scope: every solution
-        status = out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE
-        if engine == "cpsat" and status == Status.OPTIMAL:
-            true = evaluate(instance, domains).time  # optimal for the rounded model: check against the bound
-            if bound is None or (true - bound) > prof.rel_gap * true + 1e-9:
-                status = Status.FEASIBLE
-                info["note"] = "optimal for CP-SAT's rounded model; its true time exceeds the bound"
-        return MethodOutput(domains, status, bound, info)
-    info["scope_optimal"] = out.status == Status.OPTIMAL
-    info["scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent"] = value
-    info["scope_bound"] = bound
-    global_bound = None
-    if deadline.remaining() > 0.05:
-        global_bound, info["relaxation_status"] = relaxation_bound(instance, deadline.limit(prof))
-    status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
-    return MethodOutput(domains, status, global_bound, info)
+    candidates = [] if domains is None else [("solver", domains)]
+    if gran == "unit":  # scope-limited: the solver's bound is not a bound for every solution
+        info["scope_optimal"] = out.status == Status.OPTIMAL
+        info["scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent"] = value
+        info["scope_bound"] = bound
+        bound = None
+        if deadline.remaining() > 0.05:
+            bound, info["relaxation_status"] = relaxation_bound(instance, deadline.limit(prof))
+    proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
+        instance, domains, bound, prof, info))
+    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven)
 
 
-def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline, info: dict) -> MethodOutput:
-    """The relaxation (a bound for every solution, and its loads laid out per server as a solution),
-    then the whole-stripe count model in the time left; the best of the two solutions."""
+def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
+    """CP-SAT's optimum is one of its rounded model: optimal here only if its true time meets the bound."""
+    true = evaluate(instance, domains).time
+    if bound is not None and true - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * true + 1e-9:
+        return True
+    info["note"] = "optimal for CP-SAT's rounded model; its true time exceeds the bound"
+    return False
+
+
+def heuristic_starts(instance: FileDomainInstance) -> list[tuple[str, Domains]]:
+    """The heuristics' domains (those that run on this instance), as starting points."""
+    from iosched.core import METHODS
+
+    starts = []
+    for method in METHODS.values():
+        if method.problem == "filedomain" and method.name != "exact":
+            try:
+                starts.append((f"heuristic {method.name}", method.run(instance).solution))
+            except ParameterError:  # e.g. too many extents for a cyclic method
+                continue
+    return starts
+
+
+def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
+             info: dict, proven: bool = False) -> MethodOutput:
+    """The best of the engine's candidates and the heuristics' domains; OPTIMAL when the solver proved
+    its scope is every solution (``proven``) or the best meets the bound (one for every solution)
+    within the profile's gap (at least twice the bound's deflation)."""
+    candidates = candidates + heuristic_starts(instance)
+    times = {name: evaluate(instance, d).time for name, d in candidates}
+    name, domains = min(candidates, key=lambda c: times[c[0]])
+    info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}
+    info["chosen"] = name
+    info["bound_is"] = "valid for every solution" if bound is not None else "none proven"
+    tolerance = max(prof.rel_gap, 2 * BOUND_SLACK)
+    if proven or (bound is not None and times[name] - bound <= tolerance * times[name]):
+        return MethodOutput(domains, Status.OPTIMAL, bound, info)
+    return MethodOutput(domains, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, bound, info)
+
+
+def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline, info: dict):
+    """The relaxation (a bound for every solution; its loads laid out per server give a solution),
+    then the whole-stripe count model in the time left: (candidates, bound, timed out)."""
     _server_stripes(instance)  # equal stripes, extent locking
     relax = build_relaxation(instance)
     r = solve_pyomo(relax, deadline.limit(prof))
@@ -658,7 +697,7 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
         for (a, s), var in relax.q.items():
             loads[a, s] = pe.value(var)
         candidates.append(("relaxation layout", layout(instance, loads)))
-    out = None
+    timed_out = r.status == Status.TIME_LIMIT
     if deadline.remaining() > 0.05:
         model = build_aggregated(instance)
         out = solve_pyomo(model, deadline.limit(prof))
@@ -668,16 +707,8 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
         info.update(solver_status=out.status.value, solver_wall_s=out.wall_time_s, scope_bound=scope_bound,
                     scope_optimal=out.status == Status.OPTIMAL,
                     **{"scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent": value})
-    if not candidates:
-        return MethodOutput(None, Status.TIME_LIMIT, bound, info)
-    times = {name: evaluate(instance, d).time for name, d in candidates}
-    info["candidates"] = times
-    name, domains = min(candidates, key=lambda c: times[c[0]])
-    info["chosen"] = name
-    if bound is not None and r.status == Status.OPTIMAL and times[name] - bound <= prof.rel_gap * times[name]:
-        return MethodOutput(domains, Status.OPTIMAL, bound, info)  # meets the proven bound
-    timed_out = r.status == Status.TIME_LIMIT or (out is not None and out.status == Status.TIME_LIMIT)
-    return MethodOutput(domains, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, bound, info)
+        timed_out |= out.status == Status.TIME_LIMIT
+    return candidates, bound, timed_out
 
 
 def _scaled(out, per_second: float) -> tuple[float | None, float | None]:
