@@ -68,8 +68,9 @@ def halves_brute_force(inst):
     return best
 
 
-def solve(inst, engine, granularity=None, profile="quick"):
-    res = iosched.solve("filedomain", inst, "exact", engine=engine, granularity=granularity, profile=profile)
+def solve(inst, engine, granularity=None, profile="quick", early=False):
+    res = iosched.solve("filedomain", inst, "exact", engine=engine, granularity=granularity, profile=profile,
+                        early=early)
     assert res.evaluation is not None and res.evaluation.feasible, res.info
     return res
 
@@ -209,7 +210,7 @@ def test_time_limit_gives_incumbent_and_bound(tmp_path, monkeypatch):
 @pytest.mark.parametrize("params, fragment", [
     ({"engine": "gurobi"}, "engine"), ({"granularity": "page"}, "granularity"),
     ({"engine": "aggregated", "granularity": "byte"}, "granularity must be unit"),
-    ({"profile": "warp"}, "warp"),
+    ({"profile": "warp"}, "warp"), ({"early": "yes"}, "early"),
 ])
 def test_bad_parameters(params, fragment):
     with pytest.raises(ParameterError, match=fragment):
@@ -237,3 +238,13 @@ def test_aggregated_solution_layout():
             owner[s // inst.stripe_size:e // inst.stripe_size] = a
     assert by_stripe(inst, owner, inst.aggregators).domains is not None
     assert res.evaluation.false_sharing == 0
+
+
+def test_counting_bound_certifies_group_cyclic_at_p_4s_without_a_solve():
+    inst = load("sweep:4:16")  # 16 aggregators at 0.25 GB/s saturate 4 servers at 1 GB/s
+    res = iosched.solve("filedomain", inst, "exact", engine="aggregated")
+    assert res.status.value == "optimal" and "counting bound" in res.info["certified_by"]
+    assert res.objective == pytest.approx(time_bound(inst), rel=1e-9)
+    assert res.info["chosen"] in ("heuristic group-cyclic", "heuristic transpose")
+    # the bound by hand: 16 writers make 16 runs, 4 on some server: 16 MiB at 1 GB/s + 4 grants + 3 conflicts
+    assert time_bound(inst) == pytest.approx(16 * 2**20 / 1e9 + 4 * 1e-4 + 3 * 1e-3, rel=1e-12)

@@ -64,7 +64,7 @@ from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
-from iosched.validate import choice
+from iosched.validate import boolean, choice
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
@@ -121,7 +121,7 @@ def lock_units(instance: FileDomainInstance, limit: int | None = None) -> Units:
 def time_bound(instance: FileDomainInstance) -> float:
     """A lower bound on the modelled time valid for every solution (cheap): the data over all
     aggregators' (and all nodes') bandwidth, each server's fixed load plus one lock grant
-    (extent), one grant at the token manager (token)."""
+    (extent), one grant at the token manager (token), and :func:`counting_bound`."""
     D = instance.data_bytes
     bw = instance.bandwidth
     terms = [D / (sum(bw.aggregator) * GB)]
@@ -134,7 +134,25 @@ def time_bound(instance: FileDomainInstance) -> float:
     else:
         terms.append(instance.acquire_s)
     terms.append(float(server_time.max()))
-    return max(terms)
+    return max(max(terms), counting_bound(instance))
+
+
+def counting_bound(instance: FileDomainInstance) -> float:
+    """min over P' (aggregators that write) of max(D / (the P' largest aggregator bandwidths), the
+    lock time of ⌈P'/K⌉ runs on the least loaded of the K lock sequences): P' writers make at least
+    P' runs, so some sequence (a server with data, or the token manager's one) holds ⌈P'/K⌉ of them,
+    one grant each and a conflict per change."""
+    A, R = instance.acquire_s, instance.revoke_s
+    caps = np.cumsum(np.sort(np.asarray(instance.bandwidth.aggregator))[::-1]) * GB
+    used = np.arange(1, instance.aggregators + 1)
+    if instance.locking == "extent":
+        server = instance.server_bytes()
+        has = server > 0
+        K, base = int(has.sum()), float((server[has] / (np.asarray(instance.bandwidth.server)[has] * GB)).min())
+    else:
+        K, base = 1, 0.0
+    runs = -(-used // K)
+    return float(np.maximum(instance.data_bytes / caps, base + A * runs + R * (runs - 1)).min())
 
 
 def aggregator_classes(instance: FileDomainInstance) -> list[list[int]]:
@@ -590,23 +608,36 @@ def relaxation_bound(instance: FileDomainInstance, profile: Profile) -> tuple[fl
 
 @register("filedomain", "exact", objective="time")
 def exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
-          profile: str = "default") -> MethodOutput:
+          profile: str = "default", early: bool = True) -> MethodOutput:
     """Minimise the modelled time: milp / cpsat (any split, or whole units), aggregated counts, or the dp."""
     choice("engine", engine, ENGINES, error=ParameterError)
     if granularity is not None:
         choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
-    return solve_exact(instance, engine, granularity, load_profile(profile))
+    boolean("early", early, error=ParameterError)
+    return solve_exact(instance, engine, granularity, load_profile(profile), early)
 
 
 def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
-                profile: Profile | None = None) -> MethodOutput:
-    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget)."""
+                profile: Profile | None = None, early: bool = True) -> MethodOutput:
+    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget).
+
+    With ``early`` (not for the dp) no model is solved when a heuristic's domains already meet
+    :func:`time_bound` within the profile's gap: they are optimal."""
     prof = profile or load_profile("default")
     gran = granularity or ("byte" if engine in ("milp", "cpsat") else "unit")
     deadline = Deadline(prof.time_limit)
     info = {"engine": engine, "granularity": gran, "scope": SCOPES[engine, gran]}
+    if early and engine != "dp":
+        starts = heuristic_starts(instance)
+        times = {name: evaluate(instance, d).time for name, d in starts}
+        name, domains = min(starts, key=lambda c: times[c[0]])
+        bound = time_bound(instance)
+        if times[name] - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * times[name]:
+            info.update(chosen=name, candidates={name: times[name]}, bound_is="valid for every solution",
+                        certified_by="the counting bound (time_bound): no model solved")
+            return MethodOutput(domains, Status.OPTIMAL, bound, info)
     if engine == "dp":
         domains, fluid = dp_partition(instance, gran)
         info["scope_optimum"] = fluid
@@ -673,6 +704,7 @@ def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None
     within the profile's gap (at least twice the bound's deflation)."""
     candidates = candidates + heuristic_starts(instance)
     times = {name: evaluate(instance, d).time for name, d in candidates}
+    bound = max(time_bound(instance), bound if bound is not None else 0.0)
     name, domains = min(candidates, key=lambda c: times[c[0]])
     info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}
     info["chosen"] = name
