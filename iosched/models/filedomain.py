@@ -24,7 +24,7 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
 * ``relaxation``: loads q_as >= 0 (continuous bytes of server s to aggregator a), u_as =
   [q_as > 0], runs >= Σ_a u_as, false sharing dropped (tokens: runs >= aggregators used).
   Every solution gives such q and u, so its optimum (or its solver bound) is a lower bound
-  valid for every solution: the bound the scope-limited engines report.
+  valid for every solution.
 * ``dp``: contiguous domains in aggregator order (aggregator 0 first), boundaries on unit
   boundaries (``unit``) or at any byte (``byte``), lock costs ignored: min over the
   boundaries of the fluid time, by a parametric search (bisection on T with the greedy
@@ -32,10 +32,14 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
   Needs one aggregator per node when nodes are capacities. With zero lock costs and
   ``byte`` it is globally optimal (only loads matter and contiguous domains realise any).
 
-Every engine returns the best of its own solutions and the heuristics' domains (Pyomo's
-HiGHS interface takes no MIP start, so the heuristics are a start after the fact; the one
-returned is named in ``info["chosen"]``), and is OPTIMAL when that meets a bound valid for
-every solution within the profile's gap.
+Bounds for every solution: :func:`time_bound` (cheap; it is the problem's bound) — the data
+over all aggregators, each server's load plus one grant, and the counting bound (P' writing
+aggregators make P' runs, so some server holds ⌈P'/S⌉ of them, min over P') — and the
+solver's bound for byte granularity, the relaxation's for the other engines. Every engine
+first tries the heuristics' domains against ``time_bound`` (``early``; no model is solved
+when one meets it), then returns the best of its own solutions and the heuristics' (Pyomo's
+HiGHS interface takes no MIP start, so they are a start after the fact; the one returned is
+named in ``info["chosen"]``), OPTIMAL when it meets a bound within the profile's gap.
 
 Times inside the HiGHS models are in microseconds (bytes per µs = 1000 x GB/s). HiGHS's
 integrality tolerance (10^-6) lets q <= w y put up to w 10^-6 bytes (4 bytes of a 4 MiB
@@ -43,11 +47,10 @@ stripe) on an owner with y ~ 0, uncharged: the reader gives such bytes to the un
 with the most bytes, so the domains' time may exceed the model's objective by those bytes
 over a bandwidth (nanoseconds), and the bound stays valid (the leak only relaxes). HiGHS's
 bounds are reported 10^-6 (relative) lower than it gives them: its tolerances put them up
-to ~10^-8 above the true optimum. CP-SAT
-works in whole nanoseconds with each time per byte (ns) rounded down to a fraction of
-denominator <= 1000 and lock costs rounded down to whole nanoseconds, so each of its constraints is a
-relaxation of the true one and its bound less 1 ns is valid; its solution is scored by
-the evaluator like any other.
+to ~10^-8 above the true optimum. CP-SAT works in whole nanoseconds with each time per byte
+rounded down to a fraction of denominator <= 1000 and lock costs rounded down to whole
+nanoseconds, so each of its constraints is a relaxation of the true one and its bound less
+1 ns is valid; its optimum is declared optimal only if its true time meets that bound.
 """
 
 from __future__ import annotations
