@@ -18,9 +18,11 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
   s's stripes given to aggregator a and u_as = [c_as > 0]; runs on s = Σ_a u_as (each
   aggregator's stripes on a server are made consecutive in object order). Scope = whole
   stripes; its size P x S does not grow with the file. The engine first solves the
-  relaxation below, lays its loads out per server (one block per aggregator in object order)
-  as a second candidate, and returns the better one with the relaxation's bound: when that
-  candidate meets the bound it is optimal over every solution.
+  relaxation below and lays its loads out per server (one block per aggregator in object
+  order); it also lays out the column split over P' <= P writers (the servers' data taken
+  server by server and cut into P' byte-balanced chunks) for each P'; and it returns the
+  best of these and the count model's solution with the relaxation's bound: when one meets
+  the bound it is optimal over every solution.
 * ``relaxation``: loads q_as >= 0 (continuous bytes of server s to aggregator a), u_as =
   [q_as > 0], runs >= Σ_a u_as, false sharing dropped (tokens: runs >= aggregators used).
   Every solution gives such q and u, so its optimum (or its solver bound) is a lower bound
@@ -534,6 +536,29 @@ def layout(instance: FileDomainInstance, loads: np.ndarray) -> Domains:
     return Domains.from_owners(np.concatenate(starts), np.concatenate(ends), np.concatenate(owners), P)
 
 
+def column_split(instance: FileDomainInstance, writers: int) -> np.ndarray:
+    """Byte loads per (aggregator, server) of the servers' data taken column by column (server by
+    server) and cut into ``writers`` consecutive chunks proportional to the fastest aggregators'
+    bandwidths: the transpose order with byte-exact balance."""
+    bw = np.asarray(instance.bandwidth.aggregator)
+    chosen = np.argsort(-bw, kind="stable")[:writers]
+    column = instance.server_bytes().astype(float)
+    C = np.r_[0.0, np.cumsum(column)]
+    B = np.r_[0.0, np.cumsum(bw[chosen])] / bw[chosen].sum() * C[-1]
+    overlap = np.clip(np.minimum(B[1:, None], C[None, 1:]) - np.maximum(B[:-1, None], C[None, :-1]), 0, None)
+    loads = np.zeros((instance.aggregators, instance.stripe_count))
+    loads[chosen] = overlap
+    return loads
+
+
+def writer_counts(P: int, S: int) -> list[int]:
+    """The numbers of writers tried by the column split: all up to 512, else P, the multiples of S
+    and the 2 S values below P."""
+    if P <= 512:
+        return list(range(1, P + 1))
+    return sorted({P, *range(S, P + 1, S), *range(max(1, P - 2 * S), P + 1)})
+
+
 # --- the linear-partition search -------------------------------------------------------------------
 
 def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tuple[Domains, float]:
@@ -733,6 +758,11 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
             loads[a, s] = pe.value(var)
         candidates.append(("relaxation layout", layout(instance, loads)))
     timed_out = r.status == Status.TIME_LIMIT
+    splits = [(k, layout(instance, column_split(instance, k))) for k in writer_counts(instance.aggregators,
+                                                                                     instance.stripe_count)]
+    times = [evaluate(instance, d).time for _, d in splits]
+    k = int(np.argmin(times))
+    candidates.append((f"column split over {splits[k][0]} writers", splits[k][1]))
     if deadline.remaining() > 0.05:
         model = build_aggregated(instance)
         out = solve_pyomo(model, deadline.limit(prof))
