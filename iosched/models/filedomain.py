@@ -58,7 +58,7 @@ nanoseconds, so each of its constraints is a relaxation of the true one and its 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -744,25 +744,31 @@ def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None
 
 
 def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline, info: dict):
-    """The relaxation (a bound for every solution; its loads laid out per server give a solution),
-    then the whole-stripe count model in the time left: (candidates, bound, timed out)."""
+    """The column splits, the relaxation (a bound for every solution; its loads laid out per server
+    give a solution) with at most 3/4 of the budget, then the whole-stripe count model in the time
+    left: (candidates, bound, timed out)."""
     _server_stripes(instance)  # equal stripes, extent locking
+    candidates, best = [], None
+    for k in writer_counts(instance.aggregators, instance.stripe_count):
+        if deadline.expired():
+            break
+        domains = layout(instance, column_split(instance, k))
+        t = evaluate(instance, domains).time
+        if best is None or t < best[0]:
+            best = (t, k, domains)
+    if best is not None:
+        candidates.append((f"column split over {best[1]} writers", best[2]))
     relax = build_relaxation(instance)
-    r = solve_pyomo(relax, deadline.limit(prof))
+    share = replace(prof, time_limit=max(0.01, deadline.remaining() - prof.time_limit / 4))
+    r = solve_pyomo(relax, deadline.limit(share))
     bound = _scaled(r, US)[1]
     info.update(relaxation_status=r.status.value, relaxation_bound=bound)
-    candidates = []
     if r.has_solution:
         loads = np.zeros((instance.aggregators, instance.stripe_count))
         for (a, s), var in relax.q.items():
             loads[a, s] = pe.value(var)
         candidates.append(("relaxation layout", layout(instance, loads)))
     timed_out = r.status == Status.TIME_LIMIT
-    splits = [(k, layout(instance, column_split(instance, k))) for k in writer_counts(instance.aggregators,
-                                                                                     instance.stripe_count)]
-    times = [evaluate(instance, d).time for _, d in splits]
-    k = int(np.argmin(times))
-    candidates.append((f"column split over {splits[k][0]} writers", splits[k][1]))
     if deadline.remaining() > 0.05:
         model = build_aggregated(instance)
         out = solve_pyomo(model, deadline.limit(prof))
