@@ -7,8 +7,8 @@ For each S, the sweep platform (``iosched.instances.filedomain.sweep``: 16 S str
 from 2 to 4 S (every P for S <= 8; for larger S every P up to 8, then every S/8-th and the
 P next to multiples of S: ``--all`` for every P). Each heuristic is scored by the
 evaluator; the optimum comes from ``exact`` with the aggregated engine under the profile
-(the relaxation's bound for every solution, its loads laid out per server, and the
-whole-stripe count model): a row says ``optimal`` when the best solution meets the bound
+(the relaxation's bound for every solution, the column splits and the relaxation's loads
+laid out per server, and the whole-stripe count model): a row says ``optimal`` when the best solution meets the bound
 (within the profile's gap), else the gap to the bound (the exact column is then the best
 solution found, not an optimum). Columns: time / exact and conflicts. Wall and CPU time
 of each exact solve are measured in this run (other work may share the machine).
@@ -96,8 +96,7 @@ def main() -> None:
         text.append(block)
     if args.out:
         with open(args.out, "w") as f:
-            f.write("Columns: modelled time / optimum (conflicts). " + __doc__.split("\n\n")[1].replace("\n", " ")
-                    + "\n\n" + "\n".join(text))
+            f.write(__doc__.split("\n\n")[2].replace("\n", " ") + "\n\n" + "\n".join(text))
 
 
 if __name__ == "__main__":
