@@ -98,3 +98,37 @@ register_problem(Problem(
     instance_type=malleable_instances.MalleableInstance,
     solution_from_dict=malleable_eval.Schedule.from_dict,
 ))
+
+
+# --- filedomain: file domains for collective I/O ---------------------------------------------------
+
+from iosched.evaluate import filedomain as filedomain_eval  # noqa: E402
+from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: E402,F401  (registers methods)
+from iosched.instances import filedomain as filedomain_instances  # noqa: E402
+from iosched.models import filedomain as filedomain_models  # noqa: E402
+
+
+def _filedomain_bound(instance, objective):
+    """Time: the cheap bound of models.filedomain.time_bound; bandwidth: data over it; conflicts: 0."""
+    t = filedomain_models.time_bound(instance)
+    return {"time": t, "bandwidth": instance.data_bytes / t / filedomain_instances.GB, "conflicts": 0.0}.get(objective)
+
+
+def _filedomain_objective(evaluation, objective):
+    return getattr(evaluation, objective) if evaluation.feasible else None
+
+
+register_problem(Problem(
+    name="filedomain",
+    load=filedomain_instances.load,
+    evaluate=filedomain_eval.evaluate_any,
+    sense=lambda name: "max" if name == "bandwidth" else "min",
+    bound=_filedomain_bound,
+    bounds=lambda inst: {"time_s": filedomain_models.time_bound(inst),
+                         "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
+    generate=filedomain_instances.generate,
+    builtins=filedomain_instances.BUILTIN,
+    models={"milp": filedomain_models.build_milp, "cpsat": filedomain_models.build_cpsat,
+            "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
+    objective=_filedomain_objective,
+))

@@ -1,0 +1,412 @@
+"""Instances of the file-domain problem: one collective write, a striped file, P aggregators.
+
+A collective write covers an aggregate access region of a shared file, given either as
+``region`` (offset and length, every byte written) or as ``requests``: per MPI rank, a
+list of ``[offset, length]`` pieces, whose union is the data written and whose span
+[min offset, max end) is the region (holes inside it are not written). Byte offsets are
+integers, at most 2^62 (the file's largest offset here, so that offset arithmetic never
+overflows 64-bit integers).
+
+The file is striped round-robin: stripe k = [k w, (k+1) w) of file offsets (w =
+``stripe_size``) lives on server (first_server + k) mod S (S = ``stripe_count``).
+Aggregators are numbered 0..P-1; ``aggregators`` is P (each on its own node) or the node
+of each aggregator. Bandwidths (GB/s, 1 GB = 10^9 bytes) cap each aggregator, each node
+(optional: omitted, nodes are no constraint) and each server. Locking is ``extent``
+(server-managed extent locks per server object, Lustre-like, lock unit the stripe) or
+``token`` (byte-range tokens from one token manager, GPFS-like, lock unit ``block_size``);
+``lock_costs`` gives the seconds of one lock acquisition and of one conflict (revocation).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iosched.errors import InstanceError
+from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.validate import choice, integer, number
+
+MAX_OFFSET = 2**62  # largest file offset (bytes): offset arithmetic stays within int64
+MAX_AGGREGATORS = 2**20
+MAX_SERVERS = 2**16
+MAX_REQUESTS = 10**6  # request pieces over all ranks
+MAX_STRIPE = 2**40
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+GB = 1e9  # bandwidths are in GB/s
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """GB/s of each aggregator, each node (None: no node constraint) and each server."""
+
+    aggregator: tuple[float, ...]
+    node: tuple[float, ...] | None
+    server: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class FileDomainInstance(JsonInstance):
+    """One collective write: the region (bytes), the striping, the aggregators and the cost model.
+
+    ``requests`` is None when the whole region is written, else per rank a tuple of
+    (offset, length) pieces (bytes). ``aggregator_nodes[a]`` is the node of aggregator a.
+    ``block_size`` (bytes) is the token granularity (``locking == "token"`` only, else None).
+    ``acquire_s`` / ``revoke_s``: seconds per lock acquisition / per conflict.
+    """
+
+    region_offset: int
+    region_length: int
+    stripe_size: int
+    stripe_count: int
+    aggregator_nodes: tuple[int, ...]
+    bandwidth: Bandwidth
+    locking: str = "extent"
+    acquire_s: float = 0.0
+    revoke_s: float = 0.0
+    first_server: int = 0
+    block_size: int | None = None
+    requests: tuple[tuple[tuple[int, int], ...], ...] | None = None
+    name: str = "filedomain"
+
+    def __post_init__(self):
+        integer("region.offset", self.region_offset, 0, MAX_OFFSET - 1)
+        integer("region.length", self.region_length, 1, MAX_OFFSET - self.region_offset)
+        integer("striping.stripe_size", self.stripe_size, 1, MAX_STRIPE)
+        integer("striping.stripe_count", self.stripe_count, 1, MAX_SERVERS)
+        integer("striping.first_server", self.first_server, 0, self.stripe_count - 1)
+        if not isinstance(self.aggregator_nodes, tuple) or not self.aggregator_nodes:
+            raise InstanceError(f"aggregators must be a positive count or a non-empty list, got "
+                                f"{self.aggregator_nodes!r}")
+        if len(self.aggregator_nodes) > MAX_AGGREGATORS:
+            raise InstanceError(f"aggregators must be at most {MAX_AGGREGATORS}, got {len(self.aggregator_nodes)}")
+        for a, n in enumerate(self.aggregator_nodes):
+            integer(f"aggregators[{a}]", n, 0, MAX_AGGREGATORS - 1)
+        choice("locking", self.locking, ("extent", "token"))
+        if self.locking == "token":
+            integer("block_size", self.block_size, 1, MAX_STRIPE)
+        elif self.block_size is not None:
+            raise InstanceError(f"block_size applies to token locking only, got {self.block_size!r} with extent")
+        number("lock_costs.acquire_s", self.acquire_s, 0)
+        number("lock_costs.revoke_s", self.revoke_s, 0)
+        bw = self.bandwidth
+        for label, values, count in (("aggregator", bw.aggregator, self.aggregators),
+                                     ("server", bw.server, self.stripe_count),
+                                     ("node", bw.node, self.nodes)):
+            if values is None and label == "node":
+                continue
+            if len(values) != count:
+                raise InstanceError(f"bandwidth.{label} must be one number or a list of {count}, "
+                                    f"got a list of {len(values)}")
+            for i, v in enumerate(values):
+                number(f"bandwidth.{label}[{i}]", v, 0, lo_open=True)
+        if self.requests is not None:
+            lo = min((o for rank in self.requests for o, n in rank if n), default=None)
+            hi = max((o + n for rank in self.requests for o, n in rank if n), default=None)
+            if lo is None:
+                raise InstanceError("requests must hold at least one piece of positive length")
+            if (lo, hi - lo) != (self.region_offset, self.region_length):
+                raise InstanceError(f"region [{self.region_offset}, +{self.region_length}) is not the span of the "
+                                    f"requests [{lo}, +{hi - lo})")
+
+    # --- derived sizes -------------------------------------------------------------------------
+
+    @property
+    def aggregators(self) -> int:
+        return len(self.aggregator_nodes)
+
+    @property
+    def nodes(self) -> int:
+        return max(self.aggregator_nodes) + 1
+
+    @property
+    def region_end(self) -> int:
+        return self.region_offset + self.region_length
+
+    @property
+    def unit_size(self) -> int:
+        """The lock unit (bytes): the stripe with extent locking, the block with tokens."""
+        return self.stripe_size if self.locking == "extent" else self.block_size
+
+    @property
+    def first_stripe(self) -> int:
+        return self.region_offset // self.stripe_size
+
+    @property
+    def stripes(self) -> int:
+        """Stripes the region touches (the first and last may be partial)."""
+        return (self.region_end - 1) // self.stripe_size - self.first_stripe + 1
+
+    def server_of(self, stripe):
+        """Server of absolute stripe index (int or array)."""
+        return (self.first_server + stripe) % self.stripe_count
+
+    @functools.cached_property
+    def data(self) -> np.ndarray:
+        """The bytes written: sorted disjoint half-open extents, shape (k, 2), int64."""
+        if self.requests is None:
+            return np.array([[self.region_offset, self.region_end]], dtype=np.int64)
+        pieces = np.array([(o, o + n) for rank in self.requests for o, n in rank if n], dtype=np.int64)
+        pieces = pieces[np.argsort(pieces[:, 0], kind="stable")]
+        reach = np.maximum.accumulate(pieces[:, 1])
+        new = np.ones(len(pieces), dtype=bool)
+        new[1:] = pieces[1:, 0] > reach[:-1]  # a piece starting past every earlier end opens an extent
+        starts = pieces[new, 0]
+        ends = reach[np.r_[np.flatnonzero(new)[1:] - 1, len(pieces) - 1]]
+        return np.column_stack([starts, ends])
+
+    @functools.cached_property
+    def data_bytes(self) -> int:
+        return int((self.data[:, 1] - self.data[:, 0]).sum())
+
+    @property
+    def full(self) -> bool:
+        """Every byte of the region is written."""
+        return self.data_bytes == self.region_length
+
+    def server_bytes(self) -> np.ndarray:
+        """Bytes written to each server (fixed by the data, whatever the domains)."""
+        from iosched.evaluate.filedomain import bytes_per_server
+
+        return bytes_per_server(self, self.data[:, 0], self.data[:, 1])
+
+    # --- JSON ----------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        def compact(values):
+            return values[0] if values is not None and len(set(values)) == 1 else list(values or [])
+
+        d = {"name": self.name}
+        if self.requests is None:
+            d["region"] = {"offset": self.region_offset, "length": self.region_length}
+        else:
+            d["requests"] = [[[o, n] for o, n in rank] for rank in self.requests]
+        d["striping"] = {"stripe_size": self.stripe_size, "stripe_count": self.stripe_count,
+                         "first_server": self.first_server}
+        own_nodes = self.aggregator_nodes == tuple(range(self.aggregators))
+        d["aggregators"] = self.aggregators if own_nodes else list(self.aggregator_nodes)
+        bw = {"aggregator": compact(self.bandwidth.aggregator), "server": compact(self.bandwidth.server)}
+        if self.bandwidth.node is not None:
+            bw["node"] = compact(self.bandwidth.node)
+        d["bandwidth"] = bw
+        d["locking"] = self.locking
+        if self.block_size is not None:
+            d["block_size"] = self.block_size
+        d["lock_costs"] = {"acquire_s": self.acquire_s, "revoke_s": self.revoke_s}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict, name: str = "filedomain") -> FileDomainInstance:
+        check_top(d, "filedomain instance", ("striping", "aggregators", "bandwidth"),
+                  ("name", "region", "requests", "locking", "block_size", "lock_costs"))
+        if ("region" in d) == ("requests" in d):
+            raise InstanceError("give exactly one of region and requests")
+        requests = None
+        if "region" in d:
+            check_fields(d["region"], "region", ("offset", "length"))
+            offset, length = d["region"]["offset"], d["region"]["length"]
+        else:
+            requests = _requests(d["requests"])
+            pieces = [(o, o + n) for rank in requests for o, n in rank if n]
+            if not pieces:
+                raise InstanceError("requests must hold at least one piece of positive length")
+            offset = min(p[0] for p in pieces)
+            length = max(p[1] for p in pieces) - offset
+        s = d["striping"]
+        check_fields(s, "striping", ("stripe_size", "stripe_count"), ("first_server",))
+        count = integer("striping.stripe_count", s["stripe_count"], 1, MAX_SERVERS)
+        agg = d["aggregators"]
+        if isinstance(agg, list):
+            if not agg:
+                raise InstanceError("aggregators must be a positive count or a non-empty list, got []")
+            if len(agg) > MAX_AGGREGATORS:
+                raise InstanceError(f"aggregators must be at most {MAX_AGGREGATORS}, got a list of {len(agg)}")
+            nodes = tuple(integer(f"aggregators[{a}]", n, 0, MAX_AGGREGATORS - 1) for a, n in enumerate(agg))
+        else:
+            nodes = tuple(range(integer("aggregators", agg, 1, MAX_AGGREGATORS)))
+        bw = d["bandwidth"]
+        check_fields(bw, "bandwidth", ("aggregator", "server"), ("node",))
+        n_nodes = max(nodes) + 1
+        bandwidth = Bandwidth(_spread("bandwidth.aggregator", bw["aggregator"], len(nodes)),
+                              _spread("bandwidth.node", bw["node"], n_nodes) if "node" in bw else None,
+                              _spread("bandwidth.server", bw["server"], count))
+        costs = d.get("lock_costs", {"acquire_s": 0.0, "revoke_s": 0.0})
+        check_fields(costs, "lock_costs", ("acquire_s", "revoke_s"))
+        locking = d.get("locking", "extent")
+        block = d.get("block_size")
+        if locking == "token" and block is None:
+            block = s["stripe_size"]
+        return cls(offset, length, s["stripe_size"], count, nodes, bandwidth, locking, costs["acquire_s"],
+                   costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name))
+
+
+def _spread(where: str, value, count: int) -> tuple[float, ...]:
+    """One number for all, or a list of ``count`` numbers (checked in the instance)."""
+    if isinstance(value, list):
+        if len(value) != count:
+            raise InstanceError(f"{where} must be one number or a list of {count}, got a list of {len(value)}")
+        return tuple(number(f"{where}[{i}]", v, 0, lo_open=True) for i, v in enumerate(value))
+    return (number(where, value, 0, lo_open=True),) * count
+
+
+def _requests(value) -> tuple[tuple[tuple[int, int], ...], ...]:
+    if not isinstance(value, list) or not value:
+        raise InstanceError(f"requests must be a non-empty list (one list of [offset, length] per rank), "
+                            f"got {value!r}")
+    total = 0
+    ranks = []
+    for r, rank in enumerate(value):
+        if not isinstance(rank, list):
+            raise InstanceError(f"requests[{r}] must be a list of [offset, length], got {rank!r}")
+        total += len(rank)
+        if total > MAX_REQUESTS:
+            raise InstanceError(f"requests must hold at most {MAX_REQUESTS} pieces, got more at requests[{r}]")
+        pieces = []
+        for i, p in enumerate(rank):
+            if not isinstance(p, list) or len(p) != 2:
+                raise InstanceError(f"requests[{r}][{i}] must be [offset, length], got {p!r}")
+            o = integer(f"requests[{r}][{i}].offset", p[0], 0, MAX_OFFSET - 1)
+            n = integer(f"requests[{r}][{i}].length", p[1], 0, MAX_OFFSET - o)
+            pieces.append((o, n))
+        ranks.append(tuple(pieces))
+    return tuple(ranks)
+
+
+# --- built-in instances and the generator ----------------------------------------------------------
+
+def platform(servers: int, aggregators: int | list, stripe_size: int, region: tuple[int, int] | None = None,
+             requests=None, aggregator_gbs: float = 1.0, server_gbs: float = 1.0, node_gbs: float | None = None,
+             locking: str = "extent", block_size: int | None = None, acquire_s: float = 1e-4,
+             revoke_s: float = 1e-3, first_server: int = 0, name: str = "filedomain") -> FileDomainInstance:
+    """An instance with equal bandwidths everywhere (GB/s) and the default lock costs (s)."""
+    nodes = tuple(range(aggregators)) if isinstance(aggregators, int) else tuple(aggregators)
+    n_nodes = max(nodes) + 1
+    bw = Bandwidth((aggregator_gbs,) * len(nodes), None if node_gbs is None else (node_gbs,) * n_nodes,
+                   (server_gbs,) * servers)
+    if requests is not None:
+        requests = tuple(tuple((int(o), int(n)) for o, n in rank) for rank in requests)
+        pieces = [(o, o + n) for rank in requests for o, n in rank if n]
+        region = (min(p[0] for p in pieces), max(p[1] for p in pieces) - min(p[0] for p in pieces))
+    if locking == "token" and block_size is None:
+        block_size = stripe_size
+    return FileDomainInstance(region[0], region[1], stripe_size, servers, nodes, bw, locking, acquire_s, revoke_s,
+                              first_server, block_size, requests, name=name)
+
+
+def paper_figure2(aggregators: int = 6) -> FileDomainInstance:
+    """The seed's Figure 2: 3 servers, 12 stripes of 1 MiB from offset 0; 6 aggregators
+    (panels a-c) or 5 (panel d, co-prime to the servers)."""
+    return platform(3, aggregators, MiB, (0, 12 * MiB), name=f"paper:fig2{'d' if aggregators == 5 else ''}")
+
+
+def sweep(servers: int, aggregators: int, stripes_per_server: int = 16, stripe_size: int = MiB) -> FileDomainInstance:
+    """The sweep platform: S servers at 1 GB/s, P aggregators at 0.25 GB/s on their own nodes (so
+    4 S aggregators saturate the servers), a region of 16 S stripes of 1 MiB from offset 0,
+    0.1 ms per lock acquisition, 1 ms per conflict."""
+    integer("servers", servers, 1, MAX_SERVERS)
+    integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
+    integer("stripes_per_server", stripes_per_server, 1, MAX_OFFSET // (servers * stripe_size))
+    return platform(servers, aggregators, stripe_size, (0, stripes_per_server * servers * stripe_size),
+                    aggregator_gbs=0.25,
+                    name=f"sweep:{servers}:{aggregators}" + (f":{stripes_per_server}" if stripes_per_server != 16
+                                                             else ""))
+
+
+def example_gpfs() -> FileDomainInstance:
+    """A GPFS-like write: 8 servers, 4 MiB blocks as stripes and tokens, 12 aggregators two per node,
+    a 100 MiB region starting at 3 MiB (not block-aligned)."""
+    return platform(8, [a // 2 for a in range(12)], 4 * MiB, (3 * MiB, 100 * MiB), node_gbs=1.5, locking="token",
+                    name="example:gpfs")
+
+
+def example_requests() -> FileDomainInstance:
+    """A strided write with holes: 8 ranks each writing 3 pieces of 300 KiB every 2.4 MiB, on 4 servers
+    with 1 MiB stripes and 6 aggregators."""
+    reqs = [[(r * 300 * KiB + i * 2400 * KiB, 300 * KiB) for i in range(3)] for r in range(6)]
+    reqs += [[(7 * MiB + r * MiB + KiB, 500 * KiB)] for r in range(2)]
+    return platform(4, 6, MiB, requests=reqs, name="example:requests")
+
+
+BUILTIN = ["paper:fig2", "paper:fig2d", "example:gpfs", "example:requests", "sweep:S:P[:STRIPES_PER_SERVER]",
+           "random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]]"]
+
+
+def generate(seed: int, servers: int | None = None, aggregators: int | None = None, max_stripes: int = 64,
+             locking: str = "extent", requests: bool = False) -> FileDomainInstance:
+    """A random collective write; same seed, same instance.
+
+    S in [2, 16] and P in [1, 4 S] unless given; a stripe size among 64 KiB, 1 MiB, 1.5 MiB
+    (not a power of two) and 4 MiB; a region of 1..``max_stripes`` stripes starting at a
+    random 4 KiB-aligned offset; bandwidths 0.5-2 GB/s (aggregators 0.5-2, servers 0.5-2,
+    nodes holding two aggregators each with probability 1/2); acquisition 10-500 us,
+    conflict 0.1-5 ms. With ``requests`` the region comes from 2-8 ranks writing 1-4
+    strided pieces each (holes between them).
+    """
+    integer("seed", seed, None)
+    integer("max_stripes", max_stripes, 1, 10**6)
+    choice("locking", locking, ("extent", "token"))
+    if not isinstance(requests, bool):
+        raise InstanceError(f"requests must be true or false, got {requests!r}")
+    rng = np.random.default_rng(seed)
+    S, u = int(rng.integers(2, 17)), rng.random()  # drawn always, so that a given size keeps the rest
+    S = integer("servers", servers, 1, MAX_SERVERS) if servers is not None else S
+    P = integer("aggregators", aggregators, 1, MAX_AGGREGATORS) if aggregators is not None else 1 + int(u * 4 * S)
+    w = int(rng.choice([64 * KiB, MiB, 3 * MiB // 2, 4 * MiB]))
+    offset = int(rng.integers(0, 4 * S)) * 4 * KiB * int(rng.integers(1, 64))
+    length = int(rng.integers(1, max_stripes + 1)) * w - int(rng.integers(0, w // 4096)) * 4096
+    nodes = [a // 2 for a in range(P)] if rng.random() < 0.5 else list(range(P))
+    node_gbs = float(np.round(rng.uniform(0.5, 3), 2)) if nodes[-1] != P - 1 else None
+    reqs = None
+    if requests:
+        ranks, pieces = int(rng.integers(2, 9)), int(rng.integers(1, 5))
+        size = max(1, length // (ranks * pieces * 2))
+        reqs = [[(offset + (i * ranks + r) * 2 * size + int(rng.integers(0, size)), size) for i in range(pieces)]
+                for r in range(ranks)]
+    inst = platform(S, nodes, w, (offset, length), reqs, float(np.round(rng.uniform(0.5, 2), 2)),
+                    float(np.round(rng.uniform(0.5, 2), 2)), node_gbs, locking,
+                    w * int(rng.choice([1, 2])) if locking == "token" else None,
+                    float(np.round(rng.uniform(1e-5, 5e-4), 6)), float(np.round(rng.uniform(1e-4, 5e-3), 6)),
+                    int(rng.integers(0, S)), name=_random_name(seed, S, P, max_stripes, locking, requests))
+    return inst
+
+
+def _random_name(seed, S, P, max_stripes, locking, requests) -> str:
+    """random:SEED:S:P, then the options that differ from the defaults (so that the name loads back)."""
+    tail = [str(max_stripes), locking, "requests"] if requests else [str(max_stripes), locking]
+    while tail and tail[-1] in ("64", "extent"):
+        tail.pop()
+    return ":".join(["random", str(seed), str(S), str(P), *tail])
+
+
+def load(spec: str) -> FileDomainInstance:
+    """A built-in name (``paper:fig2``, ``paper:fig2d``, ``example:gpfs``, ``example:requests``,
+    ``sweep:S:P[:STRIPES_PER_SERVER]``, ``random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]]``)
+    or a JSON file."""
+    if spec in ("paper:fig2", "paper:fig2d"):
+        return paper_figure2(5 if spec.endswith("d") else 6)
+    if spec == "example:gpfs":
+        return example_gpfs()
+    if spec == "example:requests":
+        return example_requests()
+    if spec.startswith("sweep:"):
+        parts = spec[6:].split(":")
+        if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
+            raise InstanceError(f"built-in name must be sweep:S:P[:STRIPES_PER_SERVER] with integers, got {spec!r}")
+        return sweep(*(int(p) for p in parts))
+    if spec.startswith("random:"):
+        parts = spec[7:].split(":")
+        numbers, options = parts[:4], parts[4:]
+        ok = 1 <= len(numbers) and all(p.isdigit() for p in numbers) and len(options) <= 2 and \
+            (not options or options[0] in ("extent", "token")) and (len(options) < 2 or options[1] == "requests")
+        if not ok:
+            raise InstanceError(f"built-in name must be random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]], "
+                                f"got {spec!r}")
+        args = [int(p) for p in numbers] + [None] * (3 - len(numbers[1:]))
+        kw = {"max_stripes": args[3]} if len(numbers) == 4 else {}
+        return generate(args[0], args[1], args[2], **kw, locking=options[0] if options else "extent",
+                        requests=len(options) == 2)
+    if not Path(spec).is_file():
+        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
+    return FileDomainInstance.from_json(Path(spec))
