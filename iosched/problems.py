@@ -131,4 +131,6 @@ register_problem(Problem(
     models={"milp": filedomain_models.build_milp, "cpsat": filedomain_models.build_cpsat,
             "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
     objective=_filedomain_objective,
+    instance_type=filedomain_instances.FileDomainInstance,
+    solution_from_dict=filedomain_eval.Domains.from_dict,
 ))

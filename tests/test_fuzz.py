@@ -25,6 +25,8 @@ FUZZ = {
     "forwarding": (["testbed:wrf1", "pair:wrf1:awp", "random:0:20"], [("fixed", {}), ("dfra", {}),
                                                                       ("milp", {"profile": "quick"})]),
     "malleable": (["paper:50", "random:0:4:grid"], [("rigid-fcfs", {}), ("dmr", {})]),
+    "filedomain": (["paper:fig2", "example:gpfs", "example:requests"],
+                   [("even", {}), ("transpose", {}), ("exact", {"profile": "quick"})]),
 }
 assert set(FUZZ) == set(PROBLEMS), "every registered problem is fuzzed: add it to FUZZ"
 

@@ -36,6 +36,8 @@ MAX_REQUESTS = 10**6  # request pieces over all ranks
 MAX_STRIPE = 2**40
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 GB = 1e9  # bandwidths are in GB/s
+BANDWIDTH_RANGE = (1e-9, 1e9)  # GB/s: one byte per second to an exabyte per second keeps every time finite
+MAX_LOCK_S = 1e6  # seconds per lock acquisition or conflict
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,8 @@ class FileDomainInstance(JsonInstance):
             integer("block_size", self.block_size, 1, MAX_STRIPE)
         elif self.block_size is not None:
             raise InstanceError(f"block_size applies to token locking only, got {self.block_size!r} with extent")
-        number("lock_costs.acquire_s", self.acquire_s, 0)
-        number("lock_costs.revoke_s", self.revoke_s, 0)
+        number("lock_costs.acquire_s", self.acquire_s, 0, MAX_LOCK_S)
+        number("lock_costs.revoke_s", self.revoke_s, 0, MAX_LOCK_S)
         bw = self.bandwidth
         for label, values, count in (("aggregator", bw.aggregator, self.aggregators),
                                      ("server", bw.server, self.stripe_count),
@@ -101,7 +103,7 @@ class FileDomainInstance(JsonInstance):
                 raise InstanceError(f"bandwidth.{label} must be one number or a list of {count}, "
                                     f"got a list of {len(values)}")
             for i, v in enumerate(values):
-                number(f"bandwidth.{label}[{i}]", v, 0, lo_open=True)
+                number(f"bandwidth.{label}[{i}]", v, *BANDWIDTH_RANGE)
         if self.requests is not None:
             lo = min((o for rank in self.requests for o, n in rank if n), default=None)
             hi = max((o + n for rank in self.requests for o, n in rank if n), default=None)
@@ -247,8 +249,8 @@ def _spread(where: str, value, count: int) -> tuple[float, ...]:
     if isinstance(value, list):
         if len(value) != count:
             raise InstanceError(f"{where} must be one number or a list of {count}, got a list of {len(value)}")
-        return tuple(number(f"{where}[{i}]", v, 0, lo_open=True) for i, v in enumerate(value))
-    return (number(where, value, 0, lo_open=True),) * count
+        return tuple(number(f"{where}[{i}]", v, *BANDWIDTH_RANGE) for i, v in enumerate(value))
+    return (number(where, value, *BANDWIDTH_RANGE),) * count
 
 
 def _requests(value) -> tuple[tuple[tuple[int, int], ...], ...]:
