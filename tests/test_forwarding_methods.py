@@ -124,6 +124,7 @@ def test_dfra_thresholds_are_parameters():
     assert run(inst, "dfra", v_min=40.0).info["rules"]["a"].startswith("default")
     assert run(inst, "dfra", n_min=100).info["rules"]["a"].startswith("default")
     assert len(nodes_of(run(inst, "dfra", f=16.0), "a")) == 4
+    assert len(nodes_of(run(inst, "dfra", f=1e-320), "a")) == 8  # S = 64 / f overflows: the whole pool
     meta = Job("a", 0, 64, 64, BC, 30.0, history=hist(30.0, 64, 10.0))
     assert run(machine([meta]), "dfra", w_meta=5.0).info["rules"]["a"].startswith("default")
 

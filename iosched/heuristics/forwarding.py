@@ -109,7 +109,8 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
         size = len(set(default))
         h = j.history
         if h is not None and h.volume > v_min and h.io_nodes >= n_min and h.metadata_wait < w_meta:
-            s = math.ceil(h.io_nodes / f)
+            ratio = h.io_nodes / f  # inf when f is subnormal: as many nodes as there are
+            s = math.ceil(ratio) if math.isfinite(ratio) else math.inf
             k = min(s, len(idle), j.nodes)
             if k:
                 dedicated[j.id] = [idle.pop(0) for _ in range(k)]
