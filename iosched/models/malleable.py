@@ -187,8 +187,13 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots:
     schedules = _schedules(instance)
     u = default_unit(instance, schedules) if unit is None else unit
     eps = 1e-9
+    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
+    if not serial / u <= max_slots:  # the horizon is at least this: refused before anything is scaled (or overflows)
+        raise ParameterError(f"the horizon is at least {serial / u:.3g} units of {u:g} s, beyond {max_slots}: the "
+                             f"instance is too large for this exact model (a coarser unit, or fewer jobs)")
     for j in instance.jobs:
-        if abs(j.period / u - round(j.period / u)) > 1e-6:
+        steps = j.period / u  # a whole number >= 1 (a unit longer than a period does not divide it)
+        if not math.isfinite(steps) or round(steps) < 1 or abs(steps - round(steps)) > 1e-6:
             raise ParameterError(f"unit must divide every period: job {j.id} has period {j.period:g} s, "
                                  f"unit = {u!r}")
     exact = True
@@ -222,7 +227,6 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots:
             (p, math.ceil(w / r) * u) for p, r in zip(j.sizes, rs))))
         for j, a, w, rs in zip(instance.jobs, arrival, works, rates)), instance.name)
     fallback = simulate(rounded, "rigid", "fcfs").schedule
-    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
     horizon = math.ceil(max([serial, _makespan(fallback), *map(_makespan, schedules.values())]) / u - eps) + 1
     if horizon > max_slots:
         raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
