@@ -173,6 +173,13 @@ def test_a_bad_parameter_value_is_refused_before_the_run(tmp_path):
         load_suite(str(path))
 
 
+def test_a_bad_parameter_value_names_its_own_entry_line(tmp_path):
+    # the second entry's node_weight, not the first's (nor "weighted" in a name)
+    text = WINDOW_SUITE.format(weight=0.5) + '[[methods]]\nname = "weighted"\nparams = { node_weight = 2 }\n'
+    with pytest.raises(ParameterError, match=r"line 11: method weighted: node_weight must be in \[0, 1\]"):
+        load_suite(str(write(tmp_path, text)))
+
+
 def test_garbled_results_rerun_and_report_names_them(tmp_path, capsys):
     from iosched.cli import main
 

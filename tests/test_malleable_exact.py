@@ -166,6 +166,9 @@ def test_time_limited_solve(tmp_path, monkeypatch):
     ("cpsat", {"unit": math.nan}, "unit"), ("cpsat", {"objective": "mean_wait"}, "objective"),
     ("cpsat", {"profile": "nope"}, "nope"), ("cpsat", {"hint": "yes"}, "hint"),
     ("rigid-optimal", {"unit": 0}, "unit"), ("milp", {"objective": "x"}, "objective"), ("milp", {"unit": 5}, "unit"),
+    # within the declared range but not for this instance: longer than the 8 s period, or too fine to scale
+    ("cpsat", {"unit": 1e9}, "unit must divide every period"), ("milp", {"unit": 16}, "unit must divide"),
+    ("cpsat", {"unit": 1e-320}, "horizon"), ("rigid-optimal", {"unit": 1e-300}, "horizon"),
 ])
 def test_bad_parameters(method, params, name):
     with pytest.raises(ParameterError, match=name):

@@ -29,6 +29,7 @@ import glob
 import hashlib
 import inspect
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -78,10 +79,17 @@ def builtin_suites() -> list[str]:
                   if p.name.endswith(".toml"))
 
 
-def _line(text: str, needle: str) -> str:
-    for i, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return f"line {i}"
+def _line(text: str, needle: str, start: int = 0, key: bool = False) -> str:
+    """The line of the first ``needle`` from line ``start`` (0-based) on; with ``key``, of ``needle``
+    assigned as a TOML key (``needle =``, bare or quoted), so that a parameter ``f`` is not found in
+    ``profile``. Not found that way: the first line holding ``needle`` anywhere."""
+    lines = text.splitlines()
+    pattern = re.compile(rf"(?:^|[\s{{,.])([\"']?){re.escape(needle)}\1\s*=")
+    for i in range(start, len(lines)):
+        if pattern.search(lines[i]) if key else needle in lines[i]:
+            return f"line {i + 1}"
+    if start or key:
+        return _line(text, needle)
     return "somewhere"
 
 
@@ -110,6 +118,9 @@ def load_suite(name_or_path: str) -> Suite:
 
     def fail(msg: str, needle: str) -> ParameterError:
         return ParameterError(f"{path}, {_line(text, needle)}: {msg}")
+
+    def param_fail(msg: str, param: str, start: int) -> ParameterError:  # the key, from the entry's line on
+        return ParameterError(f"{path}, {_line(text, param, start, key=True)}: {msg}")
 
     for key in d:
         if key not in TOP_KEYS:
@@ -166,8 +177,10 @@ def load_suite(name_or_path: str) -> Suite:
         raise ParameterError(f"{path}: the suite has no instances")
 
     tasks = []
-    for m in d["methods"]:
+    headers = [i for i, line in enumerate(text.splitlines()) if re.match(r"\s*\[\[\s*methods\s*\]\]", line)]
+    for index, m in enumerate(d["methods"]):
         name, params = m.get("name"), dict(m.get("params", {}))
+        start = headers[index] if len(headers) == len(d["methods"]) else 0  # the entry's own lines
         unknown = set(m) - {"name", "params"}
         if unknown:
             raise fail(f"unknown key {sorted(unknown)[0]!r} in a [[methods]] entry", sorted(unknown)[0])
@@ -177,14 +190,15 @@ def load_suite(name_or_path: str) -> Suite:
         accepted = inspect.signature(METHODS[key].run).parameters
         for p in params:
             if p == "seed":
-                raise fail("a method's seed comes from the suite's 'seeds' key, not from its params", p)
+                raise param_fail("a method's seed comes from the suite's 'seeds' key, not from its params", p, start)
             if p not in accepted:
-                raise fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}", p)
+                raise param_fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}",
+                                 p, start)
         for p, value in params.items():
             try:
                 check_params(METHODS[key].run, {p: value}, f"method {name}")
             except ParameterError as e:
-                raise fail(str(e), p) from None
+                raise param_fail(str(e), p, start) from None
         if "profile" in accepted:
             params.setdefault("profile", profile)
         seeds = list(range(n_seeds)) if METHODS[key].randomized else [None]

@@ -40,15 +40,18 @@ first n mod P aggregators and ⌊n/P⌋ for the others:
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from iosched.core import MethodOutput, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import MAX_EXTENTS, Domains
-from iosched.instances.filedomain import FileDomainInstance, MiB
-from iosched.validate import integer
+from iosched.instances.filedomain import MAX_AGGREGATORS, FileDomainInstance, MiB
+from iosched.validate import Integer, integer
 
 C_INT_MAX = 2**31 - 1  # ROMIO's hints (striping_unit, min_fd_size, cb_nodes) are C ints
+Hint = Annotated[int, Integer(0, C_INT_MAX)]  # a ROMIO hint, 0 for none
 
 
 # --- building domains --------------------------------------------------------------------------------
@@ -163,10 +166,8 @@ def gpfs_file_domains(min_st: int, max_end: int, naggs: int, blksize: int) -> tu
 # --- methods -----------------------------------------------------------------------------------------
 
 @register("filedomain", "even", objective="time")
-def even(instance: FileDomainInstance, striping_unit: int = 0, min_fd_size: int = 0) -> MethodOutput:
+def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hint = 0) -> MethodOutput:
     """ROMIO's default: ADIOI_Calc_file_domains (even split; boundaries to the nearest striping_unit)."""
-    integer("striping_unit", striping_unit, 0, C_INT_MAX, error=ParameterError)
-    integer("min_fd_size", min_fd_size, 0, C_INT_MAX, error=ParameterError)
     start, end, fd_size = romio_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators,
                                              min_fd_size, striping_unit)
     return MethodOutput(contiguous(instance, end), info={
@@ -245,11 +246,11 @@ def transpose(instance: FileDomainInstance) -> MethodOutput:
 
 
 @register("filedomain", "lustre", objective="time")
-def lustre(instance: FileDomainInstance, cb_nodes: int | None = None, co_ratio: int = 1) -> MethodOutput:
+def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer(1, MAX_AGGREGATORS)] = None,
+           co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1) -> MethodOutput:
     """ROMIO's Lustre driver: A aggregators (a multiple or a divisor of S), stripe k to k mod A."""
     P = instance.aggregators
-    cb = P if cb_nodes is None else integer("cb_nodes", cb_nodes, 1, P, error=ParameterError)
-    integer("co_ratio", co_ratio, 1, C_INT_MAX, error=ParameterError)
+    cb = P if cb_nodes is None else integer("cb_nodes", cb_nodes, 1, P, error=ParameterError)  # its aggregators
     n = _check_stripes(instance, "lustre")
     A = lustre_aggregators(cb, instance.stripe_count, co_ratio)
     k = instance.first_stripe + np.arange(n, dtype=np.int64)
@@ -260,9 +261,10 @@ def lustre(instance: FileDomainInstance, cb_nodes: int | None = None, co_ratio: 
 
 
 @register("filedomain", "gpfs", objective="time")
-def gpfs(instance: FileDomainInstance, block_size: int | None = None) -> MethodOutput:
+def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer(1, C_INT_MAX)] = None
+         ) -> MethodOutput:
     """ROMIO's GPFS driver: whole blocks, the last n_blk mod P aggregators one block more."""
     default = instance.block_size if instance.locking == "token" else MiB
-    blk = default if block_size is None else integer("block_size", block_size, 1, C_INT_MAX, error=ParameterError)
+    blk = default if block_size is None else block_size
     start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk)
     return MethodOutput(contiguous(instance, end), info={"block_size": blk})

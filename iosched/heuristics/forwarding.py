@@ -9,14 +9,15 @@ Jobs are decided in the instance's order (their dispatch order).
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, machine_times
-from iosched.instances.forwarding import ForwardingInstance, Job, even_groups
-from iosched.validate import choice, integer, number, positive
+from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
+from iosched.validate import Integer, Number, OneOf, integer
 
 RULES = ("seed", "pairs")
 
@@ -37,9 +38,9 @@ def fixed(instance: ForwardingInstance) -> MethodOutput:
 
 
 @register("forwarding", "round-robin", objective="total_io_time")
-def round_robin(instance: ForwardingInstance, k: int = 32) -> MethodOutput:
+def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32) -> MethodOutput:
     """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1)."""
-    integer("k", k, 1, instance.compute_nodes, error=ParameterError)
+    integer("k", k, 1, instance.compute_nodes, error=ParameterError)  # this instance's limit
     serving = [f.id for f in instance.forwarding_nodes if f.service == "default"]
     mapping = {}
     for j in instance.jobs:
@@ -81,8 +82,10 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
 
 
 @register("forwarding", "dfra", objective="total_io_time")
-def dfra(instance: ForwardingInstance, v_min: float = 20.0, n_min: int = 32, w_meta: float = 32.0,
-         f: float = 32.0, rule: str = "seed") -> MethodOutput:
+def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
+         n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
+         f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed"
+         ) -> MethodOutput:
     """DFRA (Ji et al., FAST'19): scale eligible jobs to ceil(N_io / F) idle nodes, isolate interference-prone ones.
 
     Per job, in dispatch order: (1) eligible if its history shows volume > ``v_min`` GB,
@@ -94,11 +97,6 @@ def dfra(instance: ForwardingInstance, v_min: float = 20.0, n_min: int = 32, w_m
     (``rule``, see :func:`interference_likely`), as many dedicated idle nodes as its default
     mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool.
     """
-    number("v_min", v_min, 0, error=ParameterError)
-    integer("n_min", n_min, 0, error=ParameterError)
-    number("w_meta", w_meta, 0, error=ParameterError)
-    positive("f", f, error=ParameterError)
-    choice("rule", rule, RULES, error=ParameterError)
     idle = list(instance.idle_healthy)
     on_node: dict[int, list[Job]] = {}
     for r in instance.running:
@@ -111,7 +109,8 @@ def dfra(instance: ForwardingInstance, v_min: float = 20.0, n_min: int = 32, w_m
         size = len(set(default))
         h = j.history
         if h is not None and h.volume > v_min and h.io_nodes >= n_min and h.metadata_wait < w_meta:
-            s = math.ceil(h.io_nodes / f)
+            ratio = h.io_nodes / f  # inf when f is subnormal: as many nodes as there are
+            s = math.ceil(ratio) if math.isfinite(ratio) else math.inf
             k = min(s, len(idle), j.nodes)
             if k:
                 dedicated[j.id] = [idle.pop(0) for _ in range(k)]

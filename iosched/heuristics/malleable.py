@@ -12,26 +12,22 @@ evaluator like any other method's.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Annotated
 
 from iosched.core import MethodOutput, Status, register
-from iosched.errors import ParameterError
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import MalleableInstance
-from iosched.validate import choice, integer
+from iosched.validate import Integer, OneOf
 
 DECISIONS_SHOWN = 200  # decisions listed in ``info`` (all are counted)
 
-
-def _depth(depth) -> int:
-    return integer("depth", depth, 1, 10**9, error=ParameterError)
+Depth = Annotated[int, Integer(1, 10**9)]  # queued jobs the backfill looks at
 
 
 @register("malleable", "dmr", objective="mean_completion")
-def dmr(instance: MalleableInstance, scheduler: str = "easy", depth: int = 100, modes: str = "all") -> MethodOutput:
+def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "fcfs"))] = "easy", depth: Depth = 100,
+        modes: Annotated[str, OneOf(("all", "wide"))] = "all") -> MethodOutput:
     """DMR's policy at each check (request, preferred, wide optimisation) on EASY backfilling."""
-    choice("scheduler", scheduler, ("easy", "fcfs"), error=ParameterError)
-    _depth(depth)
-    choice("modes", modes, ("all", "wide"), error=ParameterError)
     res = simulate(instance, "dmr", scheduler, depth, modes)
     info = {
         "checks": res.checks,
@@ -52,7 +48,6 @@ def rigid_fcfs(instance: MalleableInstance) -> MethodOutput:
 
 
 @register("malleable", "rigid-backfill", objective="mean_completion")
-def rigid_backfill(instance: MalleableInstance, depth: int = 100) -> MethodOutput:
+def rigid_backfill(instance: MalleableInstance, depth: Depth = 100) -> MethodOutput:
     """Every job at its submitted size, with EASY backfilling (the seed's fixed workloads)."""
-    _depth(depth)
     return MethodOutput(simulate(instance, "rigid", "easy", depth).schedule, Status.FEASIBLE)

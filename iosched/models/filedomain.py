@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Annotated
 
 import numpy as np
 import pyomo.environ as pe
@@ -69,7 +70,7 @@ from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
-from iosched.validate import boolean, choice
+from iosched.validate import Boolean, OneOf, choice
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
@@ -635,15 +636,12 @@ def relaxation_bound(instance: FileDomainInstance, profile: Profile) -> tuple[fl
 
 
 @register("filedomain", "exact", objective="time")
-def exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
-          profile: str = "default", early: bool = True) -> MethodOutput:
+def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "milp",
+          granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
+          early: Annotated[bool, Boolean()] = True) -> MethodOutput:
     """Minimise the modelled time: milp / cpsat (any split, or whole units), aggregated counts, or the dp."""
-    choice("engine", engine, ENGINES, error=ParameterError)
-    if granularity is not None:
-        choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
-    boolean("early", early, error=ParameterError)
     return solve_exact(instance, engine, granularity, load_profile(profile), early)
 
 

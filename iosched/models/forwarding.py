@@ -44,6 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import pyomo.environ as pe
 
@@ -60,9 +61,10 @@ from iosched.evaluate.forwarding import (
 )
 from iosched.instances.forwarding import ForwardingInstance, even_groups
 from iosched.solvers import Deadline, load_profile, solve_pyomo
-from iosched.validate import choice, integer
+from iosched.validate import Integer, OneOf, choice
 
 MODEL_OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown")
+Configurations = Annotated[int, Integer(1, 10**7)]
 SCOPE = ("each job to place keeps its default mapping or gets k dedicated healthy idle nodes of one "
          "bandwidth, compute nodes split evenly (DFRA's remapping space)")
 
@@ -323,8 +325,6 @@ def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Alloca
 
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
-    choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
-    integer("max_configurations", max_configurations, 1, 10**7, error=ParameterError)
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)
     try:
@@ -346,13 +346,14 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
 
 
 @register("forwarding", "milp", objective="total_io_time")
-def milp(instance: ForwardingInstance, objective: str = "total_io_time", profile: str = "default",
-         max_configurations: int = 20_000) -> MethodOutput:
+def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time",
+         profile: str = "default", max_configurations: Configurations = 20_000) -> MethodOutput:
     """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound."""
     return _milp(instance, objective, profile, max_configurations)
 
 
 @register("forwarding", "milp-max", objective="max_io_time")
-def milp_max(instance: ForwardingInstance, profile: str = "default", max_configurations: int = 20_000) -> MethodOutput:
+def milp_max(instance: ForwardingInstance, profile: str = "default",
+             max_configurations: Configurations = 20_000) -> MethodOutput:
     """The choice MILP minimising the largest I/O time of the jobs placed."""
     return _milp(instance, "max_io_time", profile, max_configurations)

@@ -41,6 +41,7 @@ import heapq
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Annotated
 
 import numpy as np
 
@@ -50,12 +51,18 @@ from iosched.evaluate.malleable import Interval, Schedule
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import MalleableInstance, Runtime
 from iosched.solvers import Deadline, load_profile, solve_cpsat, solve_pyomo
-from iosched.validate import boolean, choice, integer, number
+from iosched.validate import Boolean, Integer, Number, OneOf, choice, integer, number
 
 MAX_SLOTS_CPSAT = 2_000_000
 MAX_SLOTS_MILP = 5_000
 MAX_LCM = 10**9
 INEXACT_SCALE = 1 << 20
+MODEL_OBJECTIVES = ("mean_completion", "makespan")
+
+Segments = Annotated[int, Integer(1, 50)]
+Unit = Annotated[float | None, Number(0, 1e9, lo_open=True)]  # seconds per grid step; None: default_unit
+Objective = Annotated[str, OneOf(MODEL_OBJECTIVES)]
+Hint = Annotated[bool, Boolean()]
 
 # --- bounds ---------------------------------------------------------------------------------------
 
@@ -180,8 +187,13 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots:
     schedules = _schedules(instance)
     u = default_unit(instance, schedules) if unit is None else unit
     eps = 1e-9
+    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
+    if not serial / u <= max_slots:  # the horizon is at least this: refused before anything is scaled (or overflows)
+        raise ParameterError(f"the horizon is at least {serial / u:.3g} units of {u:g} s, beyond {max_slots}: the "
+                             f"instance is too large for this exact model (a coarser unit, or fewer jobs)")
     for j in instance.jobs:
-        if abs(j.period / u - round(j.period / u)) > 1e-6:
+        steps = j.period / u  # a whole number >= 1 (a unit longer than a period does not divide it)
+        if not math.isfinite(steps) or round(steps) < 1 or abs(steps - round(steps)) > 1e-6:
             raise ParameterError(f"unit must divide every period: job {j.id} has period {j.period:g} s, "
                                  f"unit = {u!r}")
     exact = True
@@ -215,7 +227,6 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots:
             (p, math.ceil(w / r) * u) for p, r in zip(j.sizes, rs))))
         for j, a, w, rs in zip(instance.jobs, arrival, works, rates)), instance.name)
     fallback = simulate(rounded, "rigid", "fcfs").schedule
-    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
     horizon = math.ceil(max([serial, _makespan(fallback), *map(_makespan, schedules.values())]) / u - eps) + 1
     if horizon > max_slots:
         raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
@@ -379,10 +390,11 @@ def _plans_from(solver, instance: MalleableInstance, jobvars) -> list[list[tuple
 
 
 def _check_model_params(segments, unit, objective) -> None:
+    """The builders' checks (the registered methods state the same in their signatures)."""
     integer("segments", segments, 1, 50, error=ParameterError)
     if unit is not None:
         number("unit", unit, 0, 1e9, lo_open=True, error=ParameterError)
-    choice("objective", objective, ("mean_completion", "makespan"), error=ParameterError)
+    choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
 
 
 def _scope_values(instance: MalleableInstance, grid: Grid, objective: str, value: float | None) -> float | None:
@@ -410,8 +422,6 @@ def _exact_output(instance, grid, outcome, plans, objective, segments, model_nam
 
 
 def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
-    _check_model_params(segments, unit, objective)
-    boolean("hint", hint, error=ParameterError)
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)
     grid = make_grid(instance, unit)
@@ -438,15 +448,15 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
 
 
 @register("malleable", "cpsat", objective="mean_completion")
-def cpsat(instance: MalleableInstance, segments: int = 3, unit: float | None = None,
-          objective: str = "mean_completion", profile: str = "default", hint: bool = True) -> MethodOutput:
+def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None,
+          objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True) -> MethodOutput:
     """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only)."""
     return _solve_cpsat(instance, segments, unit, objective, profile, hint)
 
 
 @register("malleable", "rigid-optimal", objective="mean_completion")
-def rigid_optimal(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion",
-                  profile: str = "default", hint: bool = True) -> MethodOutput:
+def rigid_optimal(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
+                  profile: str = "default", hint: Hint = True) -> MethodOutput:
     """The best rigid schedule: each job at one ladder size, no reconfiguration (CP-SAT, one segment)."""
     return _solve_cpsat(instance, 1, unit, objective, profile, hint)
 
@@ -539,10 +549,9 @@ def _milp_plans(m, instance: MalleableInstance) -> list[list[tuple[int, int, int
 
 
 @register("malleable", "milp", objective="mean_completion")
-def milp(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion",
+def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
          profile: str = "default") -> MethodOutput:
     """Time-indexed MILP (Pyomo, HiGHS), a cross-check of cpsat for small workloads."""
-    _check_model_params(1, unit, objective)
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
