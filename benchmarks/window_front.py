@@ -40,8 +40,8 @@ def main() -> None:
             inst = generate(seed, w)
             exact, t_exact = timed(pareto_front, inst)
             ref = [(p.nodes, p.burst_buffer) for p in exact]
-            ga, t_ga = timed(bbsched_ga, inst, seed=seed)
-            ns, t_ns = timed(nsga2, inst, seed=seed)
+            (ga, _), t_ga = timed(bbsched_ga, inst, seed=seed)
+            (ns, _), t_ns = timed(nsga2, inst, seed=seed)
             igd_ga = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ga], ref)["igd"]
             igd_ns = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ns], ref)["igd"]
             rows.append((t_exact, len(exact), t_ga, igd_ga, t_ns, igd_ns))

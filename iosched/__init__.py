@@ -13,14 +13,17 @@ from iosched.errors import InstanceError, ParameterError
 __version__ = "0.1.0"
 
 
-def load_instance(problem: str, spec: str):
-    """An instance of ``problem`` from a built-in name (``paper:set3``) or a JSON file."""
-    return get_problem(problem).load(spec)
+def load_instance(problem: str, spec):
+    """An instance of ``problem`` from a built-in name (``paper:set3``), a file (name or Path),
+    a dict, or JSON text."""
+    return get_problem(problem).read_instance(spec)
 
 
 def evaluate(problem: str, instance, solution):
-    """The problem's one evaluator: feasibility, violations, objectives."""
-    return get_problem(problem).evaluate(instance, solution)
+    """The problem's one evaluator: feasibility, violations, objectives (instance and solution
+    may be given as their JSON dicts)."""
+    prob = get_problem(problem)
+    return prob.evaluate(prob.read_instance(instance), prob.read_solution(solution))
 
 
 def methods(problem: str) -> list[str]:

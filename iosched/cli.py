@@ -7,9 +7,11 @@ Bad input exits with status 2 and a message naming the field and the value.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -44,15 +46,52 @@ def _fmt(x, spec=".6g"):
     return "-" if x is None else format(x, spec)
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool):
+    """While active, whatever is written to stdout (by Python or by a solver library's C code) goes to
+    stderr, so that the JSON printed afterwards is the only thing on stdout."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp")
+
+
+def _writable(path: str | None, option: str, formats: tuple[str, ...] = ()) -> None:
+    """Check before any work that ``path`` can be written (its folder exists) and has a known extension."""
+    if path is None:
+        return
+    target = Path(path)
+    if formats and target.suffix.lower().lstrip(".") not in formats:
+        raise ParameterError(f"{option} takes a file ending in .{', .'.join(formats)}, got {path!r}")
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ParameterError(f"{option}: cannot write {path!r} (no such writable folder, or a folder)")
+
+
 def cmd_solve(args) -> int:
+    _writable(args.plot, "--plot", PLOT_FORMATS)
+    _writable(args.output, "-o/--output")
     prob = get_problem(args.problem)
-    inst = prob.load(args.instance)
+    inst = prob.read_instance(args.instance)
     params = dict(_param(p) for p in args.param)
     if args.profile:
         if "profile" not in inspect.signature(get_method(args.problem, args.method).run).parameters:
             raise ParameterError(f"{args.problem}/{args.method} runs no solver; --profile does not apply")
         params["profile"] = args.profile
-    res = solve(args.problem, inst, args.method, seed=args.seed, **params)
+    with _stdout_to_stderr(args.json):
+        res = solve(args.problem, inst, args.method, seed=args.seed, **params)
     out = res.to_dict(inst)
     if args.output:
         with open(args.output, "w") as f:
@@ -71,7 +110,8 @@ def cmd_solve(args) -> int:
                     print(f"  {key}: {value}")
         for key, value in res.info.items():
             print(f"  {key}: {value}")
-        print(f"  wall time: {res.wall_time_s:.3f} s")
+        print(f"  wall time: {res.wall_time_s:.3f} s (method {res.method_time_s:.3f} s, "
+              f"bound {res.bound_time_s:.3f} s)")
     if args.plot:
         if res.solution is None:
             print("no solution to plot", file=sys.stderr)
@@ -84,7 +124,7 @@ def cmd_solve(args) -> int:
 
 def cmd_bound(args) -> int:
     prob = get_problem(args.problem)
-    inst = prob.load(args.instance)
+    inst = prob.read_instance(args.instance)
     b = prob.bounds(inst)
     if args.json:
         print(_dump({"problem": args.problem, "instance": inst.name, "bounds": b}))
@@ -95,10 +135,11 @@ def cmd_bound(args) -> int:
 
 
 def cmd_model(args) -> int:
+    _writable(args.write, "--write")
     prob = get_problem(args.problem)
     if args.name not in prob.models:
         raise ParameterError(f"unknown model {args.name!r} for {args.problem}; known: {', '.join(prob.models)}")
-    inst = prob.load(args.instance)
+    inst = prob.read_instance(args.instance)
     params = dict(_param(p) for p in args.param)
     try:
         inspect.signature(prob.models[args.name]).bind(inst, **params)
@@ -132,9 +173,10 @@ def cmd_model(args) -> int:
 
 
 def cmd_generate(args) -> int:
+    _writable(args.output, "-o/--output")
     prob = get_problem(args.problem)
     size = dict(_param(p) for p in args.param)
-    inst = prob.generate(args.seed, **size)
+    inst = prob.generate_instance(args.seed, **size)
     text = inst.to_json(args.output)
     if not args.output:
         print(text)
@@ -142,7 +184,7 @@ def cmd_generate(args) -> int:
 
 
 def cmd_show(args) -> int:
-    inst = get_problem(args.problem).load(args.instance)
+    inst = get_problem(args.problem).read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
@@ -191,7 +233,8 @@ def cmd_bench(args) -> int:
     from iosched.harness.suite import load_suite
 
     suite = load_suite(args.suite)
-    counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb)
+    counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
+                       retry_failed=args.retry_failed)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {args.out}/results")
     return 0
@@ -200,7 +243,11 @@ def cmd_bench(args) -> int:
 def cmd_report(args) -> int:
     from iosched.harness import report
 
-    rows = report.load_results(args.dir)
+    skipped: list[Path] = []
+    rows = report.load_results(args.dir, skipped)
+    for path in skipped:
+        print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
+              file=sys.stderr)
     if not rows:
         raise ParameterError(f"no results in {args.dir}/results")
     table = report.summarize(rows)
@@ -271,7 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
     be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
-    be.add_argument("--memory-mb", type=int, help="address-space limit per task; beyond it the task is OOM")
+    be.add_argument("--memory-mb", type=int,
+                    help="address-space limit per task (at least 512); beyond it the task is OOM")
+    be.add_argument("--retry-failed", action="store_true",
+                    help="run again the tasks that crashed, timed out or ran out of memory")
     be.set_defaults(fn=cmd_bench)
 
     rp = sub.add_parser("report", help="gap tables and plots from a results directory")

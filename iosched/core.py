@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
-from iosched.errors import ParameterError
+from iosched.errors import InstanceError, ParameterError
+from iosched.validate import check_params, integer
 
 
 class Status(StrEnum):
@@ -59,6 +61,49 @@ class Problem:
     models: dict[str, Callable[..., Any]] = field(default_factory=dict)  # name -> (instance, **p) -> model
     objective: Callable[[Any, str], float] = _attribute  # (evaluation, objective name) -> value
     solution_to_dict: Callable[[Any, Any], dict] = _solution_dict
+    instance_type: type | None = None  # the Instance class (from_dict / from_json)
+    solution_from_dict: Callable[[dict], Any] | None = None
+
+    def read_instance(self, spec):
+        """An instance from an instance object, a dict, a Path, JSON text, a built-in name or a file name."""
+        kind = self.instance_type
+        if kind is not None and isinstance(spec, kind):
+            return spec
+        if kind is not None and isinstance(spec, dict):
+            return kind.from_dict(spec)
+        if isinstance(spec, Path):
+            spec = str(spec)
+        if isinstance(spec, str) and spec.lstrip().startswith("{") and kind is not None:
+            return kind.from_json(spec)
+        if not isinstance(spec, str) or not spec:
+            expected = f"a {kind.__name__}, " if kind is not None else ""
+            raise InstanceError(f"a {self.name} instance must be {expected}a dict, a path, JSON text or a built-in "
+                                f"name, got {type(spec).__name__} {_short(spec)}")
+        return self.load(spec)
+
+    def generate_instance(self, seed: int, **size):
+        """``generate(seed, **size)`` with the seed and the size parameters' names checked first."""
+        integer("seed", seed, 0, 2**63 - 1, error=ParameterError)
+        try:
+            inspect.signature(self.generate).bind(seed, **size)
+        except TypeError as e:
+            known = [p for p in inspect.signature(self.generate).parameters if p != "seed"]
+            raise ParameterError(f"generate {self.name}: {e}; size parameters: {', '.join(known)}") from None
+        return self.generate(seed, **size)
+
+    def read_solution(self, solution):
+        """A solution object as it is, or one read from its JSON dict."""
+        if isinstance(solution, dict) and self.solution_from_dict is not None:
+            return self.solution_from_dict(solution)
+        if solution is None or isinstance(solution, (dict, list, str, int, float)):
+            raise InstanceError(f"a {self.name} solution must be a solution object or its JSON dict, "
+                                f"got {type(solution).__name__} {_short(solution)}")
+        return solution
+
+
+def _short(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 @dataclass
@@ -129,12 +174,14 @@ class Result:
     objective: float | None
     bound: float | None
     gap: float | None
-    wall_time_s: float
+    wall_time_s: float  # the whole solve: method, evaluation and bound
     params: dict
     seed: int | None
     evaluation: Any
     solution: Any
     info: dict = field(default_factory=dict)
+    method_time_s: float | None = None  # the method alone: what compares methods
+    bound_time_s: float | None = None  # the problem's bound
 
     def to_dict(self, instance=None) -> dict:
         prob = get_problem(self.problem)
@@ -149,6 +196,8 @@ class Result:
             "bound": self.bound,
             "gap": self.gap,
             "wall_time_s": self.wall_time_s,
+            "method_time_s": self.method_time_s,
+            "bound_time_s": self.bound_time_s,
             "params": self.params,
             "seed": self.seed,
             "evaluation": self.evaluation.to_dict() if self.evaluation is not None else None,
@@ -165,12 +214,21 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
     """
     prob = get_problem(problem)
     m = get_method(problem, method)
+    instance = prob.read_instance(instance)
     if m.randomized:
         params = {**params, "seed": seed}
+    signature = inspect.signature(m.run)
     try:
-        inspect.signature(m.run).bind(instance, **params)
+        signature.bind(instance, **params)
     except TypeError as e:
         raise ParameterError(f"{problem}/{method}: {e}") from None
+    check_params(m.run, params, f"{problem}/{method}")
+    if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here, before any work
+        from iosched.solvers import load_profile
+
+        profile = params.get("profile", signature.parameters["profile"].default)
+        if isinstance(profile, str):
+            load_profile(profile)
     start = time.perf_counter()
     try:
         out = m.run(instance, **params)
@@ -178,7 +236,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         raise
     except Exception as e:  # a failing method is a result (status error), not a crash
         out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
-    wall = time.perf_counter() - start
+    method_time = time.perf_counter() - start
     sense = prob.sense(m.objective)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
     objective = prob.objective(evaluation, m.objective) if evaluation is not None else None
@@ -187,7 +245,13 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         status = Status.ERROR
         out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
             str(v) for v in evaluation.violations[:5])
-    bound = prob.bound(instance, m.objective)
+    bound_start = time.perf_counter()
+    try:
+        bound = prob.bound(instance, m.objective)
+    except Exception as e:  # no bound is a weaker result, not a failed one
+        bound = None
+        out.info["bound_error"] = f"{type(e).__name__}: {e}"
+    bound_time = time.perf_counter() - bound_start
     if out.bound is not None:
         bound = out.bound if bound is None else (min if sense == "max" else max)(bound, out.bound)
     gap = relative_gap(objective, bound) if status != Status.ERROR else None
@@ -195,4 +259,5 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         status = Status.OPTIMAL
         out.info["optimal"] = "certified: the evaluated value meets the proven bound"
     return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
-                  objective, bound, gap, wall, params, seed, evaluation, out.solution, out.info)
+                  objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
+                  out.info, method_time, bound_time)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from iosched.core import Problem, register_problem
+from iosched.errors import ParameterError
 from iosched.evaluate import periodic as periodic_eval
 from iosched.evaluate import window as window_eval
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
@@ -22,12 +23,23 @@ register_problem(Problem(
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
+    instance_type=periodic_instances.PeriodicInstance,
+    solution_from_dict=periodic_eval.Pattern.from_dict,
 ))
 
 
+WINDOW_BOUND_SECONDS = 5.0
+
+
 def _window_bound(instance, objective):
-    """The hypervolume of the exact front: no feasible front covers more."""
-    return window_eval.front_hypervolume(instance, window_models.pareto_front(instance))
+    """The hypervolume of the exact front: no feasible front covers more. None (absent) where the
+    exact front is beyond the dynamic program's reach (too many states, sizes beyond 63 bits) or
+    takes more than WINDOW_BOUND_SECONDS: a bound is not worth waiting for longer than the method."""
+    try:
+        front = window_models.pareto_front(instance, time_limit=WINDOW_BOUND_SECONDS)
+    except (ParameterError, window_models.FrontTimeLimit):
+        return None
+    return window_eval.front_hypervolume(instance, front)
 
 
 register_problem(Problem(
@@ -41,4 +53,6 @@ register_problem(Problem(
     generate=window_instances.generate,
     builtins=window_instances.BUILTIN,
     models={"milp": window_models.build_milp},
+    instance_type=window_instances.WindowInstance,
+    solution_from_dict=window_eval.Selection.from_dict,
 ))

@@ -8,12 +8,14 @@ The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``,
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from iosched import validate
 from iosched.core import Status, relative_gap
 from iosched.errors import ParameterError
 
@@ -56,33 +58,91 @@ class Deadline:
 
 
 def profile_path(path: str | Path | None = None) -> Path:
-    candidates = [path, os.environ.get("IOSCHED_SOLVERS"), "solvers.toml",
-                  Path(__file__).resolve().parent.parent / "solvers.toml"]
-    for c in candidates:
-        if c and Path(c).is_file():
+    """The profile file: ``path``, else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the checkout's.
+
+    A file named explicitly (argument or environment) must exist: no silent fallback.
+    """
+    for named, where in ((path, "the path given"), (os.environ.get("IOSCHED_SOLVERS"), "IOSCHED_SOLVERS")):
+        if named:
+            if not Path(named).is_file():
+                raise ParameterError(f"{where} names {str(named)!r}, which is not a readable file")
+            return Path(named)
+    for c in ("solvers.toml", Path(__file__).resolve().parent.parent / "solvers.toml"):
+        if Path(c).is_file():
             return Path(c)
     raise ParameterError("no solvers.toml found (give a path or set IOSCHED_SOLVERS)")
 
 
+def _check_highs(options: dict, where: str) -> None:
+    """Every raw HiGHS option must exist and take its value's type (HiGHS itself says)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key, value in options.items():
+        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise ParameterError(f"{where}.highs: HiGHS has no option {key!r} taking {value!r}")
+
+
+def _check_cpsat(options: dict, where: str) -> None:
+    """Every raw CP-SAT option must be a SatParameters field taking its value's type."""
+    from ortools.sat.python import cp_model
+
+    prm = cp_model.CpSolver().parameters
+    for key, value in options.items():
+        try:
+            if not hasattr(prm, key):
+                raise AttributeError(key)
+            setattr(prm, key, value)
+        except (AttributeError, TypeError, ValueError):
+            raise ParameterError(f"{where}.cpsat: CP-SAT has no parameter {key!r} taking {value!r}") from None
+
+
 def load_profile(name: str = "default", path: str | Path | None = None) -> Profile:
-    """The profile ``name`` from solvers.toml, with its fields checked."""
+    """The profile ``name`` from solvers.toml, every field checked (errors name file, profile and key)."""
     file = profile_path(path)
-    with open(file, "rb") as f:
-        profiles = tomllib.load(f)
+    if not isinstance(name, str):
+        raise ParameterError(f"profile must be a profile name, got {name!r}")
+    try:
+        content = file.read_bytes()
+    except OSError as e:
+        raise ParameterError(f"cannot read solver profiles from {file}: {e}") from None
+    return _parse_profile(file, content, name)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
+    """Cached on the file's content: checking raw options imports the solvers once, not per solve."""
+    try:
+        profiles = tomllib.loads(content.decode())
+    except UnicodeDecodeError as e:
+        raise ParameterError(f"{file} is not UTF-8 text: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ParameterError(f"{file} is not valid TOML: {e}") from None
     if name not in profiles:
         raise ParameterError(f"unknown solver profile {name!r} in {file}; known: {', '.join(profiles)}")
     p = profiles[name]
+    where = f"{file}: profile {name!r}"
+    if not isinstance(p, dict):
+        raise ParameterError(f"{where} must be a table ([{name}]), got {p!r}")
     unknown = set(p) - _KEYS
     if unknown:
-        raise ParameterError(f"unknown key {sorted(unknown)[0]!r} in profile {name!r} of {file}")
+        raise ParameterError(f"{where}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(_KEYS))}")
     missing = {"time_limit", "rel_gap", "threads", "seed"} - set(p)
     if missing:
-        raise ParameterError(f"profile {name!r} of {file} lacks {sorted(missing)[0]!r}")
-    if not p["time_limit"] > 0 or p["rel_gap"] < 0 or int(p["threads"]) < 1:
-        raise ParameterError(
-            f"profile {name!r}: time_limit > 0, rel_gap >= 0, threads >= 1 required, got {p}")
-    return Profile(name, float(p["time_limit"]), float(p["rel_gap"]), int(p["threads"]), int(p["seed"]),
-                   dict(p.get("highs", {})), dict(p.get("cpsat", {})))
+        raise ParameterError(f"{where} lacks {sorted(missing)[0]!r}")
+    time_limit = validate.number(f"{where}: time_limit", p["time_limit"], 0, 10**7, lo_open=True, error=ParameterError)
+    rel_gap = validate.number(f"{where}: rel_gap", p["rel_gap"], 0, 1, error=ParameterError)
+    threads = validate.integer(f"{where}: threads", p["threads"], 1, 1024, error=ParameterError)
+    seed = validate.integer(f"{where}: seed", p["seed"], 0, 2**31 - 1, error=ParameterError)
+    raw = {}
+    for backend, check in (("highs", _check_highs), ("cpsat", _check_cpsat)):
+        options = p.get(backend, {})
+        if not isinstance(options, dict):
+            raise ParameterError(f"{where}: {backend} must be a table ([{name}.{backend}]), got {options!r}")
+        check(options, where)
+        raw[backend] = dict(options)
+    return Profile(name, time_limit, rel_gap, threads, seed, raw["highs"], raw["cpsat"])
 
 
 @dataclass

@@ -8,11 +8,13 @@ are never accepted as numbers (JSON ``true`` is not ``1``).
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-from iosched.errors import InstanceError
+from iosched.errors import InstanceError, ParameterError
 
 
 def integer(where: str, value, lo: int | None = 0, hi: int | None = None, error=InstanceError) -> int:
@@ -93,3 +95,72 @@ def finite_numbers(value) -> bool:
     if isinstance(value, np.floating):
         return bool(np.isfinite(value))
     return True
+
+
+# --- declarative checks for method parameters ---------------------------------------------------
+# A method states its parameters' ranges in its signature, e.g.
+#     def ga(instance, generations: Annotated[int, Integer(1)] = 500, p_m: Annotated[float, Number(0, 1)] = 5e-4)
+# and core.solve / the benchmark suites check given values against them before anything runs.
+
+
+@dataclass(frozen=True)
+class Integer:
+    lo: int | None = 0
+    hi: int | None = None
+
+    def __call__(self, where, value, error=ParameterError):
+        return integer(where, value, self.lo, self.hi, error)
+
+
+@dataclass(frozen=True)
+class Number:
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __call__(self, where, value, error=ParameterError):
+        return number(where, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open, error=error)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    options: tuple
+
+    def __call__(self, where, value, error=ParameterError):
+        return choice(where, value, self.options, error)
+
+
+@dataclass(frozen=True)
+class Boolean:
+    def __call__(self, where, value, error=ParameterError):
+        return boolean(where, value, error)
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A non-empty list (at most ``max_len`` items) whose every item passes ``item``."""
+
+    item: Integer | Number | OneOf
+    max_len: int = 10_000
+
+    def __call__(self, where, value, error=ParameterError):
+        if not isinstance(value, (list, tuple)) or not value or len(value) > self.max_len:
+            raise error(f"{where} must be a non-empty list of at most {self.max_len} items, got {value!r}")
+        return [self.item(f"{where}[{i}]", v, error) for i, v in enumerate(value)]
+
+
+CHECKS = (Integer, Number, OneOf, Boolean, ListOf)
+
+
+def check_params(fn, params: dict, label: str) -> None:
+    """Check ``params`` against the ``Annotated`` checks in ``fn``'s signature (ParameterError naming
+    ``label``, the parameter and the value). None passes where the annotated type admits it."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    for name, value in params.items():
+        hint = hints.get(name)
+        checks = [c for c in getattr(hint, "__metadata__", ()) if isinstance(c, CHECKS)]
+        if not checks or (value is None and type(None) in typing.get_args(typing.get_args(hint)[0])):
+            continue
+        for check in checks:
+            check(f"{label}: {name}", value, ParameterError)

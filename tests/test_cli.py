@@ -63,8 +63,9 @@ def test_summary_bound_show_list(capsys):
     (["solve", "periodic", "paper:set1", "--method", "persched", "--param", "eps=-1"], "eps"),
     (["solve", "periodic", "paper:set1", "--method", "persched", "--param", "bogus=1"], "bogus"),
     (["solve", "periodic", "paper:set1", "--method", "persched", "--profile", "quick"], "runs no solver"),
-    (["solve", "forwarding", "x", "--method", "exact"], "unknown problem 'forwarding'"),
-    (["solve", "window", "paper:example", "--method", "exact", "--param", "engine=simplex"], "engine must be dp"),
+    (["solve", "nosuch", "x", "--method", "exact"], "unknown problem 'nosuch'"),
+    (["solve", "window", "paper:example", "--method", "exact", "--param", "engine=simplex"],
+     "engine must be one of dp, milp, cpsat, got 'simplex'"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, argv, message):
     code, _, err = run(capsys, *argv)

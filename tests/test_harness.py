@@ -154,3 +154,110 @@ def test_report_of_a_hand_made_directory(tmp_path):
     assert "| h | 2 | 2 |" in report.to_markdown(report.summarize(loaded))
     report.to_parquet(loaded, tmp_path / "r.parquet")
     assert (tmp_path / "r.parquet").stat().st_size > 0
+
+
+WINDOW_SUITE = """problem = "window"
+[instances]
+names = ["paper:example", "random:0:10"]
+[[methods]]
+name = "naive"
+[[methods]]
+name = "weighted"
+params = {{ node_weight = {weight} }}
+"""
+
+
+def test_a_bad_parameter_value_is_refused_before_the_run(tmp_path):
+    path = write(tmp_path, WINDOW_SUITE.format(weight=2))
+    with pytest.raises(ParameterError, match=r"line 8.*node_weight must be in \[0, 1\], got 2"):
+        load_suite(str(path))
+
+
+def test_garbled_results_rerun_and_report_names_them(tmp_path, capsys):
+    from iosched.cli import main
+
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    out = tmp_path / "out"
+    run_suite(suite, out, progress=False)
+    files = sorted((out / "results").glob("*.json"))
+    files[0].write_text(files[0].read_text()[:40])  # truncated
+    files[1].write_text("\x00\x01garbage")
+    assert sorted(t.key for t in pending(suite, out)) == sorted(f.stem for f in files[:2])
+    assert main(["report", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert files[0].name in err and files[1].name in err and "Traceback" not in err
+    assert run_suite(suite, out, progress=False)["done"] == 2
+    assert all(r["status"] == "OK" for r in results(out))
+
+
+def test_retry_failed_reruns_only_failed_tasks(tmp_path):
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    out = tmp_path / "out"
+    run_suite(suite, out, progress=False)
+    path = sorted((out / "results").glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "status": "ERROR", "message": "made up"}))
+    assert run_suite(suite, out, progress=False)["done"] == 0
+    assert run_suite(suite, out, progress=False, retry_failed=True) == {"done": 1, "failed": 0, "skipped": 3}
+    assert json.loads(path.read_text())["status"] == "OK"
+
+
+def test_an_unwritable_output_is_found_before_any_task(tmp_path):
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(ParameterError, match="not a writable directory"):
+        run_suite(suite, blocker / "out", progress=False)
+
+
+def test_one_bench_at_a_time_per_directory(tmp_path):
+    import fcntl
+
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    out = tmp_path / "out"
+    (out / "results").mkdir(parents=True)
+    with open(out / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ParameterError, match="in use by another 'iosched bench'"):
+            run_suite(suite, out, progress=False)
+    assert not list((out / "results").glob("*.json"))
+    assert run_suite(suite, out, progress=False)["done"] == 4  # free again once the holder is gone
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_die_with_a_killed_bench(tmp_path):
+    path = write(tmp_path, 'problem = "window"\ntimeout = 600\n[instances]\nnames = ["random:0:50", "random:1:50"]\n'
+                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000 }\n')
+    cmd = [sys.executable, "-m", "iosched.cli", "bench", str(path), "--out", str(tmp_path / "out"), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    workers = []
+    while time.time() < deadline and len(workers) < 2:
+        time.sleep(0.5)
+        workers = [k for k in _children(proc.pid) if "spawn_main" in Path(f"/proc/{k}/cmdline").read_text()]
+    assert len(workers) == 2, "the workers did not start"
+    proc.kill()  # the bench alone, not its process group
+    proc.wait()
+    deadline = time.time() + 60  # a worker still importing notices once its watch starts
+    while time.time() < deadline and any(_alive(k) for k in workers):
+        time.sleep(0.2)
+    assert not any(_alive(k) for k in workers)

@@ -94,8 +94,41 @@ def test_profiles_are_checked(tmp_path):
         load_profile("nope")
     bad = tmp_path / "s.toml"
     bad.write_text("[p]\ntime_limit = -1\nrel_gap = 0\nthreads = 1\nseed = 0\n")
-    with pytest.raises(ParameterError, match="time_limit > 0"):
+    with pytest.raises(ParameterError, match=r"time_limit must be in \(0, 1e\+07\], got -1"):
         load_profile("p", bad)
     bad.write_text("[p]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\nspeed = 3\n")
     with pytest.raises(ParameterError, match="unknown key 'speed'"):
         load_profile("p", bad)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[default\ntime_limit = 1", "is not valid TOML"),
+    ("[default]\ntime_limit = 60\nrel_gap = 0\nthreads = 'two'\nseed = 0\n", "threads must be an integer, got 'two'"),
+    ("[default]\ntime_limit = 'abc'\nrel_gap = 0\nthreads = 1\nseed = 0\n", "time_limit must be a number, got 'abc'"),
+    ("[default]\ntime_limit = nan\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n", "time_limit must be a finite number"),
+    ("default = 3\n", "must be a table"),
+    ("[default]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n[default.highs]\nbogus = 1\n",
+     "HiGHS has no option 'bogus'"),
+    ("[default]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n[default.highs]\npresolve = 3\n",
+     "HiGHS has no option 'presolve' taking 3"),
+    ("[default]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n[default.cpsat]\nbogus = 1\n",
+     "CP-SAT has no parameter 'bogus'"),
+    ("[default]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\ncpsat = 5\n", "cpsat must be a table"),
+])
+def test_bad_profile_files_name_file_and_key(tmp_path, text, message):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    with pytest.raises(ParameterError, match=message) as e:
+        load_profile("default", f)
+    assert "s.toml" in str(e.value)
+
+
+def test_a_named_profile_file_must_exist(monkeypatch, tmp_path, capsys):
+    from iosched.cli import main
+
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "missing.toml"))
+    with pytest.raises(ParameterError, match="IOSCHED_SOLVERS names .*missing.toml"):
+        load_profile("default")
+    # through the CLI: exit 2 before the method runs, naming the variable
+    assert main(["solve", "window", "paper:example", "--method", "exact", "--param", "engine=milp"]) == 2
+    assert "IOSCHED_SOLVERS" in capsys.readouterr().err

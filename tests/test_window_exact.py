@@ -11,7 +11,7 @@ from iosched.errors import ParameterError
 from iosched.evaluate.window import Selection, evaluate, hypervolume
 from iosched.heuristics.window import decide
 from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
-from iosched.models.window import build_milp, pareto_front
+from iosched.models.window import build_milp, pareto_dp, pareto_front
 
 
 def brute_front(inst):
@@ -191,3 +191,23 @@ def test_exact_method_paper_choice():
     assert r.objective == pytest.approx(1.0 * 0.2 + 0.8 * 0.7)  # hypervolume of {(1, .2), (.8, .9)}
     nodes = iosched.solve("window", PAPER_EXAMPLE, "exact", decision="nodes")
     assert nodes.solution.selected == ("J1", "J5")
+
+
+def test_burst_buffer_in_fine_units_keeps_the_exact_front():
+    """Counted in units 10^11 times finer (10^17 in all), the front is the same, scaled: the DP counts
+    in the requests' gcd. (It overflowed int64 and ended in an IndexError.)"""
+    base = generate(0, 20)
+    scale = 10**11
+    fine = WindowInstance(Capacity(base.capacity.nodes, base.capacity.burst_buffer * scale),
+                          tuple(Job(j.id, j.nodes, j.burst_buffer * scale) for j in base.jobs), name="fine")
+    want = [(p.nodes, p.burst_buffer * scale, p.jobs) for p in pareto_dp(base)]
+    assert [(p.nodes, p.burst_buffer, p.jobs) for p in pareto_dp(fine)] == want
+
+
+def test_sizes_beyond_the_dp_are_an_error_for_exact_and_an_absent_bound_for_heuristics():
+    jobs = (Job("a", 3, 10**17 + 1), Job("b", 2, 10**17 + 2), Job("c", 4, 0))
+    inst = WindowInstance(Capacity(10**6, 3 * 10**17), jobs, name="fine")
+    with pytest.raises(ParameterError, match="capacity.burst_buffer"):
+        pareto_dp(inst)
+    res = iosched.solve("window", inst, "naive")
+    assert res.bound is None and res.evaluation.feasible and res.status.value == "feasible"

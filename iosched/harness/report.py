@@ -18,10 +18,18 @@ from pathlib import Path
 SHIFT_S = 1.0
 
 
-def load_results(out: str | Path) -> list[dict]:
+def load_results(out: str | Path, skipped: list[Path] | None = None) -> list[dict]:
+    """Every result that reads back; the paths of those that do not go to ``skipped``."""
+    from iosched.harness.runner import read_result
+
     rows = []
     for p in sorted(Path(out, "results").glob("*.json")):
-        rows.append(json.loads(p.read_text()))
+        record = read_result(p)
+        if record is None:
+            if skipped is not None:
+                skipped.append(p)
+            continue
+        rows.append(record)
     return rows
 
 

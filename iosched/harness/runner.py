@@ -1,13 +1,18 @@
 """Run a suite: every task in a fresh process, each result written the moment it exists.
 
 Results go to ``OUT/results/<task key>.json`` by an atomic rename, so a run killed at any
-moment (even SIGKILL) leaves only whole files, and a rerun skips what is done. Tasks run
-on a local pool of ``workers`` (each waits on its own child process), or on an existing
-Dask cluster given its scheduler address (``pip install iosched[dask]``).
+moment (even SIGKILL) leaves only whole files, and a rerun skips what is done; a result file
+that does not read back (truncated or edited by hand) counts as missing and its task runs
+again. ``retry_failed`` reruns the tasks whose result is ERROR or OOM (crashed, killed by
+the task timeout or the memory limit). One run at a time per directory (a lock file,
+``OUT/.lock``). Tasks run on a local pool of ``workers`` (each waits on its own child
+process, which exits when the bench process dies), or on an existing Dask cluster given its
+scheduler address (``pip install iosched[dask]``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -21,10 +26,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from importlib import metadata
 from pathlib import Path
 
+from iosched import validate
+from iosched.errors import ParameterError
 from iosched.harness.suite import Suite, Task
 
 # status of a record: the method ran (OK), or why it did not give a usable answer
 OK, TIME_LIMIT, INFEASIBLE, ERROR, OOM = "OK", "TIME_LIMIT", "INFEASIBLE", "ERROR", "OOM"
+MIN_MEMORY_MB = 512  # below this a worker cannot even import numpy and the solvers
 
 
 def environment() -> dict:
@@ -43,8 +51,18 @@ def environment() -> dict:
     return {"versions": versions, "python": platform.python_version(), "host": socket.gethostname(), "git": git}
 
 
-def _child(task: dict, memory_mb: int | None, conn) -> None:
+def _orphan_watch(parent: int) -> None:
+    """Exit as soon as the process that started us is gone (a killed bench leaves no workers behind)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _child(task: dict, memory_mb: int | None, conn, parent: int) -> None:
     """In a fresh process: load, solve, evaluate; send back one record."""
+    import threading
+
+    threading.Thread(target=_orphan_watch, args=(parent,), daemon=True).start()
     start = time.perf_counter()
     if memory_mb:
         limit = memory_mb * 2**20
@@ -61,7 +79,7 @@ def _child(task: dict, memory_mb: int | None, conn) -> None:
         record = {"status": status, "solver_status": res.status.value, "objective_name": res.objective_name,
                   "sense": res.sense, "objective": res.objective, "bound": res.bound, "gap": res.gap,
                   "feasible": res.evaluation.feasible if res.evaluation is not None else None,
-                  "load_s": loaded - start, "solve_s": res.wall_time_s,
+                  "load_s": loaded - start, "solve_s": res.method_time_s, "bound_s": res.bound_time_s,
                   "message": res.info.get("error", "")}
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}
@@ -77,7 +95,7 @@ def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> di
     """Run one task in a fresh (spawned) process; kill it after ``timeout`` seconds."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(task.to_dict(), memory_mb, child), daemon=True)
+    proc = ctx.Process(target=_child, args=(task.to_dict(), memory_mb, child, os.getpid()), daemon=True)
     start = time.perf_counter()
     proc.start()
     child.close()
@@ -96,6 +114,9 @@ def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> di
             record = {"status": ERROR, "message": f"killed after the task timeout of {timeout:g} s"}
         elif proc.exitcode == -9:
             record = {"status": OOM, "message": "killed by signal 9 (out of memory?)"}
+        elif memory_mb and proc.exitcode in (-6, 1, 120):
+            record = {"status": OOM, "message": f"the worker could not start or allocate within --memory-mb "
+                                                f"{memory_mb} (exit code {proc.exitcode}): give it more memory"}
         else:
             record = {"status": ERROR, "message": f"the worker process died (exit code {proc.exitcode})"}
     return {**task.to_dict(), "key": task.key, **record}
@@ -108,20 +129,78 @@ def _write(out: Path, record: dict, env: dict) -> None:
     os.replace(tmp, path)
 
 
-def pending(suite: Suite, out: Path) -> list[Task]:
-    """The tasks without a result file yet (half-written files never count: they are renamed whole)."""
-    done = {p.stem for p in (out / "results").glob("*.json")}
+def read_result(path: Path) -> dict | None:
+    """A result file's record, or None when it does not read back as one (truncated, garbled)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != path.stem or "status" not in record:
+        return None
+    return record
+
+
+def pending(suite: Suite, out: Path, retry_failed: bool = False) -> list[Task]:
+    """The tasks without a readable result yet (and, with ``retry_failed``, those that failed)."""
+    done = set()
+    for path in (out / "results").glob("*.json"):
+        record = read_result(path)
+        if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)):
+            done.add(path.stem)
     return [t for t in suite.tasks if t.key not in done]
 
 
+@contextlib.contextmanager
+def _lock(out: Path):
+    """One bench at a time on a results directory: a second one stops with a clear error."""
+    import fcntl
+
+    handle = open(out / ".lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise ParameterError(f"{out} is in use by another 'iosched bench' ({holder}); wait for it or use "
+                             "another --out") from None
+    handle.truncate(0)
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    try:
+        yield
+    finally:
+        handle.close()
+
+
+def _prepare(out: Path) -> None:
+    """Create OUT/results and prove it writable before any task runs."""
+    try:
+        (out / "results").mkdir(parents=True, exist_ok=True)
+        probe = out / "results" / f".probe{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ParameterError(f"--out {str(out)!r} is not a writable directory: {e.strerror or e}") from None
+
+
 def run_suite(suite: Suite, out: str | Path, workers: int | None = None, scheduler: str | None = None,
-              memory_mb: int | None = None, progress: bool = True) -> dict:
+              memory_mb: int | None = None, progress: bool = True, retry_failed: bool = False) -> dict:
     """Run what is not done yet; returns counts {done, failed, skipped}."""
     out = Path(out)
-    (out / "results").mkdir(parents=True, exist_ok=True)
+    if workers is not None:
+        validate.integer("--workers", workers, 1, 1024, error=ParameterError)
+    if memory_mb is not None:
+        validate.integer("--memory-mb", memory_mb, MIN_MEMORY_MB, error=ParameterError)
+    _prepare(out)
+    with _lock(out):
+        return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed)
+
+
+def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed) -> dict:
     (out / "suite.json").write_text(json.dumps({"name": suite.name, "problem": suite.problem,
                                                 "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
-    todo = pending(suite, out)
+    todo = pending(suite, out, retry_failed)
     env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
     from tqdm import tqdm

@@ -6,7 +6,7 @@ A suite is a TOML file::
     problem = "periodic"
     profile = "quick"          # the solvers.toml profile for every exact method
     seeds = 1                  # runs of each randomised method (seeds 0, 1, ...)
-    timeout = 600              # seconds before a task is killed (default: 10 x the profile's limit)
+    timeout = 600              # seconds before a task is killed (default: 10 x the profile's limit + 60 s)
 
     [instances]
     names = ["paper:set1", "runs/*.json"]       # built-in names, files, globs
@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from iosched import validate
 from iosched.core import METHODS, get_problem
 from iosched.errors import InstanceError, ParameterError
 from iosched.solvers import load_profile
+from iosched.validate import check_params
 
 TOP_KEYS = {"name", "problem", "profile", "seeds", "timeout", "instances", "methods"}
 
@@ -88,8 +90,8 @@ def load_instance(problem: str, spec: str):
     prob = get_problem(problem)
     if spec.startswith("generate:"):
         _, seed, size = spec.split(":", 2)
-        return prob.generate(int(seed), **json.loads(size))
-    return prob.load(spec)
+        return prob.generate_instance(int(seed), **json.loads(size))
+    return prob.read_instance(spec)
 
 
 def load_suite(name_or_path: str) -> Suite:
@@ -126,9 +128,14 @@ def load_suite(name_or_path: str) -> Suite:
     except ParameterError as e:
         raise fail(str(e), "profile") from None
     n_seeds = d.get("seeds", 1)
-    if not isinstance(n_seeds, int) or n_seeds < 1:
-        raise fail(f"seeds must be an integer >= 1, got {n_seeds!r}", "seeds")
-    timeout = float(d.get("timeout", 10 * prof.time_limit))
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or not 1 <= n_seeds <= 10_000:
+        raise fail(f"seeds must be an integer in [1, 10000], got {n_seeds!r}", "seeds")
+    # the default leaves room for a fresh process's imports and the bound beside the method's own limit
+    try:
+        timeout = validate.number("timeout", d.get("timeout", 10 * prof.time_limit + 60), 0, 10**7, lo_open=True,
+                                  error=ParameterError)
+    except ParameterError as e:
+        raise fail(str(e), "timeout") from None
 
     specs = []
     inst = d["instances"]
@@ -141,7 +148,7 @@ def load_suite(name_or_path: str) -> Suite:
             raise fail(f"no file matches {name!r}", name)
         for spec in matches:
             try:
-                prob.load(spec)
+                prob.read_instance(spec)
             except InstanceError as e:
                 raise fail(str(e), name) from None
             specs.append(spec)
@@ -171,6 +178,11 @@ def load_suite(name_or_path: str) -> Suite:
         for p in params:
             if p not in accepted:
                 raise fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}", p)
+        for p, value in params.items():
+            try:
+                check_params(METHODS[key].run, {p: value}, f"method {name}")
+            except ParameterError as e:
+                raise fail(str(e), p) from None
         if "profile" in accepted:
             params.setdefault("profile", profile)
         seeds = list(range(n_seeds)) if METHODS[key].randomized else [None]

@@ -17,6 +17,9 @@ the capacity of both, ties to more of the other).
 
 from __future__ import annotations
 
+import math
+from typing import Annotated
+
 import numpy as np
 
 from iosched.core import MethodOutput, Status, register
@@ -31,7 +34,9 @@ from iosched.evaluate.window import (
     utilisations,
 )
 from iosched.instances.window import WindowInstance
-from iosched.models.window import pareto_front
+from iosched.models.window import FrontTimeLimit, epsilon_front, pareto_front
+from iosched.solvers import Deadline, load_profile
+from iosched.validate import Integer, Number, OneOf
 
 
 def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -> FrontPoint:
@@ -110,7 +115,7 @@ def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
 
 
 def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-               seed: int | None = 0) -> list[FrontPoint]:
+               seed: int | None = 0, time_limit: float = math.inf) -> tuple[list[FrontPoint], int]:
     """The paper's GA. Each generation: P/2 crossovers of two random parents at one random
     point give P children; each gene flips with probability p_m; infeasible children are
     discarded. Survivors: the Pareto set of parents and children first, newer before older;
@@ -118,11 +123,9 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     Identical chromosomes count once (at their youngest age): copies of one Pareto point
     would otherwise crowd the others out of the survivors.
     The initial population is random, each gene 1 with probability 1/2, infeasible rows
-    resampled (up to 100 times, then the empty selection)."""
-    if generations < 1 or population < 2:
-        raise ParameterError(f"generations >= 1 and population >= 2 required, got {generations}, {population}")
-    if not 0 <= p_m <= 1:
-        raise ParameterError(f"p_m must be in [0, 1], got {p_m!r}")
+    resampled (up to 100 times, then the empty selection). Stops early after ``time_limit``
+    seconds; returns the front and the generations run."""
+    deadline = Deadline(time_limit)
     rng = np.random.default_rng(0 if seed is None else seed)
     w = len(instance.jobs)
     pop = np.zeros((population, w), dtype=np.int64)
@@ -133,7 +136,9 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
                 pop[r] = row
                 break
     age = np.zeros(population, dtype=np.int64)
-    for _ in range(generations):
+    done = 0
+    while done < generations and not deadline.expired():
+        done += 1
         parents = rng.integers(0, len(pop), size=(population // 2, 2))
         cut = rng.integers(1, w, size=population // 2) if w > 1 else np.zeros(population // 2, dtype=np.int64)
         kids = []
@@ -151,20 +156,20 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
         pareto = _nondominated(_objectives(instance, pool)[0])
         order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first
         pop, age = pool[order[:population]], pool_age[order[:population]]
-    return _front_of(instance, pop)
+    return _front_of(instance, pop), done
 
 
 def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-          seed: int | None = 0) -> list[FrontPoint]:
+          seed: int | None = 0, time_limit: float = math.inf) -> tuple[list[FrontPoint], int]:
     """pymoo's NSGA-II on the same problem and budget: binary random sampling, one-point
     crossover, bit-flip mutation with per-gene probability p_m, duplicates eliminated;
-    the capacities are constraints (infeasible rows lose to feasible ones)."""
+    the capacities are constraints (infeasible rows lose to feasible ones). Stops early after
+    ``time_limit`` seconds; returns the front and the generations run."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
     from pymoo.operators.crossover.pntx import SinglePointCrossover
     from pymoo.operators.mutation.bitflip import BitflipMutation
     from pymoo.operators.sampling.rnd import BinaryRandomSampling
-    from pymoo.optimize import minimize
 
     nodes = instance.nodes()
     cap = instance.capacity
@@ -185,9 +190,12 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
 
     algorithm = NSGA2(pop_size=population, sampling=BinaryRandomSampling(), crossover=SinglePointCrossover(),
                       mutation=BitflipMutation(prob_var=p_m), eliminate_duplicates=True)
-    res = minimize(Window(), algorithm, ("n_gen", generations), seed=0 if seed is None else seed, verbose=False)
-    X = res.pop.get("X").astype(np.int64)
-    return _front_of(instance, X)
+    deadline = Deadline(time_limit)
+    algorithm.setup(Window(), termination=("n_gen", generations), seed=0 if seed is None else seed, verbose=False)
+    while algorithm.has_next() and not deadline.expired():
+        algorithm.next()
+    X = algorithm.pop.get("X").astype(np.int64)
+    return _front_of(instance, X), algorithm.n_gen or 0
 
 
 def _fits(instance: WindowInstance, chosen: list[int], i: int) -> bool:
@@ -237,40 +245,66 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
 def _front_method(instance, front, compare, decision="paper", exact=None):
     if decision == "paper":
         chosen = decide(instance, front)
-    elif decision == "nodes":
-        chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     else:
-        raise ParameterError(f"decision must be paper or nodes, got {decision!r}")
+        chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     info = {}
     if compare == "exact":
         info["quality"] = front_quality(instance, front, exact if exact is not None else pareto_front(instance))
-    elif compare is not None:
-        raise ParameterError(f"compare must be exact or omitted, got {compare!r}")
     return MethodOutput(Selection(chosen.jobs, tuple(front)), Status.FEASIBLE, info=info)
 
 
+Decision = Annotated[str, OneOf(("paper", "nodes"))]
+Compare = Annotated[str | None, OneOf(("exact",))]
+Generations = Annotated[int, Integer(1, 1_000_000)]
+Population = Annotated[int, Integer(2, 100_000)]
+Rate = Annotated[float, Number(0, 1)]
+Seconds = Annotated[float, Number(0, 10**7, lo_open=True)]
+
+
 @register("window", "exact", objective="hypervolume")
-def exact(instance: WindowInstance, engine: str = "dp", decision: str = "paper", profile: str = "default",
-          compare: str | None = None) -> MethodOutput:
-    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision."""
-    front = pareto_front(instance, engine, profile)
-    out = _front_method(instance, front, compare, decision, exact=front)
-    out.status = Status.OPTIMAL
+def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
+          decision: Decision = "paper", profile: str = "default", compare: Compare = None) -> MethodOutput:
+    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision.
+
+    The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
+    the result is ``time_limit`` with the front points proved so far (each at zero gap).
+    """
+    if engine == "dp":
+        try:
+            front, complete, why = pareto_front(instance, time_limit=load_profile(profile).time_limit), True, ""
+        except FrontTimeLimit as e:
+            front, complete, why = [], False, str(e)
+    else:
+        front, complete, why = epsilon_front(instance, engine, profile)
+    if not front:  # the time limit struck before the first point: no selection to offer
+        return MethodOutput(None, Status.TIME_LIMIT, info={"front": why})
+    out = _front_method(instance, front, compare, decision, exact=front if complete else None)
+    out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
+    if not complete:
+        out.info["front"] = f"{len(front)} point(s) proved; {why}"
     return out
 
 
 @register("window", "bbsched-ga", objective="hypervolume", randomized=True)
-def ga_method(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-              decision: str = "paper", compare: str | None = None, seed: int | None = 0) -> MethodOutput:
+def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
+              p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
+              seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 600) -> MethodOutput:
     """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule."""
-    return _front_method(instance, bbsched_ga(instance, generations, population, p_m, seed), compare, decision)
+    front, done = bbsched_ga(instance, generations, population, p_m, seed, time_limit)
+    out = _front_method(instance, front, compare, decision)
+    out.info["generations"] = done
+    return out
 
 
 @register("window", "nsga2", objective="hypervolume", randomized=True)
-def nsga2_method(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-                 decision: str = "paper", compare: str | None = None, seed: int | None = 0) -> MethodOutput:
+def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
+                 p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
+                 seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 600) -> MethodOutput:
     """pymoo's NSGA-II with the GA's budget, and the decision rule."""
-    return _front_method(instance, nsga2(instance, generations, population, p_m, seed), compare, decision)
+    front, done = nsga2(instance, generations, population, p_m, seed, time_limit)
+    out = _front_method(instance, front, compare, decision)
+    out.info["generations"] = done
+    return out
 
 
 def _single(points: list[FrontPoint]) -> MethodOutput:
@@ -290,15 +324,13 @@ def bin_packing_method(instance: WindowInstance) -> MethodOutput:
 
 
 @register("window", "weighted", objective="hypervolume")
-def weighted(instance: WindowInstance, node_weight: float | None = None) -> MethodOutput:
+def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None) -> MethodOutput:
     """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly.
 
     Default node_weight: 0.5 (two objectives), 0.25 with SSD classes (all four equal, as in the
     paper's SSD section, where the fourth is one minus the wasted-SSD share).
     """
     weight = node_weight if node_weight is not None else (0.25 if instance.has_ssd else 0.5)
-    if not 0 <= weight <= 1:
-        raise ParameterError(f"node_weight must be in [0, 1], got {node_weight!r}")
     front = pareto_front(instance)
     if instance.has_ssd:
         shares = ssd_utilisations(instance, [p.vector() for p in front])

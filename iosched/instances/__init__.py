@@ -18,6 +18,18 @@ def parse_json(text: str, where: str):
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise InstanceError(f"{where} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise InstanceError(f"{where} is nested too deeply to be an instance") from None
+
+
+def read_text(path: Path) -> str:
+    """A file's text, or an InstanceError naming the file (unreadable, binary, a directory...)."""
+    try:
+        return path.read_text()
+    except UnicodeDecodeError:
+        raise InstanceError(f"{path} is not a UTF-8 text file") from None
+    except OSError as e:
+        raise InstanceError(f"cannot read {path}: {e.strerror or e}") from None
 
 
 def check_top(d, label: str, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
@@ -65,5 +77,5 @@ class JsonInstance:
         """From a file (a Path, or a string naming an existing file) or from JSON text."""
         if isinstance(text_or_path, Path) or os.path.isfile(text_or_path):
             path = Path(text_or_path)
-            return cls.from_dict(parse_json(path.read_text(), str(path)), name=path.stem)
+            return cls.from_dict(parse_json(read_text(path), str(path)), name=path.stem)
         return cls.from_dict(parse_json(text_or_path, "<string>"))

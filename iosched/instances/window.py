@@ -15,15 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
+from iosched import validate
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, build, check_fields, check_top
 
+MAX_NODES = 10**7  # nodes in a capacity, a class or a job: ten times the largest machines
+MAX_JOBS = 100_000  # jobs in a window
+MAX_UNITS = 2**62  # burst buffer units, SSD GB: sums of them stay within int64
 
-def _count(where: str, value, *, positive: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InstanceError(f"{where} must be an integer, got {value!r}")
-    if value < (1 if positive else 0):
-        raise InstanceError(f"{where} must be {'positive' if positive else '>= 0'}, got {value!r}")
+
+def _count(where: str, value, *, positive: bool = False, top: int = MAX_UNITS) -> None:
+    validate.integer(where, value, 1 if positive else 0, top)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class SSDClass:
 
     def __post_init__(self):
         _count("ssd_classes[].ssd", self.ssd, positive=True)
-        _count("ssd_classes[].nodes", self.nodes)
+        _count("ssd_classes[].nodes", self.nodes, top=MAX_NODES)
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Capacity:
     ssd_classes: tuple[SSDClass, ...] = ()
 
     def __post_init__(self):
-        _count("capacity.nodes", self.nodes)
+        _count("capacity.nodes", self.nodes, top=MAX_NODES)
         _count("capacity.burst_buffer", self.burst_buffer)
         if self.ssd_classes and sum(c.nodes for c in self.ssd_classes) != self.nodes:
             raise InstanceError(f"capacity.ssd_classes hold {sum(c.nodes for c in self.ssd_classes)} nodes, "
@@ -64,9 +66,8 @@ class Job:
     ssd_per_node: int = 0
 
     def __post_init__(self):
-        if not isinstance(self.id, str) or not self.id:
-            raise InstanceError(f"job id must be a non-empty string, got {self.id!r}")
-        _count(f"jobs[{self.id}].nodes", self.nodes, positive=True)
+        validate.text("job id", self.id)
+        _count(f"jobs[{self.id}].nodes", self.nodes, positive=True, top=MAX_NODES)
         _count(f"jobs[{self.id}].burst_buffer", self.burst_buffer)
         _count(f"jobs[{self.id}].ssd_per_node", self.ssd_per_node)
 
@@ -81,13 +82,19 @@ class WindowInstance(JsonInstance):
     granularity: int = 1
 
     def __post_init__(self):
-        if not self.jobs:
-            raise InstanceError("jobs must be a non-empty list, got []")
+        validate.text("name", self.name)
+        if not self.jobs or len(self.jobs) > MAX_JOBS:
+            raise InstanceError(f"jobs must be a non-empty list of at most {MAX_JOBS} jobs, got "
+                                f"{list(self.jobs) if not self.jobs else f'{len(self.jobs)} jobs'}")
         ids = [j.id for j in self.jobs]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
             raise InstanceError(f"job ids must be unique, {dup!r} appears twice")
         _count("granularity", self.granularity, positive=True)
+        for what, total in (("burst_buffer", sum(self.bb(i) for i in range(len(self.jobs)))),
+                            ("ssd_per_node x nodes", sum(j.ssd_per_node * j.nodes for j in self.jobs))):
+            if total > MAX_UNITS:
+                raise InstanceError(f"the jobs' {what} sum to {total}, above 2^62: count in coarser units")
         if self.capacity.ssd_classes:
             biggest = max(c.ssd for c in self.capacity.ssd_classes)
             for j in self.jobs:
@@ -171,11 +178,13 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
     and half 256 GB of SSD, and 80 % of jobs need up to 128 GB per node, 20 % up to 256.
     Same seed, same window.
     """
-    _count("size", size, positive=True)
-    if mix not in MIXES:
-        raise InstanceError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
-    if not 0 < load <= 1:
-        raise InstanceError(f"load must be in (0, 1], got {load!r}")
+    _count("size", size, positive=True, top=MAX_JOBS)
+    validate.choice("mix", mix, MIXES)
+    _count("nodes", nodes, positive=True, top=MAX_NODES)
+    _count("burst_buffer", burst_buffer)
+    _count("max_request", max_request, top=MAX_UNITS // MAX_JOBS)
+    validate.number("load", load, 0, 1, lo_open=True)
+    validate.boolean("ssd", ssd)
     share, smallest = MIXES[mix]
     if max_request < smallest:
         raise InstanceError(f"max_request must be at least the {mix} mix's smallest request {smallest}, "

@@ -18,7 +18,7 @@ last point's, until infeasible.
 
 from __future__ import annotations
 
-import functools
+from dataclasses import replace
 
 import numpy as np
 import pyomo.environ as pe
@@ -28,7 +28,7 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint
 from iosched.instances.window import WindowInstance
-from iosched.solvers import Profile, load_profile, solve_cpsat, solve_pyomo
+from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
 
 
 @njit(cache=True)
@@ -97,8 +97,16 @@ def _pareto_binned(n: np.ndarray, b: np.ndarray, n_max: int) -> np.ndarray:
     return hit[first]
 
 
-@functools.lru_cache(maxsize=64)
-def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
+class FrontTimeLimit(RuntimeError):
+    """The dynamic program did not finish within its time limit (it has no partial front to offer)."""
+
+
+def _check(deadline: Deadline | None, what: str) -> None:
+    if deadline is not None and deadline.expired():
+        raise FrontTimeLimit(f"the exact {what} front was not finished within {deadline.seconds:g} s")
+
+
+def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tuple[FrontPoint, ...]:
     """The exact front by the structured dynamic program of the module docstring.
 
     Bounds prune: every reachable pair completed by the zero-request fill is a feasible
@@ -112,12 +120,22 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     withbb = np.flatnonzero((bbs > 0) & (bbs <= Bc) & (nodes <= N))
     withbb = withbb[np.argsort(-bbs[withbb], kind="stable")]  # big requests first: the bounds bite sooner
     best_fill, via = _fill_table(nodes[zero], N)
+    # (nodes, BB) pairs are packed into one int64 key: count BB in units of the requests' gcd
+    # (exact: a sum of multiples of g fits Bc iff it fits g * floor(Bc / g)), capped by all requests
+    unit = int(np.gcd.reduce(bbs[withbb])) if len(withbb) else 1
+    bbs = bbs // unit
+    Bc = min(Bc // unit, int(bbs[withbb].sum()))
+    if (N + 1) * (Bc + 1) >= 2**62:
+        raise ParameterError(f"the exact front packs (nodes, burst buffer) into 63 bits: capacity.nodes = {N} and "
+                             f"capacity.burst_buffer = {instance.capacity.burst_buffer} (in units of {unit}) are too "
+                             "fine; count burst buffer in coarser units or set granularity")
     stride = Bc + 1
     rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
     rest_b = np.concatenate([np.cumsum(bbs[withbb][::-1])[::-1], [0]])
     stages = [np.zeros(1, dtype=np.int64)]
     incumbents: dict[tuple[int, int], tuple[int, int]] = {}  # vector -> (stage, key) reaching it
     for s in range(len(withbb) + 1):
+        _check(deadline, "two-objective")
         if s:
             i = withbb[s - 1]
             keys = _merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
@@ -155,7 +173,7 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
             j = int(via[fill])
             chosen.append(int(zero[j]))
             fill -= int(nodes[zero[j]])
-        front.append(FrontPoint(vn, vb, tuple(instance.jobs[i].id for i in sorted(chosen))))
+        front.append(FrontPoint(vn, vb * unit, tuple(instance.jobs[i].id for i in sorted(chosen))))
     return tuple(front)
 
 
@@ -164,8 +182,7 @@ def pareto_dp(instance: WindowInstance) -> tuple[FrontPoint, ...]:
 MAX_SSD_STATES = 2_000_000
 
 
-@functools.lru_cache(maxsize=16)
-def pareto_ssd(instance: WindowInstance) -> tuple[FrontPoint, ...]:
+def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tuple[FrontPoint, ...]:
     """The exact four-objective front (most nodes, BB, requested SSD; least wasted SSD).
 
     A dynamic program over the reachable states (nodes per SSD category, BB, SSD requested),
@@ -184,7 +201,9 @@ def pareto_ssd(instance: WindowInstance) -> tuple[FrontPoint, ...]:
     for i, job in enumerate(jobs):
         b_i = instance.bb(i)
         grown = {}
-        for (counts, b, ssd), mask in states.items():
+        for seen, ((counts, b, ssd), mask) in enumerate(states.items()):
+            if seen % 4096 == 0:
+                _check(deadline, "SSD")
             if sum(counts) + job.nodes > N or b + b_i > Bc:
                 continue
             new_counts = tuple(x + job.nodes * (c == category[i]) for c, x in enumerate(counts))
@@ -199,18 +218,24 @@ def pareto_ssd(instance: WindowInstance) -> tuple[FrontPoint, ...]:
             raise ParameterError(f"the exact SSD front passed {MAX_SSD_STATES} states at job {i + 1} of "
                                  f"{len(jobs)}; use a smaller window")
     points = {}
-    for mask in states.values():
+    for seen, mask in enumerate(states.values()):
+        if seen % 4096 == 0:
+            _check(deadline, "SSD")
         chosen = [k for k in range(len(jobs)) if mask >> k & 1]
         _, ssd, waste = ssd_placement(instance, chosen)
         p = FrontPoint(int(sum(jobs[k].nodes for k in chosen)), int(sum(instance.bb(k) for k in chosen)),
                        tuple(jobs[k].id for k in chosen), int(ssd), int(waste))
         points.setdefault(p.vector(), p)
-    V = np.array(sorted(points, reverse=True))
-    front = []
-    for v in V:
-        if not front or not np.any(np.all(np.array(front) >= v, axis=1)):
-            front.append(v)
-    return tuple(points[tuple(int(x) for x in v)] for v in front)
+    V = np.array(sorted(points, reverse=True))  # a vector can only be dominated by one before it
+    front = np.empty_like(V)
+    size = 0
+    for seen, v in enumerate(V):
+        if seen % 4096 == 0:
+            _check(deadline, "SSD")
+        if not np.any(np.all(front[:size] >= v, axis=1)):
+            front[size] = v
+            size += 1
+    return tuple(points[tuple(int(x) for x in v)] for v in front[:size])
 
 
 # --- ε-constraint cross-checks ------------------------------------------------------------------
@@ -241,28 +266,34 @@ def _point(instance, chosen) -> FrontPoint:
                       tuple(instance.jobs[i].id for i in sorted(chosen)))
 
 
-def pareto_milp(instance: WindowInstance, profile: Profile) -> list[FrontPoint]:
+def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
+    """ε-constraint on HiGHS: (the front points proved, whether the whole front was, why not)."""
     front, min_bb = [], 0
-    while True:
-        first = solve_pyomo(build_milp(instance, min_bb), profile, load=False)
+    deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)  # a point is proved at 0 gap
+    top_bb = int(instance.bbs().sum())
+    while min_bb <= top_bb:
+        first = solve_pyomo(build_milp(instance, min_bb), deadline.limit(exact), load=False)
         if first.status == Status.INFEASIBLE:
-            return front
+            break
         if first.status != Status.OPTIMAL:
-            raise RuntimeError(f"HiGHS did not prove a front point optimal ({first.message})")
+            return front, False, f"HiGHS did not prove front point {len(front) + 1} optimal ({first.message})"
         second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
-        out = solve_pyomo(second, profile)
+        out = solve_pyomo(second, deadline.limit(exact))
         if out.status != Status.OPTIMAL:
-            raise RuntimeError(f"HiGHS did not prove a front point optimal ({out.message})")
+            return front, False, f"HiGHS did not prove front point {len(front) + 1} optimal ({out.message})"
         chosen = [j for j in second.J if pe.value(second.x[j]) > 0.5]
         front.append(_point(instance, chosen))
         min_bb = front[-1].burst_buffer + 1
+    return front, True, ""
 
 
-def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]:
+def pareto_cpsat(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
+    """ε-constraint on CP-SAT: (the front points proved, whether the whole front was, why not)."""
     from ortools.sat.python import cp_model
 
     nodes, bbs = instance.nodes().tolist(), instance.bbs().tolist()
     front, min_bb = [], 0
+    deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)
     while True:
         best = None
         for step in (0, 1):  # most nodes, then most burst buffer at those nodes
@@ -278,32 +309,52 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> list[FrontPoint]
             else:
                 model.add(used_n == best)
                 model.maximize(used_b)
-            out, solver = solve_cpsat(model, profile)
+            out, solver = solve_cpsat(model, deadline.limit(exact))
             if out.status == Status.INFEASIBLE:
-                return front
+                return front, True, ""
             if out.status != Status.OPTIMAL:
-                raise RuntimeError(f"CP-SAT did not prove a front point optimal ({out.message})")
+                return front, False, f"CP-SAT did not prove front point {len(front) + 1} optimal ({out.message})"
             best = round(out.objective)
         chosen = [j for j, v in enumerate(x) if solver.value(v)]
         front.append(_point(instance, chosen))
         min_bb = front[-1].burst_buffer + 1
 
 
-def pareto_front(instance: WindowInstance, engine: str = "dp",
-                 profile: Profile | str | None = None) -> list[FrontPoint]:
-    """The exact front, most nodes first, one subset per point (cached per instance).
-
-    With SSD classes it is the four-objective front of :func:`pareto_ssd` (engine dp only).
-    """
+def epsilon_front(instance: WindowInstance, engine: str, profile: Profile | str | None = None):
+    """The milp / cpsat ε-constraint front within the profile's time limit (for all the points):
+    (the points proved optimal, whether they are the whole front, why not)."""
     if instance.has_ssd:
-        if engine != "dp":
-            raise ParameterError(f"the four-objective SSD front has the dp engine only, got {engine!r}")
-        return list(pareto_ssd(instance))
-    if engine == "dp":
-        return list(pareto_dp(instance))
+        raise ParameterError(f"the four-objective SSD front has the dp engine only, got {engine!r}")
     prof = load_profile(profile) if isinstance(profile, str) else profile or load_profile("default")
     if engine == "milp":
         return pareto_milp(instance, prof)
     if engine == "cpsat":
         return pareto_cpsat(instance, prof)
     raise ParameterError(f"engine must be dp, milp or cpsat, got {engine!r}")
+
+
+_FRONTS: dict[WindowInstance, tuple[FrontPoint, ...]] = {}  # exact fronts by instance (the newest 64)
+
+
+def pareto_front(instance: WindowInstance, engine: str = "dp", profile: Profile | str | None = None,
+                 time_limit: float | None = None) -> list[FrontPoint]:
+    """The exact front, most nodes first, one subset per point (dp: cached per instance).
+
+    With SSD classes it is the four-objective front of :func:`pareto_ssd` (engine dp only).
+    The dp engine raises FrontTimeLimit after ``time_limit`` seconds (None: no limit); the
+    milp / cpsat engines share the profile's time limit over their solves and raise
+    RuntimeError when it stops them before the whole front is proved (:func:`epsilon_front`
+    gives the part that was).
+    """
+    if engine == "dp":
+        if instance not in _FRONTS:
+            deadline = Deadline(time_limit) if time_limit is not None else None
+            front = pareto_ssd(instance, deadline) if instance.has_ssd else pareto_dp(instance, deadline)
+            while len(_FRONTS) >= 64:
+                del _FRONTS[next(iter(_FRONTS))]
+            _FRONTS[instance] = front
+        return list(_FRONTS[instance])
+    front, complete, why = epsilon_front(instance, engine, profile)
+    if not complete:
+        raise RuntimeError(why)
+    return front
