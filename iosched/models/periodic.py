@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pyomo.environ as pe
 
@@ -22,15 +23,15 @@ from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo
 from iosched.validate import choice, integer, number, positive
 
-# What one exact run may build, measured on a 2-core, 24 GiB machine (loaded): the
-# compaction LP with 296,000 volume variables took 1.7 GB and 0.4 ms per variable to build
-# and hand to HiGHS (outside HiGHS's own time limit); the time-indexed MILP has 3 K S
-# variables and about 5 K S constraints.
+# What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
+# compaction LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in
+# Pyomo and 0.5 ms to hand to HiGHS (outside HiGHS's own time limit); the time-indexed MILP
+# (3 K S variables, about 5 K S constraints) 0.25 ms per cell to build and 1.1 ms to hand over.
 MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a pattern of K' t_min can hold
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
 MAX_PERIODS = 100  # periods given to the MILP
-SECONDS_PER_LP_VARIABLE = 4e-4  # building the compaction LP and loading it into HiGHS
-SECONDS_PER_MILP_CELL = 6e-4  # the same for one time-indexed model
+SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
+SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model
 
 
 def _profile(profile) -> Profile:
@@ -267,7 +268,7 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
         info["error"] = (f"the compaction LP ({size} variables, about {needed:.3g} s to build) was not run: "
                          f"{deadline.remaining():.3g} s of the {prof.time_limit:g} s limit left")
         return MethodOutput(start.solution, Status.TIME_LIMIT, info=info)
-    pattern, out = compact(instance, start.solution, deadline.limit(prof))
+    pattern, out = compact(instance, start.solution, _after_build(deadline, prof, needed))
     info.update(lp_status=out.status.value, lp_time_s=out.wall_time_s, lp_variables=size)
     timed_out = start.status == Status.TIME_LIMIT or out.status == Status.TIME_LIMIT
     if pattern is None:
@@ -403,6 +404,13 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
     return Pattern(T, tuple(apps))
 
 
+def _after_build(deadline: Deadline, profile: Profile, build_s: float) -> Profile:
+    """The profile for one solve: what is left of ``deadline`` once the model is built and loaded
+    (Pyomo's part, which HiGHS's own time limit does not count)."""
+    limit = deadline.limit(profile)
+    return replace(limit, time_limit=max(min(limit.time_limit, deadline.remaining() - build_s), 0.01))
+
+
 def check_milp_size(instance: PeriodicInstance, slots: int) -> None:
     """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots."""
     cells = len(instance.applications) * slots
@@ -433,7 +441,7 @@ def solve_period(instance: PeriodicInstance, period: float, slots: int | None = 
         if needed >= deadline.remaining():
             result.setdefault("skipped", f"{what}: {deadline.remaining():.3g} s left, about {needed:.3g} s to build")
             return None
-        return deadline.limit(profile)
+        return _after_build(deadline, profile, needed)
 
     prof = budget("restriction")
     if prof is None:
