@@ -45,6 +45,7 @@ import time
 from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 from numba import njit
@@ -56,7 +57,7 @@ from iosched.evaluate.periodic import Pattern, Trace, dilation, sys_efficiency
 from iosched.fluid import max_min_fair, priority_fill
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline
-from iosched.validate import choice, integer, number, positive
+from iosched.validate import Integer, Number, choice, integer, number, positive
 
 PRECISION = 2e-5
 
@@ -350,6 +351,13 @@ MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
 TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
 
+# parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
+KPrime = Annotated[float, Number(1)]
+Eps = Annotated[float, Number(0, 1, lo_open=True, hi_open=True)]
+Seconds = Annotated[float | None, Number(0, lo_open=True)]
+Workers = Annotated[int, Integer(1, 256)]
+TimeLimit = Annotated[float, Number(0, 1e9, lo_open=True)]
+
 
 def _card_units(instance: PeriodicInstance):
     """Work (s), volume (card-seconds), cards, time_io (s) per application, and B in cards."""
@@ -457,15 +465,21 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
             f"applications[{apps[short].name}].io_volume = {apps[short].io_volume!r}: its I/O time "
             f"{tio[short]:.4g} s is below {RESOLUTION:g} of the longest period searched (K' t_min = {t_max:.6g} s); "
             f"PerSched's dates are doubles and cannot place it (a smaller k_prime or t_min may)")
+    quick = min(range(len(apps)), key=lambda k: apps[k].work)
+    if apps[quick].work < RESOLUTION * t_max:
+        raise InstanceError(
+            f"applications[{apps[quick].name}].work = {apps[quick].work!r} s is below {RESOLUTION:g} of the longest "
+            f"period searched (K' t_min = {t_max:.6g} s); PerSched's dates are doubles and cannot place it (a "
+            f"smaller k_prime or t_min may)")
     floor = 1e-13 * t_max  # a few hundred units in the last place of the longest period
     if precision is None:
         precision = max(default_precision(instance), floor)
     else:
         precision = positive("precision", precision, error=ParameterError)
-        top = 1e-3 * tio[short]
+        top = 1e-3 * min(tio[short], apps[quick].work)
         if not floor <= precision <= top:
             raise ParameterError(f"precision must be in [{floor:.4g}, {top:.4g}] s for this search (1e-13 of "
-                                 f"K' t_min to 1e-3 of the shortest I/O time), got {precision!r}")
+                                 f"K' t_min to 1e-3 of the shortest I/O time or work), got {precision!r}")
     return Plan(t_min, k_prime, eps, precision)
 
 
@@ -536,7 +550,9 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     the periods of the upward loop in parallel processes.
 
     With a ``deadline`` no period starts once the time left is shorter than the last
-    period took: the search then keeps what it has and says ``stopped``. A period whose
+    period took plus four times that for reading the chosen pattern back (what
+    build_pattern costs beside the kernel): the search then keeps what it has and says
+    ``stopped``. A period whose
     pattern exceeds the size limits ends the upward loop (``too_large_from``); one where the
     arithmetic broke down is skipped (``broken``).
     """
@@ -548,7 +564,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     out = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid), "stopped": None,
            "too_large_from": None, "broken": []}
     trace = []
-    last = 0.0  # how long the last period (or batch) took
+    last = 0.0  # how long the next period (or batch) and reading a pattern back will take, from the last
 
     def out_of_time(needed):
         return deadline is not None and (deadline.expired() or deadline.remaining() < needed)
@@ -574,7 +590,8 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
                     break
                 start = time.perf_counter()
                 results = list(pool.map(_counts_at, tasks[lo:lo + batch]))
-                last = time.perf_counter() - start
+                took = time.perf_counter() - start
+                last = took + 4 * took * workers / len(results)
                 if not all(take(t[0], *r) for t, r in zip(tasks[lo:lo + batch], results)):
                     break
     else:
@@ -584,7 +601,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
                 break
             start = time.perf_counter()
             code, counts = _counts_at(task)
-            last = time.perf_counter() - start
+            last = 5 * (time.perf_counter() - start)
             if not take(task[0], code, counts):
                 break
     best_se, T_se = -1.0, None
@@ -601,7 +618,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
             break
         start = time.perf_counter()
         code, counts = _counts_at((T, units, B, plan.precision))
-        last = time.perf_counter() - start
+        last = 5 * (time.perf_counter() - start)
         if code != OK:
             break
         trace.append((T, counts))
@@ -622,8 +639,11 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
 
 
 def default_precision(instance: PeriodicInstance) -> float:
-    """min(2e-5, 1e-6 min_k time_io_k): the authors' 2e-5 s unless I/O times are short."""
-    return min(PRECISION, 1e-6 * min(instance.time_io(k) for k in range(len(instance.applications))))
+    """min(2e-5, 1e-6 min_k time_io_k, 1e-6 min_k w_k): the authors' 2e-5 s unless I/O or compute
+    times are short (dates closer than the precision merge: a compute shorter than it would vanish)."""
+    apps = instance.applications
+    return min(PRECISION, 1e-6 * min(instance.time_io(k) for k in range(len(apps))),
+               1e-6 * min(a.work for a in apps))
 
 
 def check_time_limit(time_limit) -> float:
@@ -683,17 +703,17 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
 
 
 @register("periodic", "persched", objective="sys_efficiency")
-def persched(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
-             t_min: float | None = None, precision: float | None = None,
-             workers: int = 1, time_limit: float = TIME_LIMIT) -> MethodOutput:
+def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+             t_min: Seconds = None, precision: Seconds = None,
+             workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
     """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search."""
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
 @register("periodic", "persched-mindil", objective="dilation")
-def persched_mindil(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
-                    t_min: float | None = None, precision: float | None = None,
-                    workers: int = 1, time_limit: float = TIME_LIMIT) -> MethodOutput:
+def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+                    t_min: Seconds = None, precision: Seconds = None,
+                    workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
     """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation)."""
     return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit)
 
@@ -715,6 +735,8 @@ def _priority_order(policy, waiting, requested, dil, eff, gamma):
 
 
 MAX_CYCLES = 1_000_000
+Cycles = Annotated[float, Number(1, MAX_CYCLES)]
+Gamma = Annotated[float, Number(0, lo_open=True)]
 
 
 def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycles: float = 100,
@@ -748,6 +770,14 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
     K = len(apps)
     longest = max(range(K), key=lambda k: apps[k].work + instance.time_io(k))
     horizon = 10 * cycles * instance.default_t_min()
+    for what, values in (("io_volume", [instance.time_io(k) for k in range(K)]), ("work", [a.work for a in apps])):
+        k = min(range(K), key=values.__getitem__)
+        if values[k] < RESOLUTION * horizon:
+            raise InstanceError(
+                f"applications[{apps[k].name}].{what} = {getattr(apps[k], what)!r}: its "
+                f"{'I/O time' if what == 'io_volume' else 'compute time'} {values[k]:.4g} s is below {RESOLUTION:g} "
+                f"of the simulated horizon (10 x cycles x t_min = {horizon:.6g} s); the simulation's times are "
+                f"doubles and cannot resolve it (fewer cycles may)")
     caps = [instance.max_rate(k) for k in range(K)]
     rho = [instance.rho(k) for k in range(K)]
     B = instance.platform.bandwidth
@@ -798,8 +828,8 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
 
 
 def _online(policy):
-    def run(instance: PeriodicInstance, cycles: float = 100, gamma: float = 1.2,
-            time_limit: float = TIME_LIMIT) -> MethodOutput:
+    def run(instance: PeriodicInstance, cycles: Cycles = 100, gamma: Gamma = 1.2,
+            time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
         deadline = Deadline(check_time_limit(time_limit))
         trace = simulate_online(instance, policy, cycles, gamma, deadline)
         longest = max(range(len(instance.applications)),
