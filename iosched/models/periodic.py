@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
+from typing import Annotated
 
 import pyomo.environ as pe
 
@@ -19,9 +21,10 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
+from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo
-from iosched.validate import choice, integer, number, positive
+from iosched.validate import Integer, choice, integer, number, positive
 
 # What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
 # compaction LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in
@@ -31,7 +34,10 @@ MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a patter
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
 MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
-SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model
+SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first; then as measured)
+
+
+Slots = Annotated[int | None, Integer(2)]
 
 
 def _profile(profile) -> Profile:
@@ -75,12 +81,27 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
                   profile: Profile | None = None) -> float | None:
     """The LP bound: an upper bound on SysEfficiency, or a lower bound on Dilation.
 
-    None if HiGHS does not prove the LP optimal.
+    The optimum of :func:`build_longrun_model`, in closed form rather than through a solver
+    (exact up to rounding, instant, and never missing): SysEfficiency is a fractional
+    knapsack, x_k up to 1 / (w_k + time_io_k) by decreasing β_k w_k / vol_k while Σ_k x_k
+    vol_k <= B; Dilation takes x_k = z / (w_k + time_io_k) with z = min(1, B / Σ_k vol_k /
+    (w_k + time_io_k)). ``profile`` is accepted for compatibility and unused.
     """
-    out = solve_pyomo(build_longrun_model(instance, objective), profile or load_profile("default"), load=False)
-    if out.status.value != "optimal" or out.objective is None:
-        return None
-    return out.objective if objective == "sys_efficiency" else 1.0 / out.objective
+    choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
+    apps = instance.applications
+    cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+    B = instance.platform.bandwidth
+    if objective == "dilation":
+        need = math.fsum(a.io_volume / c for a, c in zip(apps, cycles))
+        return 1.0 / min(1.0, B / need)
+    left, value = B, []
+    for k in sorted(range(len(apps)), key=lambda k: -apps[k].processors * apps[k].work / apps[k].io_volume):
+        x = min(1.0 / cycles[k], left / apps[k].io_volume)
+        if x <= 0:
+            break
+        value.append(apps[k].processors * apps[k].work * x)
+        left -= x * apps[k].io_volume
+    return math.fsum(value) / instance.platform.processors
 
 
 def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
@@ -256,19 +277,26 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)
-    compile_kernel()
+    compile_kernel()  # once per installation (numba's disk cache), outside the budget
     deadline = Deadline(prof.time_limit)  # the whole method: search, LP build and solve
+    warm_solver()
     start = run_search(instance, objective, deadline, k_prime, eps, t_min, None, workers)
     if start.solution is None:
         return start
     info = {**start.info, "period_before": start.solution.period}
     size = compaction_size(instance, start.solution)
     needed = size * SECONDS_PER_LP_VARIABLE
-    if needed >= deadline.remaining():
-        info["error"] = (f"the compaction LP ({size} variables, about {needed:.3g} s to build) was not run: "
-                         f"{deadline.remaining():.3g} s of the {prof.time_limit:g} s limit left")
+    notes = {}
+    model, out = None, None
+    if needed < deadline.remaining():
+        model, out = _solve_within(lambda: build_compaction_model(instance, start.solution), prof, deadline, True,
+                                   notes, "the compaction LP", HANDOVER_LP)
+    if out is None:
+        info["error"] = notes.get("skipped") or (
+            f"the compaction LP ({size} variables, about {needed:.3g} s to build and hand over) was not run: "
+            f"{deadline.remaining():.3g} s of the {prof.time_limit:g} s limit left")
         return MethodOutput(start.solution, Status.TIME_LIMIT, info=info)
-    pattern, out = compact(instance, start.solution, _after_build(deadline, prof, needed))
+    pattern = compaction_pattern(instance, model) if out.has_solution else None
     info.update(lp_status=out.status.value, lp_time_s=out.wall_time_s, lp_variables=size)
     timed_out = start.status == Status.TIME_LIMIT or out.status == Status.TIME_LIMIT
     if pattern is None:
@@ -279,15 +307,15 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
 
 
 @register("periodic", "persched-compact", objective="sys_efficiency")
-def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: float = 10,
-                     eps: float = 0.01, t_min: float | None = None, workers: int = 1) -> MethodOutput:
+def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
     return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
 
 
 @register("periodic", "persched-mindil-compact", objective="dilation")
-def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: float = 10,
-                            eps: float = 0.01, t_min: float | None = None, workers: int = 1) -> MethodOutput:
+def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
     return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers)
 
@@ -404,11 +432,37 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
     return Pattern(T, tuple(apps))
 
 
-def _after_build(deadline: Deadline, profile: Profile, build_s: float) -> Profile:
-    """The profile for one solve: what is left of ``deadline`` once the model is built and loaded
-    (Pyomo's part, which HiGHS's own time limit does not count)."""
-    limit = deadline.limit(profile)
-    return replace(limit, time_limit=max(min(limit.time_limit, deadline.remaining() - build_s), 0.01))
+# Pyomo hands a model to HiGHS (outside HiGHS's time limit) in a multiple of the time it took
+# to build it: measured 3.4-6.0x for the time-indexed MILP, 1.3-1.6x for the compaction LP
+HANDOVER_MILP = 6.0
+HANDOVER_LP = 2.5
+
+
+def _solve_within(build, profile: Profile, deadline: Deadline | None, load: bool, notes: dict, what: str,
+                  ratio: float):
+    """Build a model and solve it within what is left of ``deadline``: HiGHS's own time limit
+    does not count Pyomo handing the model over, so that is estimated from the build time and
+    taken off first. Returns (model, outcome), the outcome None when no time is left."""
+    start = time.perf_counter()
+    model = build()
+    model._build_s = time.perf_counter() - start
+    if deadline is None:
+        return model, solve_pyomo(model, profile, load=load)
+    handover = ratio * model._build_s
+    left = deadline.remaining() - handover
+    if left < 0.05:
+        notes.setdefault("skipped", f"{what}: built, but {deadline.remaining():.3g} s left and about "
+                                    f"{handover:.3g} s to hand it to HiGHS")
+        return model, None
+    return model, solve_pyomo(model, replace(profile, time_limit=min(profile.time_limit, left)), load=load)
+
+
+def warm_solver() -> None:
+    """Import the solver layer (its first import takes seconds): methods call it inside their budget,
+    before they measure what is left."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    SolverFactory("highs").available()  # imports highspy
 
 
 def check_milp_size(instance: PeriodicInstance, slots: int) -> None:
@@ -420,41 +474,45 @@ def check_milp_size(instance: PeriodicInstance, slots: int) -> None:
                              f"{MAX_MILP_CELLS // len(instance.applications)} fits")
 
 
+def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
+    """Build and solve one time-indexed model within ``deadline`` (see :func:`_solve_within`).
+
+    ``cost`` holds the seconds per cell that building and handing over took last time (or the
+    constant), so that a model that cannot make it is not even built."""
+    cells = len(instance.applications) * S
+    if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
+        notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
+                                    f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
+        return None, None
+    model, out = _solve_within(lambda: build_milp(instance, period, S, kind, objective), profile, deadline,
+                               kind == "restriction", notes, kind, HANDOVER_MILP)
+    cost["per_cell"] = (1 + HANDOVER_MILP) * model._build_s / cells
+    return model, out
+
+
 def solve_period(instance: PeriodicInstance, period: float, slots: int | None = None,
                  objective: str = "sys_efficiency", profile: Profile | None = None,
-                 deadline: Deadline | None = None) -> dict:
+                 deadline: Deadline | None = None, kinds=("restriction", "relaxation"),
+                 cost: dict | None = None) -> dict:
     """Solve the restriction and (when δ <= min w) the relaxation at one period.
 
     Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
     bound holds for every pattern of this period. With a ``deadline`` each solve gets what
-    is left of it, and a model whose building would not fit in that time is not solved
-    (its outcome is None and ``skipped`` says why).
+    is left of it once the model is built and handed to HiGHS; a model that would not be
+    built and handed over in that time is not solved (its outcome is None and ``skipped``
+    says why). ``kinds`` limits which of the two are solved.
     """
     profile = profile or load_profile("default")
     S = default_slots(instance, period) if slots is None else slots
-    needed = len(instance.applications) * S * SECONDS_PER_MILP_CELL
+    cost = {"per_cell": SECONDS_PER_MILP_CELL} if cost is None else cost
     result = {"period": period, "slots": S, "pattern": None, "restriction": None, "relaxation": None}
-
-    def budget(what):
-        if deadline is None:
-            return profile
-        if needed >= deadline.remaining():
-            result.setdefault("skipped", f"{what}: {deadline.remaining():.3g} s left, about {needed:.3g} s to build")
-            return None
-        return _after_build(deadline, profile, needed)
-
-    prof = budget("restriction")
-    if prof is None:
-        return result
-    restriction = build_milp(instance, period, S, "restriction", objective)
-    out = solve_pyomo(restriction, prof)
-    result["restriction"] = out
-    result["pattern"] = milp_pattern(instance, restriction) if out.has_solution else None
-    if period / S <= min(a.work for a in instance.applications):
-        prof = budget("relaxation")
-        if prof is not None:
-            result["relaxation"] = solve_pyomo(build_milp(instance, period, S, "relaxation", objective), prof,
-                                               load=False)
+    if "restriction" in kinds:
+        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost)
+        result["restriction"] = out
+        result["pattern"] = milp_pattern(instance, model) if out is not None and out.has_solution else None
+    if "relaxation" in kinds and period / S <= min(a.work for a in instance.applications):
+        result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, profile, deadline, result,
+                                           cost)[1]
     return result
 
 
@@ -495,8 +553,9 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     if periods is not None:
         for T in periods:
             check_milp_size(instance, slots or default_slots(instance, T))
-    compile_kernel()
+    compile_kernel()  # once per installation (numba's disk cache), outside the budget
     deadline = Deadline(prof.time_limit)  # the whole method: the PerSched search and every solve
+    warm_solver()
     info = {}
     if periods is None:  # the best PerSched periods of the search
         found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective, deadline=deadline)
@@ -515,14 +574,24 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
             return MethodOutput(None, status, info={**info, "error": "no candidate period"})
         for T in periods:
             check_milp_size(instance, slots or default_slots(instance, T))
+    # restrictions first (they give patterns), in PerSched's order of preference; then the
+    # relaxations (bounds for their own period only) with whatever time is left
+    cost = {"per_cell": SECONDS_PER_MILP_CELL}
+    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost) for T in periods]
+    for r in solved:
+        r["relaxation"] = solve_period(instance, r["period"], r["slots"], objective, prof, deadline,
+                                       ("relaxation",), cost)["relaxation"] if "skipped" not in r else None
     runs, best, best_value, timed_out = [], None, None, bool(info)
-    for T in periods:
-        r = solve_period(instance, T, slots, objective, prof, deadline)
-        run = {"period": T, "slots": r["slots"], "restriction": None, "relaxation": None}
+    for r in solved:
+        run = {"period": r["period"], "slots": r["slots"], "restriction": None, "relaxation": None}
+        runs.append(run)
+        if r["relaxation"] is not None:
+            run["relaxation"] = {"status": r["relaxation"].status.value,
+                                 "bound": _objective_bound(r["relaxation"], objective),
+                                 "time_s": r["relaxation"].wall_time_s}
         if "skipped" in r:
             run["skipped"] = r["skipped"]
             timed_out = True
-        runs.append(run)
         if r["restriction"] is None:
             continue
         value = r["restriction"].objective
@@ -531,10 +600,6 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
         run["restriction"] = {"status": r["restriction"].status.value, "objective": value,
                               "bound": _objective_bound(r["restriction"], objective),
                               "time_s": r["restriction"].wall_time_s}
-        if r["relaxation"] is not None:
-            run["relaxation"] = {"status": r["relaxation"].status.value,
-                                 "bound": _objective_bound(r["relaxation"], objective),
-                                 "time_s": r["relaxation"].wall_time_s}
         timed_out = timed_out or r["restriction"].status == Status.TIME_LIMIT
         better = r["pattern"] is not None and (
             best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
@@ -549,14 +614,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
 
 
 @register("periodic", "milp", objective="sys_efficiency")
-def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
-         profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+         profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
 @register("periodic", "milp-dilation", objective="dilation")
-def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
-                  profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+                  profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
