@@ -154,14 +154,69 @@ def _checked_instance(instance) -> PeriodicInstance:
 MAX_REPORTED = 100  # non-finite numbers or malformed entries named one by one; the rest are counted
 
 
-def _read(instance: PeriodicInstance, applications, names) -> tuple[list, list[Violation]]:
+@dataclass
+class _Read:
+    """A solution's numbers as flat arrays: instances app by app, in each app in the given order;
+    segments instance by instance (``seg_off[q]:seg_off[q + 1]`` are instance q's)."""
+
+    counts: list[int]
+    app_off: np.ndarray  # instances of app k: app_off[k]:app_off[k + 1]
+    c: np.ndarray  # compute starts
+    seg_off: np.ndarray
+    s: np.ndarray
+    e: np.ndarray
+    r: np.ndarray
+
+
+_PLAIN = {float, int, np.float64}
+
+
+def _fast(applications):
+    """The arrays when every entry is well formed and finite (one pass in C-speed comprehensions),
+    else None: the slow path then names what is wrong."""
+    try:
+        insts = [inst for app in applications for inst in app]
+        if not all(type(inst) is Instance for inst in insts):
+            return None
+        ios = [inst.io for inst in insts]
+        segs = [seg for io in ios for seg in io]
+        if not all(type(seg) is tuple and len(seg) == 3 for seg in segs):
+            return None
+        cs = [inst.compute_start for inst in insts]
+        flat = [x for seg in segs for x in seg]
+        if not set(map(type, flat)) | set(map(type, cs)) <= _PLAIN:
+            return None
+        c = np.array(cs, dtype=float)
+        xyz = np.array(flat, dtype=float).reshape(-1, 3)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not (np.isfinite(c).all() and np.isfinite(xyz).all()):
+        return None
+    counts = [len(app) for app in applications]
+    seg_off = np.zeros(len(insts) + 1, dtype=np.int64)
+    np.cumsum([len(io) for io in ios], out=seg_off[1:])
+    app_off = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=app_off[1:])
+    return _Read(counts, app_off, c, seg_off, xyz[:, 0].copy(), xyz[:, 1].copy(), xyz[:, 2].copy())
+
+
+def _read(instance: PeriodicInstance, applications, names) -> tuple[_Read | None, list[Violation]]:
     """Every number of a pattern or a trace, read and checked before any arithmetic.
 
-    Returns, per application, its instances as (compute start, [(start, end, rate)...]) in
-    floats, and the violations: ``structure`` (not an instance, a segment that is not three
-    numbers, a number that is not a number) and ``non_finite`` (NaN or infinity anywhere).
-    Any of them makes the solution infeasible and stops the evaluation there.
+    Returns the numbers as flat float arrays, and the violations: ``structure`` (not an
+    instance, a segment that is not three numbers, a value that is not a number) and
+    ``non_finite`` (NaN or infinity anywhere). Any of them makes the solution infeasible and
+    stops the evaluation there.
     """
+    if not isinstance(applications, (tuple, list)) or not all(isinstance(a, (tuple, list)) for a in applications):
+        return None, [Violation("structure", "applications is not a list of lists of instances", 1.0)]
+    if len(applications) != len(instance.applications):
+        return None, [Violation(
+            "applications", f"{len(applications)} given, {len(instance.applications)} expected",
+            abs(len(applications) - len(instance.applications)))]
+    fast = _fast(applications)
+    if fast is not None:
+        return fast, []
     bad: list[Violation] = []
     extra = 0
 
@@ -172,19 +227,7 @@ def _read(instance: PeriodicInstance, applications, names) -> tuple[list, list[V
         else:
             extra += 1
 
-    if not isinstance(applications, (tuple, list)):
-        return [], [Violation("structure", f"applications is {type(applications).__name__}, not a list", 1.0)]
-    if len(applications) != len(instance.applications):
-        return [], [Violation(
-            "applications", f"{len(applications)} given, {len(instance.applications)} expected",
-            abs(len(applications) - len(instance.applications)))]
-    out = []
     for name, insts in zip(names, applications):
-        mine = []
-        if not isinstance(insts, (tuple, list)):
-            report("structure", f"{name}: instances is {type(insts).__name__}, not a list")
-            out.append(mine)
-            continue
         for i, inst in enumerate(insts):
             where = f"{name}#{i}"
             if not isinstance(inst, Instance) or not isinstance(inst.io, (tuple, list)):
@@ -193,23 +236,34 @@ def _read(instance: PeriodicInstance, applications, names) -> tuple[list, list[V
             c = inst.compute_start
             if not _real(c):
                 report("structure", f"{where} compute_start = {c!r}")
-                continue
-            if not _finite(c):
+            elif not _finite(c):
                 report("non_finite", f"{where} compute_start = {c!r}")
-                continue
-            segs = []
             for j, seg in enumerate(inst.io):
                 if not isinstance(seg, (tuple, list)) or len(seg) != 3 or not all(_real(x) for x in seg):
                     report("structure", f"{where} io[{j}] = {seg!r} (not [start, end, rate])")
                 elif not all(_finite(x) for x in seg):
                     report("non_finite", f"{where} io[{j}] = {list(seg)!r}")
-                else:
-                    segs.append((float(seg[0]), float(seg[1]), float(seg[2])))
-            mine.append((float(c), segs))
-        out.append(mine)
     if extra:
         bad.append(Violation(bad[-1].constraint, f"{extra} more entries", float(extra)))
-    return out, bad
+    if bad:
+        return None, bad
+    # well formed and finite, only not in the fast path's plain types (numpy scalars, lists...)
+    insts = [inst for app in applications for inst in app]
+    counts = [len(app) for app in applications]
+    seg_off = np.zeros(len(insts) + 1, dtype=np.int64)
+    np.cumsum([len(inst.io) for inst in insts], out=seg_off[1:])
+    app_off = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=app_off[1:])
+    xyz = np.array([[float(x) for x in seg] for inst in insts for seg in inst.io], dtype=float).reshape(-1, 3)
+    return _Read(counts, app_off, np.array([float(inst.compute_start) for inst in insts]), seg_off,
+                 xyz[:, 0].copy(), xyz[:, 1].copy(), xyz[:, 2].copy()), []
+
+
+def _counts(applications) -> list[int]:
+    try:
+        return [len(a) for a in applications]
+    except TypeError:
+        return []
 
 
 def _cyclic_overlap(a0, la, b0, lb, T):
@@ -268,25 +322,28 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
     apps = instance.applications
     data, bad = _read(instance, pattern.applications, [a.name for a in apps])
     if bad:
-        return Evaluation(False, bad, counts=[len(d) for d in data])
+        return Evaluation(False, bad, counts=_counts(pattern.applications))
     t_tol = rel_tol * T
     B = instance.platform.bandwidth
     found: list[tuple[tuple, Violation]] = []  # (order key, violation): reported in the checker's order
-    seg_s, seg_e, seg_r, seg_inst = [], [], [], []
-    inst_app, inst_lo, inst_hi, inst_label = [], [], [], []
-    for k, (app, insts) in enumerate(zip(apps, data)):
+    n_inst = len(data.c)
+    pos_of = np.zeros(n_inst, dtype=np.int64)  # an instance's position in its application, by compute start
+    lo, hi = np.zeros(n_inst), np.zeros(n_inst)  # its I/O window
+    app_of = np.zeros(n_inst, dtype=np.int64)
+    for k, app in enumerate(apps):
         name = app.name
-        if not insts:
+        first, last = int(data.app_off[k]), int(data.app_off[k + 1])
+        n = last - first
+        if not n:
             found.append(((k, 0, -1), Violation("no_instance", name, 1)))
             continue
-        order = sorted(range(len(insts)), key=lambda i: insts[i][0])
-        starts = np.array([insts[i][0] for i in order])
+        order = np.argsort(data.c[first:last], kind="stable")
+        starts = data.c[first:last][order]
         for pos in np.flatnonzero(~((starts >= 0) & (starts < T))):
             found.append(((k, 0, int(pos)), Violation("compute_start", f"{name}#{order[pos]}", float(starts[pos]))))
         if app.work > T:
             found.append(((k, 1, -1), Violation("compute_overlap", f"{name}: work {app.work} > period",
                                                 app.work - T)))
-        n = len(order)
         pairs = np.arange(n) if n > 2 else np.array([0]) if n == 2 else np.array([], dtype=int)
         if len(pairs):
             ov = _cyclic_overlap(starts[pairs], app.work, starts[(pairs + 1) % n], app.work, T)
@@ -295,20 +352,18 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
                 found.append(((k, 1, int(pairs[a])),
                               Violation("compute_overlap", f"{name}#{order[pairs[a]]}/#{order[b]}", float(ov[a]))))
         nxt = np.roll(starts, -1)
-        hi = np.where(nxt <= starts, nxt + T, nxt) if n > 1 else starts + T
-        for pos, i in enumerate(order):
-            inst_label.append((k, pos, f"{name}#{i}"))
-            for s, e, r in insts[i][1]:
-                seg_s.append(s)
-                seg_e.append(e)
-                seg_r.append(r)
-                seg_inst.append(len(inst_app))
-            inst_app.append(k)
-            inst_lo.append(starts[pos] + app.work)
-            inst_hi.append(hi[pos])
-    s, e, r = np.array(seg_s, float), np.array(seg_e, float), np.array(seg_r, float)
-    owner = np.array(seg_inst, dtype=np.int64)
-    app_of = np.array(inst_app, dtype=np.int64)
+        ends = np.where(nxt <= starts, nxt + T, nxt) if n > 1 else starts + T
+        pos_of[first + order] = np.arange(n)
+        lo[first + order] = starts + app.work
+        hi[first + order] = ends
+        app_of[first:last] = k
+
+    def label(q):
+        k = int(app_of[q])
+        return k, int(pos_of[q]), f"{apps[k].name}#{q - int(data.app_off[k])}"
+
+    s, e, r = data.s, data.e, data.r
+    owner = np.repeat(np.arange(n_inst), np.diff(data.seg_off))
     cap = np.array([a.processors * instance.platform.processor_bandwidth for a in apps])
     with np.errstate(over="ignore", invalid="ignore"):
         length = e - s
@@ -316,29 +371,29 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
         good = ~broken
         seg_cap = cap[app_of[owner]] if len(owner) else np.zeros(0)
         fast = good & (r > seg_cap * (1 + rel_tol))
-        lo, hi = np.array(inst_lo, float)[owner], np.array(inst_hi, float)[owner]
-        inside = np.maximum(_cyclic_overlap(s, length, lo, hi - lo, T), 0.0) if len(s) else np.zeros(0)
+        inside = np.maximum(_cyclic_overlap(s, length, lo[owner], (hi - lo)[owner], T), 0.0) if len(s) \
+            else np.zeros(0)
         outside = np.maximum(length - inside, 0.0)
         late = good & (outside > t_tol)
-        moved = np.bincount(owner[good], weights=(r * length)[good], minlength=len(app_of))
+        moved = np.bincount(owner[good], weights=(r * length)[good], minlength=n_inst)
     for j in np.flatnonzero(broken | fast | late):
-        k, pos, label = inst_label[owner[j]]
+        k, pos, where = label(owner[j])
         if broken[j]:
             found.append(((k, 2, pos, j, 0), Violation(
-                "segment", f"{label} [{s[j]}, {e[j]}] rate {r[j]}", max(s[j] - e[j], -r[j], length[j] - T))))
+                "segment", f"{where} [{s[j]}, {e[j]}] rate {r[j]}", max(s[j] - e[j], -r[j], length[j] - T))))
             continue
         if fast[j]:
             found.append(((k, 2, pos, j, 1), Violation(
-                "app_rate", f"{label} [{s[j]:.6g}, {e[j]:.6g}]", float(r[j] - seg_cap[j]))))
+                "app_rate", f"{where} [{s[j]:.6g}, {e[j]:.6g}]", float(r[j] - seg_cap[j]))))
         if late[j]:
             found.append(((k, 2, pos, j, 2), Violation(
-                "io_window", f"{label} [{s[j]:.6g}, {e[j]:.6g}]", float(outside[j]))))
-    vol = np.array([apps[k].io_volume for k in app_of], float)
+                "io_window", f"{where} [{s[j]:.6g}, {e[j]:.6g}]", float(outside[j]))))
+    vol = np.array([a.io_volume for a in apps], float)[app_of]
     with np.errstate(over="ignore", invalid="ignore"):
         off = np.abs(moved - vol) > rel_tol * vol
     for q in np.flatnonzero(off):
-        k, pos, label = inst_label[q]
-        found.append(((k, 2, pos, math.inf, 0), Violation("volume", label, float(moved[q] - vol[q]))))
+        k, pos, where = label(q)
+        found.append(((k, 2, pos, math.inf, 0), Violation("volume", where, float(moved[q] - vol[q]))))
     with np.errstate(over="ignore", invalid="ignore"):
         starts, ends, loads = _load(s[good], e[good], r[good], T)
         over = (loads > B * (1 + rel_tol)) & (ends - starts > t_tol)
@@ -346,7 +401,7 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
         found.append(((len(apps), q), Violation("capacity", f"[{starts[q]:.6g}, {ends[q]:.6g}]",
                                                 float(loads[q] - B))))
     bad = [v for _, v in sorted(found, key=lambda x: x[0])]
-    counts = [len(d) for d in data]
+    counts = data.counts
     ev = Evaluation(not bad, bad, counts=counts)
     if min(counts) > 0:
         ev.sys_efficiency, ev.dilation = sys_efficiency(instance, counts, T), dilation(instance, counts, T)
@@ -414,25 +469,29 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
     H = float(H)
     data, bad = _read(instance, trace.applications, [a.name for a in instance.applications])
     if bad:
-        return Evaluation(False, bad, counts=[len(d) for d in data])
+        return Evaluation(False, bad, counts=_counts(trace.applications))
     t_tol = rel_tol * H
-    seg_s, seg_e, seg_r = [], [], []
     rho_tilde = []
-    for k, (app, insts) in enumerate(zip(instance.applications, data)):
-        if not insts:
+    seg_off, S, E, R, C = data.seg_off.tolist(), data.s.tolist(), data.e.tolist(), data.r.tolist(), data.c.tolist()
+    for k, app in enumerate(instance.applications):
+        first, last = int(data.app_off[k]), int(data.app_off[k + 1])
+        if first == last:
             rho_tilde.append(0.0)
             continue
         cap = instance.max_rate(k)
-        last_end = insts[0][0]
-        for i, (c, io) in enumerate(insts):
+        last_end = C[first]
+        for q in range(first, last):
+            i, c = q - first, C[q]
             where = f"{app.name}#{i}"
             if not 0 <= c < H:
                 bad.append(Violation("compute_start", where, c))
-            nxt = insts[i + 1][0] if i + 1 < len(insts) else H
+            nxt = C[q + 1] if q + 1 < last else H
             if c < last_end - t_tol:
                 bad.append(Violation("compute_overlap", where, last_end - c))
-            lo, moved = c + app.work, 0.0
-            for s, e, r in io:
+            lo, moved, end = c + app.work, 0.0, c + app.work
+            for j in range(seg_off[q], seg_off[q + 1]):
+                s, e, r = S[j], E[j], R[j]
+                end = max(end, e)
                 if e < s or r < 0:
                     bad.append(Violation("segment", f"{where} [{s}, {e}] rate {r}", max(s - e, -r)))
                     continue
@@ -442,17 +501,14 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
                 if outside > t_tol:
                     bad.append(Violation("io_window", f"{where} [{s:.6g}, {e:.6g}]", outside))
                 moved += r * (e - s)
-                seg_s.append(s)
-                seg_e.append(e)
-                seg_r.append(r)
             if not abs(moved - app.io_volume) <= rel_tol * app.io_volume:
                 bad.append(Violation("volume", where, moved - app.io_volume))
-            last_end = max([lo] + [e for _, e, _ in io])
+            last_end = end
         if last_end > H + t_tol:
             bad.append(Violation("horizon", app.name, last_end - H))
-        first = insts[0][0]
-        rho_tilde.append(len(insts) * app.work / (H - first) if first < H else 0.0)
-    s, e, r = np.array(seg_s, float), np.array(seg_e, float), np.array(seg_r, float)
+        rho_tilde.append((last - first) * app.work / (H - C[first]) if C[first] < H else 0.0)
+    good = (data.e >= data.s) & (data.r >= 0)
+    s, e, r = data.s[good], data.e[good], data.r[good]
     horizon = max(H, float(e.max()) if len(e) else H)
     B = instance.platform.bandwidth
     with np.errstate(over="ignore", invalid="ignore"):
@@ -460,7 +516,7 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
         over = (loads > B * (1 + rel_tol)) & (ends - starts > t_tol)
     for q in np.flatnonzero(over):
         bad.append(Violation("capacity", f"[{starts[q]:.6g}, {ends[q]:.6g}]", float(loads[q] - B)))
-    ev = Evaluation(not bad, bad, counts=[len(d) for d in data])
+    ev = Evaluation(not bad, bad, counts=data.counts)
     N = instance.platform.processors
     ev.sys_efficiency = sum(a.processors * r for a, r in zip(instance.applications, rho_tilde)) / N
     ev.dilation = max(instance.rho(k) / r if r > 0 else math.inf for k, r in enumerate(rho_tilde))
