@@ -63,7 +63,10 @@ def mutated(draw):
             parent[key] = draw(VALUES)
         elif op == "scale" and isinstance(parent[key], (int, float)) and not isinstance(parent[key], bool):
             factor = 10.0 ** draw(st.integers(-30, 30))
-            scaled = parent[key] * factor
+            try:
+                scaled = parent[key] * factor
+            except OverflowError:  # an integer beyond floats stays as it is
+                continue
             parent[key] = int(scaled) if isinstance(parent[key], int) and math.isfinite(scaled) else scaled
         elif op == "delete":
             del parent[key]
