@@ -86,6 +86,8 @@ def cmd_solve(args) -> int:
     prob = get_problem(args.problem)
     inst = prob.read_instance(args.instance)
     params = dict(_param(p) for p in args.param)
+    if "seed" in params:
+        raise ParameterError("give the seed with --seed, not --param seed=...")
     if args.profile:
         if "profile" not in inspect.signature(get_method(args.problem, args.method).run).parameters:
             raise ParameterError(f"{args.problem}/{args.method} runs no solver; --profile does not apply")

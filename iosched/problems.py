@@ -56,3 +56,45 @@ register_problem(Problem(
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
 ))
+
+
+# --- forwarding (DFRA, FAST'19) ---------------------------------------------------------------------
+from iosched.evaluate import forwarding as forwarding_eval  # noqa: E402
+from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: E402, F401  (registers methods)
+from iosched.instances import forwarding as forwarding_instances  # noqa: E402
+from iosched.models import forwarding as forwarding_models  # noqa: E402
+
+register_problem(Problem(
+    name="forwarding",
+    load=forwarding_instances.load,
+    evaluate=forwarding_eval.evaluate_any,
+    sense=lambda name: "min",
+    bound=forwarding_models.lower_bound,
+    bounds=forwarding_models.bounds,
+    generate=forwarding_instances.generate,
+    builtins=forwarding_instances.BUILTIN,
+    models={"milp": forwarding_models.build_milp},
+    instance_type=forwarding_instances.ForwardingInstance,
+    solution_from_dict=forwarding_eval.Allocation.from_dict,
+))
+
+
+# --- malleable: expanding and shrinking jobs (DMR, Iserte et al.) ----------------------------------
+from iosched.evaluate import malleable as malleable_eval  # noqa: E402
+from iosched.heuristics import malleable as _malleable_heuristics  # noqa: E402, F401  (registers methods)
+from iosched.instances import malleable as malleable_instances  # noqa: E402
+from iosched.models import malleable as malleable_models  # noqa: E402  (registers the exact methods)
+
+register_problem(Problem(
+    name="malleable",
+    load=malleable_instances.load,
+    evaluate=malleable_eval.evaluate,
+    sense=lambda name: "max" if name == "utilization" else "min",
+    bound=malleable_models.bound,
+    bounds=malleable_models.bounds,
+    generate=malleable_instances.generate,
+    builtins=malleable_instances.BUILTIN,
+    models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
+    instance_type=malleable_instances.MalleableInstance,
+    solution_from_dict=malleable_eval.Schedule.from_dict,
+))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iosched import validate
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.instances.window import WindowInstance
@@ -53,12 +54,27 @@ class Selection:
 
     @classmethod
     def from_dict(cls, d: dict) -> Selection:
-        try:
-            front = tuple(FrontPoint(int(p["nodes"]), int(p["burst_buffer"]), tuple(p["jobs"]))
-                          for p in d.get("front", []))
-            return cls(tuple(d["selected"]), front)
-        except (KeyError, TypeError, ValueError) as e:
-            raise InstanceError(f"not a window selection: {e}") from None
+        """From its JSON: ``selected`` job ids and optional ``front`` points; InstanceError on anything else."""
+        def ids(value, where):
+            if not isinstance(value, list) or not all(isinstance(j, str) for j in value):
+                raise InstanceError(f"not a window selection: {where} must be a list of job ids, got {value!r}")
+            return tuple(value)
+
+        if not isinstance(d, dict) or "selected" not in d or not set(d) <= {"selected", "front"}:
+            raise InstanceError(f"not a window selection: expected {{'selected': [...], 'front': [...]}}, got {d!r}")
+        front = d.get("front", [])
+        if not isinstance(front, list):
+            raise InstanceError(f"not a window selection: front must be a list, got {front!r}")
+        points = []
+        for k, p in enumerate(front):
+            if not isinstance(p, dict) or not {"nodes", "burst_buffer", "jobs"} <= set(p):
+                raise InstanceError(f"not a window selection: front[{k}] must have nodes, burst_buffer, jobs")
+            extra = [p.get("ssd", 0), p.get("wasted_ssd", 0)]
+            for key, value in zip(("nodes", "burst_buffer", "ssd", "wasted_ssd"),
+                                  [p["nodes"], p["burst_buffer"], *extra]):
+                validate.integer(f"front[{k}].{key}", value, None, None)
+            points.append(FrontPoint(p["nodes"], p["burst_buffer"], ids(p["jobs"], f"front[{k}].jobs"), *extra))
+        return cls(ids(d["selected"], "selected"), tuple(points))
 
 
 @dataclass
@@ -114,7 +130,7 @@ def _sums(instance: WindowInstance, ids, where: str, bad: list[Violation]) -> tu
     index = {j.id: i for i, j in enumerate(instance.jobs)}
     seen, chosen, n, b = set(), [], 0, 0
     for job in ids:
-        if job not in index:
+        if not isinstance(job, str) or job not in index:
             bad.append(Violation("unknown_job", f"{where}: {job!r}", 1))
             continue
         if job in seen:

@@ -176,6 +176,8 @@ def load_suite(name_or_path: str) -> Suite:
             raise fail(f"unknown method {name!r} for {problem}", f'"{name}"')
         accepted = inspect.signature(METHODS[key].run).parameters
         for p in params:
+            if p == "seed":
+                raise fail("a method's seed comes from the suite's 'seeds' key, not from its params", p)
             if p not in accepted:
                 raise fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}", p)
         for p, value in params.items():

@@ -1,0 +1,216 @@
+"""Forwarding allocation: DFRA's rules (the seed), the fixed and round-robin mappings, and MCKP.
+
+Every method maps each job to place either onto its default forwarding nodes or onto
+dedicated healthy idle nodes (its compute nodes split evenly, in order), except
+``round-robin``, which remaps every job onto the default-service nodes in groups of k.
+Jobs are decided in the instance's order (their dispatch order).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
+from iosched.evaluate.forwarding import Allocation, dedicated_time, machine_times
+from iosched.instances.forwarding import ForwardingInstance, Job, even_groups
+from iosched.validate import choice, integer, number, positive
+
+RULES = ("seed", "pairs")
+
+
+def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) -> Allocation:
+    """Jobs in ``dedicated`` on their nodes (split evenly), the others on their default mapping; the
+    allocation claims to avoid anomalous nodes whenever no job to place uses one."""
+    mapping = {j.id: even_groups(j.nodes, dedicated[j.id]) if j.id in dedicated else instance.default_groups(j)
+               for j in instance.jobs}
+    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
+    return Allocation(mapping, frozenset(dedicated), avoid)
+
+
+@register("forwarding", "fixed", objective="total_io_time")
+def fixed(instance: ForwardingInstance) -> MethodOutput:
+    """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
+    return MethodOutput(allocation(instance, {}), Status.FEASIBLE)
+
+
+@register("forwarding", "round-robin", objective="total_io_time")
+def round_robin(instance: ForwardingInstance, k: int = 32) -> MethodOutput:
+    """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1)."""
+    integer("k", k, 1, instance.compute_nodes, error=ParameterError)
+    serving = [f.id for f in instance.forwarding_nodes if f.service == "default"]
+    mapping = {}
+    for j in instance.jobs:
+        groups: list[tuple[int, int]] = []
+        for g in range(j.start // k, (j.end - 1) // k + 1):
+            n = min(j.end, (g + 1) * k) - max(j.start, g * k)
+            f = serving[g % len(serving)]
+            if groups and groups[-1][0] == f:
+                groups[-1] = (f, groups[-1][1] + n)
+            else:
+                groups.append((f, n))
+        mapping[j.id] = tuple(groups)
+    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
+    return MethodOutput(Allocation(mapping, frozenset(), avoid), Status.FEASIBLE,
+                        info={"k": k, "forwarding_nodes": len(serving)})
+
+
+# --- DFRA ------------------------------------------------------------------------------------------
+
+
+def _heavy(instance: ForwardingInstance, job: Job, w_meta: float, own: bool) -> bool:
+    """Metadata-heavy: a job to place by its history, a neighbour by what it does now."""
+    wait = job.history.metadata_wait if own and job.history is not None else job.metadata_wait
+    return wait > w_meta
+
+
+def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: float, rule: str = "seed") -> bool:
+    """DFRA's check (Section 5.2) between job ``a`` and neighbour ``b``.
+
+    ``seed``: either is N-1, metadata-heavy, high-bandwidth or high-IOPS (the seed's three
+    criteria, "either A or the neighbour"); ``pairs``: either is N-1 or metadata-heavy, or one
+    is high-bandwidth and the other high-IOPS (the issue's reading, closer to Table 3).
+    """
+    disruptive = (a.mode == "N-1" or b.mode == "N-1" or _heavy(instance, a, w_meta, True)
+                  or _heavy(instance, b, w_meta, False))
+    if rule == "seed":
+        return disruptive or "high" in (a.bandwidth, a.iops, b.bandwidth, b.iops)
+    return disruptive or (a.bandwidth == "high" and b.iops == "high") or (a.iops == "high" and b.bandwidth == "high")
+
+
+@register("forwarding", "dfra", objective="total_io_time")
+def dfra(instance: ForwardingInstance, v_min: float = 20.0, n_min: int = 32, w_meta: float = 32.0,
+         f: float = 32.0, rule: str = "seed") -> MethodOutput:
+    """DFRA (Ji et al., FAST'19): scale eligible jobs to ceil(N_io / F) idle nodes, isolate interference-prone ones.
+
+    Per job, in dispatch order: (1) eligible if its history shows volume > ``v_min`` GB,
+    I/O nodes >= ``n_min`` and metadata wait < ``w_meta``: it gets S = ceil(N_io / ``f``)
+    dedicated idle healthy nodes, or all that are left if fewer; (2) a job whose default
+    mapping uses an anomalous node gets as many dedicated healthy nodes instead (DFRA screens
+    anomalous nodes out); (3) no history (a new application): default mapping; (4) if a
+    neighbour on its default nodes (running, or placed before it) makes interference likely
+    (``rule``, see :func:`interference_likely`), as many dedicated idle nodes as its default
+    mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool.
+    """
+    number("v_min", v_min, 0, error=ParameterError)
+    integer("n_min", n_min, 0, error=ParameterError)
+    number("w_meta", w_meta, 0, error=ParameterError)
+    positive("f", f, error=ParameterError)
+    choice("rule", rule, RULES, error=ParameterError)
+    idle = list(instance.idle_healthy)
+    on_node: dict[int, list[Job]] = {}
+    for r in instance.running:
+        for fid, _ in instance.groups(r):
+            on_node.setdefault(fid, []).append(r)
+    dedicated: dict[str, list[int]] = {}
+    rules: dict[str, str] = {}
+    for j in instance.jobs:
+        default = [fid for fid, _ in instance.default_groups(j)]
+        size = len(set(default))
+        h = j.history
+        if h is not None and h.volume > v_min and h.io_nodes >= n_min and h.metadata_wait < w_meta:
+            s = math.ceil(h.io_nodes / f)
+            k = min(s, len(idle), j.nodes)
+            if k:
+                dedicated[j.id] = [idle.pop(0) for _ in range(k)]
+                rules[j.id] = f"scale: {k} dedicated nodes (S = {s})"
+                continue
+            rules[j.id] = f"scale: no idle healthy node left (S = {s}), default mapping"
+        elif any(instance.node[fid].anomalous for fid in default):
+            k = min(size, len(idle))
+            if k:
+                dedicated[j.id] = [idle.pop(0) for _ in range(k)]
+                rules[j.id] = f"anomaly: its default mapping uses an anomalous node, {k} dedicated nodes instead"
+                continue
+            rules[j.id] = "anomaly: its default mapping uses an anomalous node, no idle healthy node left"
+        elif h is None:
+            rules[j.id] = "new: no history, default mapping"
+        else:
+            culprit = next((b for fid in dict.fromkeys(default) for b in on_node.get(fid, [])
+                            if interference_likely(instance, j, b, w_meta, rule)), None)
+            if culprit is not None and idle:
+                k = min(size, len(idle))
+                dedicated[j.id] = [idle.pop(0) for _ in range(k)]
+                rules[j.id] = f"isolate: interference likely with {culprit.id}, {k} dedicated nodes"
+                continue
+            rules[j.id] = (f"isolate: interference likely with {culprit.id} but no idle node left, default mapping"
+                           if culprit is not None else "default: not eligible, no interference expected")
+        for fid in dict.fromkeys(default):
+            on_node.setdefault(fid, []).append(j)
+    alloc = allocation(instance, dedicated)
+    counts: dict[str, int] = {}
+    for text in rules.values():  # by the rule that fired: scale, anomaly, new, isolate, default
+        counts[text.split(":")[0]] = counts.get(text.split(":")[0], 0) + 1
+    return MethodOutput(alloc, Status.FEASIBLE, info={"rules": rules, "rule_counts": counts,
+                                                      "idle_left": len(idle)})
+
+
+# --- MCKP (Bez et al., IPDPS'21) -------------------------------------------------------------------
+
+
+def mckp_choices(instance: ForwardingInstance, pool: int) -> tuple[list[list[int]], list[list[float]], float]:
+    """Per job: the node counts {0, 1, 2, 4, ...} (up to the pool and its compute nodes) and each one's
+    bandwidth (GB/s): 0 is the job's bandwidth when every job keeps its default mapping, k its bandwidth
+    alone on k nodes of the pool's slowest healthy bandwidth. Also that bandwidth."""
+    bw = min((instance.node[f].bandwidth for f in instance.idle_healthy), default=instance.nominal_bandwidth)
+    mapping = {j.id: instance.groups(j) for j in instance.running}
+    mapping.update({j.id: instance.default_groups(j) for j in instance.jobs})
+    fixed_times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
+    counts, values = [], []
+    for j in instance.jobs:
+        ks = [0] + [2 ** e for e in range(40) if 2 ** e <= min(pool, j.nodes)]
+        counts.append(ks)
+        values.append([j.volume / (fixed_times[j.id] if k == 0 else dedicated_time(j, k, bw)) for k in ks])
+    return counts, values, bw
+
+
+def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: int) -> tuple[list[int], float]:
+    """Multiple-choice knapsack by dynamic programming over the capacity: one choice per item (its
+    weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
+    item and the value; exact (O(items x capacity x choices))."""
+    best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
+    picks = []
+    for w, v in zip(weights, values):
+        new = np.full(capacity + 1, -np.inf)
+        pick = np.zeros(capacity + 1, dtype=np.int64)
+        for i, (wi, vi) in enumerate(zip(w, v)):
+            if wi > capacity:
+                continue
+            cand = np.full(capacity + 1, -np.inf)
+            cand[wi:] = best[:capacity + 1 - wi] + vi
+            better = cand > new
+            new[better], pick[better] = cand[better], i
+        best = new
+        picks.append(pick)
+    c = int(np.argmax(best))
+    value = float(best[c])
+    chosen = []
+    for w, pick in zip(reversed(weights), reversed(picks)):
+        i = int(pick[c])
+        chosen.append(i)
+        c -= w[i]
+    return chosen[::-1], value
+
+
+@register("forwarding", "mckp", objective="total_io_time")
+def mckp(instance: ForwardingInstance) -> MethodOutput:
+    """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
+
+    Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
+    pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
+    I/O time the evaluator scores)."""
+    pool = len(instance.idle_healthy)
+    counts, values, bw = mckp_choices(instance, pool)
+    chosen, value = mckp_solve(counts, values, pool)
+    idle = list(instance.idle_healthy)
+    dedicated = {}
+    for j, ks, i in zip(instance.jobs, counts, chosen):
+        if ks[i]:
+            dedicated[j.id] = [idle.pop(0) for _ in range(ks[i])]
+    info = {"total_bandwidth": value, "dedicated_nodes": {jid: len(n) for jid, n in dedicated.items()},
+            "pool": pool, "pool_bandwidth": bw}
+    if len({instance.node[f].bandwidth for f in instance.idle_healthy}) > 1:
+        info["note"] = "the pool's bandwidths differ: the program valued every node at the slowest"
+    return MethodOutput(allocation(instance, dedicated), Status.FEASIBLE, info=info)

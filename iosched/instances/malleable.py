@@ -1,0 +1,460 @@
+"""Instances of the malleable-jobs problem (Iserte et al., DMR API, the seed `dmr-malleable-jobs`).
+
+A cluster of ``nodes`` identical nodes; jobs arrive over time. A job does ``work``
+(iterations) whose whole run time at p nodes is ``runtime(p)`` seconds, so it progresses
+at work / runtime(p) per second while it holds p nodes. Its sizes are the *ladder*
+``min_nodes * factor**k`` up to ``max_nodes`` (the seed's resizing factor: every size is a
+multiple or divisor of every other). It is submitted at ``submit`` nodes (default: the top
+of the ladder -- the seed launches every job with its maximum) and starts only when that
+many are free. While it runs it checks with the resource manager every ``period`` seconds
+(the seed's scheduling period, 15 s for CG and Jacobi: the application checks at every
+iteration and the inhibitor ignores checks for a period after each one, so with short
+iterations the checks are one period apart); at a check it may be resized, which costs
+``reconfig_s + redistribute_s / min(old, new)`` seconds without progress (data moved in
+smaller chunks when more processes share it, as the seed's Figure 3 shows). ``preferred``
+(the seed's preferred number of processes) and ``request`` (a size the job strongly asks
+for, section 4.1) select the policy's mode; ``timeout`` is how long a requested expansion
+waits for nodes before it is abandoned.
+
+Run-time models (``runtime``): ``amdahl`` T(p) = seconds_1 (serial + (1 - serial) / p);
+``linear`` T(p) = seconds_1 / min(p, up_to) (linear speed-up up to a point, flat after);
+``table`` T(p) given at every ladder size.
+
+The seed's applications are presets (:data:`APPS`). The seed gives their ladders, preferred
+sizes, iterations and periods (Table 1) but no run times per size; ours are assumptions,
+chosen so that running at the preferred size takes about 1.5 times as long as at the
+maximum, the ratio of flexible to fixed mean execution time in the seed's Table 4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from iosched.errors import InstanceError
+from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.validate import integer, number, text
+
+MAX_NODES = 10_000_000
+MAX_JOBS = 1_000_000
+MAX_CHECKS = 100_000  # checks a job may make at its slowest size: bounds the simulator's work
+RUNTIME_MODELS = ("amdahl", "linear", "table")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The whole job's run time (s) as a function of its node count; see the module docstring."""
+
+    model: str
+    seconds_1: float = 0.0  # amdahl, linear: run time on one node (s)
+    serial: float = 0.0  # amdahl: serial fraction in [0, 1]
+    up_to: int = 0  # linear: speed-up stops growing beyond this many nodes
+    seconds: tuple[tuple[int, float], ...] = ()  # table: (nodes, run time s), sorted by nodes
+
+    def time(self, p: int) -> float:
+        if self.model == "amdahl":
+            return self.seconds_1 * (self.serial + (1 - self.serial) / p)
+        if self.model == "linear":
+            return self.seconds_1 / min(p, self.up_to)
+        return dict(self.seconds)[p]
+
+    def to_dict(self) -> dict:
+        if self.model == "amdahl":
+            return {"model": "amdahl", "seconds_1": self.seconds_1, "serial": self.serial}
+        if self.model == "linear":
+            return {"model": "linear", "seconds_1": self.seconds_1, "up_to": self.up_to}
+        return {"model": "table", "seconds": {str(p): t for p, t in self.seconds}}
+
+    @classmethod
+    def from_dict(cls, d, where: str) -> Runtime:
+        if not isinstance(d, dict):
+            raise InstanceError(f"{where} must be an object, got {d!r}")
+        model = d.get("model")
+        if model not in RUNTIME_MODELS:
+            raise InstanceError(f"{where}.model must be one of {', '.join(RUNTIME_MODELS)}, got {model!r}")
+        if model == "amdahl":
+            check_fields(d, where, {"model", "seconds_1", "serial"})
+            return cls("amdahl", seconds_1=d["seconds_1"], serial=d["serial"])
+        if model == "linear":
+            check_fields(d, where, {"model", "seconds_1", "up_to"})
+            return cls("linear", seconds_1=d["seconds_1"], up_to=d["up_to"])
+        check_fields(d, where, {"model", "seconds"})
+        table = d["seconds"]
+        if not isinstance(table, dict) or not table:
+            raise InstanceError(f"{where}.seconds must be a non-empty object {{nodes: seconds}}, got {table!r}")
+        pairs = []
+        for key, value in table.items():
+            if not (isinstance(key, str) and key.isdigit() and key == str(int(key))) or int(key) < 1:
+                raise InstanceError(f"{where}.seconds keys must be node counts >= 1, got {key!r}")
+            pairs.append((int(key), value))
+        return cls("table", seconds=tuple(sorted(pairs)))
+
+    def check(self, where: str) -> None:
+        if self.model not in RUNTIME_MODELS:
+            raise InstanceError(f"{where}.model must be one of {', '.join(RUNTIME_MODELS)}, got {self.model!r}")
+        if self.model in ("amdahl", "linear"):
+            number(f"{where}.seconds_1", self.seconds_1, 0, 1e12, lo_open=True)
+        if self.model == "amdahl":
+            number(f"{where}.serial", self.serial, 0, 1)
+        if self.model == "linear":
+            integer(f"{where}.up_to", self.up_to, 1, MAX_NODES)
+        if self.model == "table":
+            for p, t in self.seconds:
+                number(f"{where}.seconds[{p}]", t, 0, 1e12, lo_open=True)
+
+
+def ladder(min_nodes: int, max_nodes: int, factor: int) -> tuple[int, ...]:
+    """The allowed sizes min_nodes * factor**k <= max_nodes, smallest first."""
+    sizes, p = [], min_nodes
+    while p <= max_nodes:
+        sizes.append(p)
+        p *= factor
+    return tuple(sizes)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: arrival (s), work (iterations), run-time model, sizes, check period and costs (s).
+
+    ``submit`` None means the top of the ladder (the seed's convention). ``preferred`` and
+    ``request`` are ladder sizes or None.
+    """
+
+    id: str
+    arrival: float
+    work: float
+    runtime: Runtime
+    min_nodes: int
+    max_nodes: int
+    factor: int = 2
+    submit: int | None = None
+    preferred: int | None = None
+    request: int | None = None
+    period: float = 15.0
+    reconfig_s: float = 0.0
+    redistribute_s: float = 0.0
+    timeout: float = 40.0
+    app: str = "custom"
+    sizes: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    times: tuple[float, ...] = field(init=False, repr=False, compare=False)  # run time (s) at each size
+
+    def __post_init__(self):
+        if not isinstance(self.id, str) or not self.id:
+            raise InstanceError(f"job id must be a non-empty string, got {self.id!r}")
+        w = f"jobs[{self.id}]"
+        number(f"{w}.arrival", self.arrival, 0, 1e12)
+        number(f"{w}.work", self.work, 0, 1e15, lo_open=True)
+        if not isinstance(self.runtime, Runtime):
+            raise InstanceError(f"{w}.runtime must be a run-time model, got {self.runtime!r}")
+        self.runtime.check(f"{w}.runtime")
+        integer(f"{w}.min_nodes", self.min_nodes, 1, MAX_NODES)
+        integer(f"{w}.max_nodes", self.max_nodes, 1, MAX_NODES)
+        integer(f"{w}.factor", self.factor, 2, 1024)
+        if self.min_nodes > self.max_nodes:
+            raise InstanceError(f"{w}.min_nodes = {self.min_nodes} exceeds {w}.max_nodes = {self.max_nodes}")
+        sizes = ladder(self.min_nodes, self.max_nodes, self.factor)
+        object.__setattr__(self, "sizes", sizes)
+        if self.submit is None:
+            object.__setattr__(self, "submit", sizes[-1])
+        for name in ("submit", "preferred", "request"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            integer(f"{w}.{name}", value, 1, MAX_NODES)
+            if value not in sizes:
+                raise InstanceError(f"{w}.{name} = {value} is not on the job's ladder {list(sizes)} "
+                                    f"(min_nodes * factor^k up to max_nodes)")
+        if self.runtime.model == "table":
+            given = [p for p, _ in self.runtime.seconds]
+            missing = [p for p in sizes if p not in given]
+            if missing:
+                raise InstanceError(f"{w}.runtime.seconds is not defined at ladder size {missing[0]} "
+                                    f"(ladder {list(sizes)})")
+            extra = [p for p in given if p not in sizes]
+            if extra:
+                raise InstanceError(f"{w}.runtime.seconds gives size {extra[0]}, off the ladder {list(sizes)}")
+        times = tuple(self.runtime.time(p) for p in sizes)
+        object.__setattr__(self, "times", times)
+        number(f"{w}.period", self.period, 0, 1e12, lo_open=True)
+        if max(times) / self.period > MAX_CHECKS:
+            raise InstanceError(f"{w}.period = {self.period!r} s would make more than {MAX_CHECKS} checks in the "
+                                f"job's run time of {max(times):.6g} s at its slowest size")
+        number(f"{w}.reconfig_s", self.reconfig_s, 0, 1e12)
+        number(f"{w}.redistribute_s", self.redistribute_s, 0, 1e12)
+        number(f"{w}.timeout", self.timeout, 0, 1e12)
+        text(f"{w}.app", self.app)
+
+    def time(self, p: int) -> float:
+        """Run time (s) of the whole work at p nodes (p on the ladder)."""
+        return self.times[self.sizes.index(p)]
+
+    def cost(self, old: int, new: int) -> float:
+        """Seconds without progress to resize from ``old`` to ``new`` nodes."""
+        return self.reconfig_s + self.redistribute_s / min(old, new)
+
+    def to_dict(self) -> dict:
+        d = {"id": self.id, "app": self.app, "arrival": self.arrival, "work": self.work,
+             "runtime": self.runtime.to_dict(), "min_nodes": self.min_nodes, "max_nodes": self.max_nodes,
+             "factor": self.factor, "submit": self.submit}
+        for name in ("preferred", "request"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name)
+        d.update(period=self.period, reconfig_s=self.reconfig_s, redistribute_s=self.redistribute_s,
+                 timeout=self.timeout)
+        return d
+
+
+JOB_REQUIRED = ("id", "arrival", "work", "runtime", "min_nodes", "max_nodes")
+JOB_OPTIONAL = ("factor", "submit", "preferred", "request", "period", "reconfig_s", "redistribute_s", "timeout",
+                "app")
+
+
+@dataclass(frozen=True)
+class MalleableInstance(JsonInstance):
+    """A cluster of ``nodes`` nodes and the jobs submitted to it (in any order; ids unique)."""
+
+    nodes: int
+    jobs: tuple[Job, ...]
+    name: str = "malleable"
+
+    def __post_init__(self):
+        integer("nodes", self.nodes, 1, MAX_NODES)
+        if not isinstance(self.jobs, tuple) or not self.jobs:
+            raise InstanceError(f"jobs must be a non-empty list, got {self.jobs!r}")
+        if len(self.jobs) > MAX_JOBS:
+            raise InstanceError(f"jobs must hold at most {MAX_JOBS} jobs, got {len(self.jobs)}")
+        seen = set()
+        for j in self.jobs:
+            if not isinstance(j, Job):
+                raise InstanceError(f"jobs must hold jobs, got {j!r}")
+            if j.id in seen:
+                raise InstanceError(f"job ids must be unique, {j.id!r} appears twice")
+            seen.add(j.id)
+            if j.max_nodes > self.nodes:
+                raise InstanceError(f"jobs[{j.id}].max_nodes = {j.max_nodes} exceeds the cluster's nodes = "
+                                    f"{self.nodes}")
+        text("name", self.name)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "nodes": self.nodes, "jobs": [j.to_dict() for j in self.jobs]}
+
+    @classmethod
+    def from_dict(cls, d: dict, name: str = "malleable") -> MalleableInstance:
+        check_top(d, "malleable instance", ("nodes", "jobs"), ("name",))
+        if not isinstance(d["jobs"], list) or not d["jobs"]:
+            raise InstanceError(f"jobs must be a non-empty list, got {d['jobs']!r}")
+        jobs = []
+        for i, jd in enumerate(d["jobs"]):
+            where = f"jobs[{i}]"
+            check_fields(jd, where, JOB_REQUIRED, JOB_OPTIONAL)
+            kw = dict(jd)
+            kw["runtime"] = Runtime.from_dict(jd["runtime"], f"{where}.runtime")
+            jobs.append(Job(**kw))
+        return cls(d["nodes"], tuple(jobs), name=d.get("name", name))
+
+
+# --- the seed's applications ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class App:
+    """A preset: the seed's Table 1 sizes, iterations and period, and an assumed run-time model."""
+
+    runtime: Runtime
+    min_nodes: int
+    max_nodes: int
+    preferred: int | None
+    work: float  # iterations (Table 1)
+    period: float  # s
+
+
+APPS = {
+    # Table 1: min 2, max 32, preferred 8, 10000 iterations, period 15 s. Run times assumed:
+    # T(32) = 450 s, T(8) = 675 s (1.5 x).
+    "cg": App(Runtime("amdahl", seconds_1=2777.0, serial=0.135), 2, 32, 8, 10_000, 15.0),
+    # as CG; T(32) = 400 s, T(8) = 624 s (1.56 x).
+    "jacobi": App(Runtime("amdahl", seconds_1=2712.0, serial=0.12), 2, 32, 8, 10_000, 15.0),
+    # Table 1: min 1, max 16, preferred 1, 25 iterations, no period (it checks at every iteration):
+    # the period here is one iteration at 16 nodes. T(16) = 700 s, T(1) = 1042 s (1.49 x).
+    "nbody": App(Runtime("amdahl", seconds_1=1042.0, serial=0.65), 1, 16, 1, 25, 28.0),
+    # Flexible Sleep, the synthetic application: min 1, max 20 (ladder 1..16), 25 iterations,
+    # no preferred size. Sleeping scales linearly (assumed): 10 s an iteration on one node.
+    "fs": App(Runtime("linear", seconds_1=250.0, up_to=20), 1, 20, None, 25, 15.0),
+}
+PAPER_APPS = ("cg", "jacobi", "nbody")  # the throughput evaluation's three applications
+PAPER_NODES = 64  # inferred from Figure 6: 5 jobs at 8 nodes plus one of 32 exceed the cluster; 32 + 32 fill it
+PAPER_ARRIVAL_S = 10.0  # Poisson arrivals "of factor 10": mean inter-arrival 10 s
+RECONFIG_S = 0.42  # Table 2: the synchronous mode's average expand and shrink time (0.423 s, 0.425 s)
+TIMEOUT_S = 40.0  # assumed: Table 2's longest asynchronous expansion took 40.4 s
+
+
+def app_job(app: str, id: str, arrival: float, **overrides) -> Job:
+    """A job of a preset application (``overrides`` replace any Job field)."""
+    if app not in APPS:
+        raise InstanceError(f"app must be one of {', '.join(APPS)}, got {app!r}")
+    a = APPS[app]
+    kw = dict(arrival=arrival, work=a.work, runtime=a.runtime, min_nodes=a.min_nodes, max_nodes=a.max_nodes,
+              factor=2, preferred=a.preferred, period=a.period, reconfig_s=RECONFIG_S, timeout=TIMEOUT_S, app=app)
+    kw.update(overrides)
+    return Job(id, **kw)
+
+
+# --- generators -------------------------------------------------------------------------------------
+
+KINDS = ("paper", "feitelson", "grid")
+
+
+def _poisson_arrivals(rng, n: int, mean: float) -> np.ndarray:
+    """Arrival times (s) of a Poisson process of rate 1/mean, the first at 0."""
+    gaps = rng.exponential(mean, n)
+    gaps[0] = 0.0
+    return np.cumsum(gaps)
+
+
+def _paper(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
+    """The seed's recipe: the three applications in equal shares, randomly sorted; Poisson arrivals."""
+    apps = [PAPER_APPS[i % 3] for i in range(n)]
+    rng.shuffle(apps)
+    arrivals = _poisson_arrivals(rng, n, arrival_mean_s)
+    return [app_job(a, f"j{i + 1}", round(float(t), 6), reconfig_s=reconfig_s)
+            for i, (a, t) in enumerate(zip(apps, arrivals))]
+
+
+def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
+    """Rigid-style requests in the manner of Feitelson (1996), made malleable.
+
+    Size s in 1..nodes with probability proportional to 1/s, times 8 for powers of two
+    (harmonic, favouring small powers of two). Run time at s: hyperexponential, the long
+    branch (mean 1800 s) taken with probability 0.2 + 0.6 log2(s) / log2(nodes) (larger jobs
+    run longer), else the short one (mean 120 s). Speed-up: Amdahl with a serial fraction
+    uniform in [0, 0.2]. Ladder: factor 2 from s / 4 (or s / 2, or s, whichever is an
+    integer) up to s; submitted at s; no preferred size (the policy's wide optimisation).
+    """
+    sizes = np.arange(1, nodes + 1)
+    weights = (1.0 / sizes) * np.where((sizes & (sizes - 1)) == 0, 8.0, 1.0)
+    arrivals = _poisson_arrivals(rng, n, arrival_mean_s)
+    jobs = []
+    for i in range(n):
+        s = int(rng.choice(sizes, p=weights / weights.sum()))
+        p_long = 0.2 + 0.6 * (math.log2(s) / math.log2(nodes) if nodes > 1 else 0.0)
+        run = float(rng.exponential(1800.0 if rng.random() < p_long else 120.0)) + 1.0
+        serial = float(rng.uniform(0.0, 0.2))
+        seconds_1 = run / (serial + (1 - serial) / s)
+        low = s
+        for _ in range(2):
+            if low % 2 == 0:
+                low //= 2
+        jobs.append(Job(f"j{i + 1}", round(float(arrivals[i]), 6), 1000.0,
+                        Runtime("amdahl", seconds_1=round(seconds_1, 6), serial=round(serial, 6)),
+                        low, s, 2, period=15.0, reconfig_s=reconfig_s, timeout=TIMEOUT_S, app="feitelson"))
+    return jobs
+
+
+def _grid(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> list[Job]:
+    """Small workloads on a 1 s grid, for the exact models.
+
+    Ladders within {1, 2, 4} (factor 2); speed-up linear up to 2 or 4 nodes (half the jobs
+    each: beyond 2 nodes the first kind gains nothing) with T(1) a multiple of 4 s; check
+    period 8 s; reconfiguration 4 s (or any multiple of 4 s given); integer arrivals. Every
+    event of the simulated policies then falls on whole seconds (runs between resizes last
+    multiples of 4 s, so the work left is a whole number of seconds at any size), and the
+    exact models, which work in whole seconds, hold the policies' schedules. Half the jobs (on average) prefer 2 nodes;
+    the others leave the size to the wide optimisation.
+    """
+    arrivals = np.floor(_poisson_arrivals(rng, n, arrival_mean_s)).astype(int)
+    jobs = []
+    for i in range(n):
+        low = int(rng.choice([1, 2]))
+        sizes = ladder(low, 4, 2)
+        submit = int(rng.choice(sizes))
+        preferred = 2 if rng.random() < 0.5 else None
+        seconds_1 = 4 * int(rng.integers(4, 25))
+        up_to = int(rng.choice([2, 4]))
+        jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, Runtime("linear", seconds_1=seconds_1, up_to=up_to),
+                        low, 4, 2, submit=submit, preferred=preferred, period=8, reconfig_s=reconfig_s, timeout=8,
+                        app="grid"))
+    return jobs
+
+
+GENERATORS = {"paper": _paper, "feitelson": _feitelson, "grid": _grid}
+DEFAULT_NODES = {"paper": PAPER_NODES, "feitelson": 128, "grid": 8}
+DEFAULT_ARRIVAL = {"paper": PAPER_ARRIVAL_S, "feitelson": 60.0, "grid": 4.0}
+DEFAULT_RECONFIG = {"paper": RECONFIG_S, "feitelson": RECONFIG_S, "grid": 4.0}
+
+
+def generate(seed: int, jobs: int = 20, kind: str = "paper", nodes: int | None = None,
+             arrival_mean_s: float | None = None, reconfig_s: float | None = None) -> MalleableInstance:
+    """A seeded workload of ``jobs`` jobs (same seed and parameters, same workload).
+
+    ``kind``: ``paper`` (the seed's three applications on 64 nodes, Poisson arrivals of
+    mean 10 s), ``feitelson`` (sizes and run times in the style of Feitelson's 1996 model on
+    128 nodes, mean inter-arrival 60 s), ``grid`` (small workloads on 8 nodes on a 1 s grid,
+    for the exact models, mean inter-arrival 4 s). ``nodes``, ``arrival_mean_s`` and
+    ``reconfig_s`` (s per resize: 0.42 for paper and feitelson, the seed's Table 2; 4 for
+    grid) override the kind's defaults.
+    """
+    integer("seed", seed, 0, 2**63 - 1)
+    integer("jobs", jobs, 1, MAX_JOBS)
+    if kind not in KINDS:
+        raise InstanceError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    nodes = DEFAULT_NODES[kind] if nodes is None else nodes
+    integer("nodes", nodes, 1, MAX_NODES)
+    if kind == "paper" and nodes < 32:
+        raise InstanceError(f"nodes must be at least 32 for the paper's applications, got {nodes!r}")
+    if kind == "grid" and nodes < 4:
+        raise InstanceError(f"nodes must be at least 4 for grid workloads, got {nodes!r}")
+    mean = DEFAULT_ARRIVAL[kind] if arrival_mean_s is None else arrival_mean_s
+    number("arrival_mean_s", mean, 0, 1e9)
+    cost = DEFAULT_RECONFIG[kind] if reconfig_s is None else reconfig_s
+    number("reconfig_s", cost, 0, 1e9)
+    rng = np.random.default_rng(seed)
+    job_list = GENERATORS[kind](rng, jobs, nodes, mean, cost)
+    name = f"random:{seed}:{jobs}:{kind}"
+    if nodes != DEFAULT_NODES[kind] or mean != DEFAULT_ARRIVAL[kind] or cost != DEFAULT_RECONFIG[kind]:
+        name += f":{nodes}:{float(mean)!r}:{float(cost)!r}"
+    return MalleableInstance(nodes, tuple(job_list), name=name)
+
+
+def paper_workload(jobs: int, seed: int = 0) -> MalleableInstance:
+    """The seed's throughput workloads (50, 100, 200, 400 jobs), our draw of its recipe."""
+    inst = generate(seed, jobs, "paper")
+    return MalleableInstance(inst.nodes, inst.jobs, name=f"paper:{jobs}" + (f":{seed}" if seed else ""))
+
+
+PAPER_SIZES = (50, 100, 200, 400)
+BUILTIN = [f"paper:{n}" for n in PAPER_SIZES]
+
+
+def load(spec: str) -> MalleableInstance:
+    """``paper:JOBS[:SEED]``, ``random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S:RECONFIG_S]]]``, or a JSON file."""
+    if spec.startswith("paper:"):
+        parts = spec.split(":")[1:]
+        if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts) or int(parts[0]) < 1:
+            raise InstanceError(f"paper workloads are paper:JOBS[:SEED], got {spec!r}")
+        return paper_workload(int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+    if spec.startswith("random:"):
+        parts = spec.split(":")[1:]
+        if len(parts) not in (1, 2, 3, 6) or not all(p.isdigit() for p in parts[:2]):
+            raise InstanceError(f"random workloads are random:SEED[:JOBS[:KIND[:NODES:ARRIVAL_MEAN_S:RECONFIG_S]]], "
+                                f"got {spec!r}")
+        kw: dict = {}
+        if len(parts) > 1:
+            kw["jobs"] = int(parts[1])
+        if len(parts) > 2:
+            kw["kind"] = parts[2]
+        if len(parts) == 6:
+            if not parts[3].isdigit():
+                raise InstanceError(f"nodes in {spec!r} must be an integer, got {parts[3]!r}")
+            kw["nodes"] = int(parts[3])
+            for key, text_ in zip(("arrival_mean_s", "reconfig_s"), parts[4:]):
+                try:
+                    kw[key] = float(text_)
+                except ValueError:
+                    raise InstanceError(f"{key} in {spec!r} must be a number, got {text_!r}") from None
+        return generate(int(parts[0]), **kw)
+    if not spec or not Path(spec).is_file():
+        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
+    return MalleableInstance.from_json(Path(spec))

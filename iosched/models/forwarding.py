@@ -1,0 +1,358 @@
+"""The exact allocation MILP over DFRA's remapping space, and bounds valid for every allocation.
+
+**Scope.** Each job to place either keeps its default mapping (shared with whoever else is
+on those forwarding nodes) or gets k dedicated healthy idle nodes of one bandwidth, its
+compute nodes split evenly -- the allocations DFRA itself can make (and fixed and MCKP
+too). Round-robin and other shared remappings, splits other than even, dedicated sets of
+mixed bandwidths and shared use of pool nodes lie outside it: the model's optimum is the
+best allocation *in this scope*, not a bound for every allocation.
+
+**Linearisation, exact over the scope.** With binary choices y[j, o] (o = default, or a
+dedicated option (bandwidth b, k)), a job's I/O time is
+
+* for a dedicated option: a constant, :func:`iosched.evaluate.forwarding.dedicated_time`,
+  precomputed (options that are not strictly faster than a smaller k of the same bandwidth
+  are dropped: they cost more pool for the same time);
+* for the default mapping: on each default forwarding node f it crosses, a function of
+  exactly which jobs are on f. Running jobs and jobs with no dedicated option are always
+  there; the movable ones fall into types (same rate cap on f, same traits), whose members
+  are interchangeable for every rate on f. A configuration s of f is a count per type; the
+  model enumerates them all and precomputes, with the evaluator's own
+  :func:`~iosched.evaluate.forwarding.node_rates`, every user's effective rate in each.
+  z[f, s] in [0, 1] with sum_s z[f, s] = 1 and, per type, sum_s count_t(s) z[f, s] =
+  sum_{j of type t} y[j, default]. When every type of f has one member, binary y leaves
+  z = 1 on the configuration actually chosen as the only solution (z stays continuous);
+  otherwise z is binary.
+
+T_j >= sum_s t[j, f, s] z[f, s] for every node f of j (the barrier: its slowest part; for a
+type of several members the row is switched off by a big-M when j itself has moved), and
+T_j >= sum_o t[j, o] y[j, o]; running jobs the same on their nodes. Minimising a positive
+combination of the T's makes each equal to the evaluator's value, so the objective of any
+integer solution is exactly the evaluator's score of the allocation it encodes (the tests
+check this). The pool: sum_{j, o of bandwidth b} k_o y[j, o] <= the healthy idle nodes of
+bandwidth b. The price is prod_t (members_t + 1) configurations per node
+(``max_configurations`` bounds it).
+
+:func:`lower_bound` is valid for every allocation the evaluator accepts: job j's time is at
+least volume_j / R_j, its total rate R_j at most its own links io_j B_c,j (and its nodes'
+capacity), the sum of all R_j at most the total capacity of all forwarding nodes; the
+convex program min sum w_j / R_j is solved in closed form (water-filling on sqrt(w_j)).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import pyomo.environ as pe
+
+from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
+from iosched.evaluate.forwarding import (
+    OBJECTIVES,
+    Allocation,
+    alone_time,
+    dedicated_time,
+    node_rates,
+    node_times,
+    running_alone,
+)
+from iosched.instances.forwarding import ForwardingInstance, even_groups
+from iosched.solvers import Deadline, load_profile, solve_pyomo
+from iosched.validate import choice, integer
+
+MODEL_OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown")
+SCOPE = ("each job to place keeps its default mapping or gets k dedicated healthy idle nodes of one "
+         "bandwidth, compute nodes split evenly (DFRA's remapping space)")
+
+
+# --- bounds valid for every allocation ---------------------------------------------------------------
+
+
+def _waterfill(weights: list[float], caps: list[float], capacity: float) -> float:
+    """min sum w_j / R_j  s.t.  sum R_j <= capacity, 0 < R_j <= cap_j (closed form by KKT:
+    R_j = min(cap_j, theta sqrt(w_j)), theta set so the rates use the capacity)."""
+    if sum(caps) <= capacity:
+        return sum(w / c for w, c in zip(weights, caps))
+    order = sorted(range(len(caps)), key=lambda i: caps[i] / math.sqrt(weights[i]))  # saturate first
+    left, roots = capacity, sum(math.sqrt(w) for w in weights)
+    rates = [0.0] * len(caps)
+    for pos, i in enumerate(order):
+        theta = left / roots
+        if caps[i] <= theta * math.sqrt(weights[i]):
+            rates[i] = caps[i]
+            left -= caps[i]
+            roots -= math.sqrt(weights[i])
+        else:
+            for k in order[pos:]:
+                rates[k] = theta * math.sqrt(weights[k])
+            break
+    return sum(w / r for w, r in zip(weights, rates))
+
+
+def lower_bound(instance: ForwardingInstance, objective: str = "total_io_time") -> float | None:
+    """A lower bound on ``objective`` valid for every allocation (see the module docstring)."""
+    if objective == "forwarding_nodes_used":
+        return float(max(len(instance.busy), 1))
+    if objective not in MODEL_OBJECTIVES:
+        return None
+    total = sum(instance.capacity(f.id) for f in instance.forwarding_nodes)
+    best = max(instance.capacity(f.id) for f in instance.forwarding_nodes)
+    nf = len(instance.forwarding_nodes)
+    caps = [min(j.io_nodes * j.node_bandwidth, min(j.nodes, nf) * best) for j in instance.jobs]
+    vols = [j.volume for j in instance.jobs]
+    if objective == "max_io_time":
+        return max(max(v / c for v, c in zip(vols, caps)), sum(vols) / total)
+    if objective == "total_slowdown":
+        vols = [v / alone_time(instance, j) for v, j in zip(vols, instance.jobs)]
+    return _waterfill(vols, caps, total)
+
+
+def bounds(instance: ForwardingInstance) -> dict:
+    """Every bound valid for all allocations, by objective."""
+    return {name: lower_bound(instance, name) for name in OBJECTIVES}
+
+
+# --- the choice model -----------------------------------------------------------------------------------
+
+
+class ModelTooLarge(ParameterError):
+    """A node would need more than ``max_configurations`` co-location configurations."""
+
+
+@dataclass
+class NodeChoices:
+    """One default forwarding node: the types of movable jobs crossing it and every configuration.
+
+    Movable jobs of one type (same rate cap on the node, same traits) are interchangeable for
+    everyone's rates, so a configuration is a count per type. ``rates[s][t]`` is the effective
+    rate of a member of type t in configuration s (if present); ``fixed[s]`` the time of each
+    job always on the node (running, or with no dedicated option).
+    """
+
+    types: list[list[str]]  # member job ids per type
+    configs: list[tuple[int, ...]]  # count per type
+    rates: list[dict[int, float]]
+    fixed: list[dict[str, float]]
+    counts: dict[str, int]  # movable job -> its compute nodes on this node
+
+
+@dataclass
+class Choices:
+    """What the MILP chooses from: dedicated options per job, and per default node its configurations."""
+
+    options: dict[str, list[tuple[float, int, float]]]  # job -> [(bandwidth, k, time)]
+    pool: dict[float, list[int]]  # bandwidth -> healthy idle node ids
+    nodes: dict[int, NodeChoices] = field(default_factory=dict)
+    running_const: dict[str, float] = field(default_factory=dict)  # running job -> time on nodes no choice touches
+
+
+def choices(instance: ForwardingInstance, max_configurations: int = 20_000) -> Choices:
+    """The finite choice set of the scope, every rate and time precomputed with the evaluator's functions."""
+    pool: dict[float, list[int]] = {}
+    for f in instance.idle_healthy:
+        pool.setdefault(instance.node[f].bandwidth, []).append(f)
+    default = {j.id: instance.default_groups(j) for j in instance.jobs}
+    crossing: dict[int, dict[str, int]] = {}  # f -> job to place -> its compute nodes on f
+    for j in instance.jobs:
+        for f, c in default[j.id]:
+            crossing.setdefault(f, {})
+            crossing[f][j.id] = crossing[f].get(j.id, 0) + c
+    running_on: dict[int, dict[str, tuple]] = {}  # f -> running job -> (job, its compute nodes on f)
+    for r in instance.running:
+        for f, c in instance.groups(r):
+            on_f = running_on.setdefault(f, {})
+            on_f[r.id] = (r, on_f.get(r.id, (r, 0))[1] + c)
+    on_node = {f: list(d.values()) for f, d in running_on.items()}
+    options: dict[str, list[tuple[float, int, float]]] = {}
+    for j in instance.jobs:
+        alone_there = all(len(crossing[f]) == 1 and f not in on_node for f, _ in default[j.id])
+        own = max(node_times(instance, f, [(j, c)])[0] for f, c in default[j.id]) if alone_there else math.inf
+        opts = []
+        for bw, ids in pool.items():
+            best = own
+            for k in range(1, min(len(ids), j.nodes) + 1):
+                t = dedicated_time(j, k, bw)
+                if t < best * (1 - 1e-12):
+                    opts.append((bw, k, t))
+                    best = t
+        options[j.id] = opts
+    out = Choices(options, pool)
+    jobs = {j.id: j for j in instance.jobs}
+    for f, on in crossing.items():
+        types: dict[tuple, list[str]] = {}
+        for jid, c in on.items():
+            if options[jid]:
+                j = jobs[jid]
+                types.setdefault((c * j.io_nodes / j.nodes * j.node_bandwidth, instance.traits(j)), []).append(jid)
+        members = list(types.values())
+        size = math.prod(len(m) + 1 for m in members)
+        if size > max_configurations:
+            raise ModelTooLarge(f"forwarding node {f} is crossed by {sum(map(len, members))} jobs that could move, "
+                                f"in {len(members)} types: {size} co-location configurations exceed "
+                                f"max_configurations={max_configurations}")
+        fixed_users = on_node.get(f, []) + [(jobs[jid], c) for jid, c in on.items() if not options[jid]]
+        node = NodeChoices(members, [], [], [], {jid: on[jid] for m in members for jid in m})
+        for config in itertools.product(*[range(len(m) + 1) for m in members]):
+            users = list(fixed_users)
+            owner = [None] * len(users)
+            for t, k in enumerate(config):
+                users += [(jobs[jid], on[jid]) for jid in members[t][:k]]
+                owner += [t] * k
+            rates = node_rates(instance, f, users)
+            node.configs.append(config)
+            node.rates.append({owner[u]: rates[u] for u in range(len(users)) if owner[u] is not None})
+            node.fixed.append({u.id: u.volume * c / u.nodes / rates[k]
+                               for k, (u, c) in enumerate(users) if owner[k] is None})
+        out.nodes[f] = node
+    for r in instance.running:
+        rest = dict.fromkeys(f for f, _ in instance.groups(r) if f not in crossing)
+        out.running_const[r.id] = max((node_times(instance, f, on_node[f])[[u.id for u, _ in on_node[f]].index(r.id)]
+                                       for f in rest), default=0.0)
+    return out
+
+
+def build_milp(instance: ForwardingInstance, objective: str = "total_io_time", max_configurations: int = 20_000,
+               data: Choices | None = None) -> pe.ConcreteModel:
+    """The choice MILP of the module docstring, minimising ``objective`` (total_io_time, max_io_time
+    or total_slowdown) exactly as the evaluator scores it, over the scope."""
+    choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
+    data = data or choices(instance, max_configurations)
+    m = pe.ConcreteModel(name=f"forwarding-{objective}")
+    m.choices = data
+    jobs = [j.id for j in instance.jobs]
+    by_id = {j.id: j for j in instance.jobs}
+    m.J = pe.Set(initialize=jobs, ordered=True)
+    m.O = pe.Set(initialize=[(jid, o) for jid in jobs for o in range(len(data.options[jid]) + 1)], dimen=2,
+                 ordered=True, doc="(job, option): 0 is the default mapping, o >= 1 a dedicated option")
+    m.y = pe.Var(m.O, domain=pe.Binary, doc="job takes this option")
+    m.one = pe.Constraint(m.J, rule=lambda m, jid: sum(m.y[jid, o] for o in range(len(data.options[jid]) + 1)) == 1)
+    m.B = pe.Set(initialize=sorted(data.pool), ordered=True)
+    def pool_rule(m, b):
+        terms = [k * m.y[jid, o + 1] for jid in jobs for o, (bw, k, _) in enumerate(data.options[jid]) if bw == b]
+        return sum(terms) <= len(data.pool[b]) if terms else pe.Constraint.Skip
+
+    m.pool = pe.Constraint(m.B, rule=pool_rule, doc="dedicated nodes of each bandwidth within the idle pool")
+    m.F = pe.Set(initialize=list(data.nodes), ordered=True)
+    m.C = pe.Set(initialize=[(f, s) for f in data.nodes for s in range(len(data.nodes[f].configs))], dimen=2,
+                 ordered=True)
+    m.z = pe.Var(m.C, domain=pe.UnitInterval, doc="node f is in configuration s")
+    for f, node in data.nodes.items():
+        if any(len(t) > 1 for t in node.types):  # counts of interchangeable jobs: only integral z is exact
+            for s in range(len(node.configs)):
+                m.z[f, s].domain = pe.Binary
+    m.one_config = pe.Constraint(m.F, rule=lambda m, f: sum(m.z[f, s] for s in range(len(data.nodes[f].configs)))
+                                 == 1)
+    m.link = pe.ConstraintList(doc="each type's count in the configuration = its members on their default mapping")
+    for f, node in data.nodes.items():
+        for t, members in enumerate(node.types):
+            m.link.add(sum(cfg[t] * m.z[f, s] for s, cfg in enumerate(node.configs) if cfg[t])
+                       == sum(m.y[jid, 0] for jid in members))
+    running = [r.id for r in instance.running if any(r.id in data.nodes[f].fixed[0] for f in data.nodes)]
+    m.R = pe.Set(initialize=running, ordered=True)
+    m.T = pe.Var(m.J, domain=pe.NonNegativeReals, doc="I/O time of a job to place (s)")
+    m.Tr = pe.Var(m.R, domain=pe.NonNegativeReals, doc="I/O time of a running job (s)")
+    m.times = pe.ConstraintList(doc="a job's time is at least each of its parts' and its option's")
+    for f, node in data.nodes.items():
+        for u in node.fixed[0]:
+            var = m.T[u] if u in data.options else m.Tr[u]
+            m.times.add(var >= sum(t[u] * m.z[f, s] for s, t in enumerate(node.fixed)))
+        for t, members in enumerate(node.types):
+            for jid in members:
+                part = by_id[jid].volume * node.counts[jid] / by_id[jid].nodes
+                terms = [(s, part / r[t]) for s, r in enumerate(node.rates) if t in r]
+                if len(members) == 1:
+                    m.times.add(m.T[jid] >= sum(v * m.z[f, s] for s, v in terms))
+                else:  # the type is present without j: the big-M switches the row off when j has moved
+                    big = max(v for _, v in terms)
+                    m.times.add(m.T[jid] >= sum(v * m.z[f, s] for s, v in terms) - big * (1 - m.y[jid, 0]))
+    for jid in jobs:
+        if data.options[jid]:
+            m.times.add(m.T[jid] >= sum(t * m.y[jid, o + 1] for o, (_, _, t) in enumerate(data.options[jid])))
+    for rid in running:
+        m.times.add(m.Tr[rid] >= data.running_const[rid])
+    before = running_alone(instance)
+    for jid in jobs:  # valid in the scope, and they give the LP relaxation each job's best case
+        m.T[jid].setlb(_fastest(data, by_id[jid]))
+    for rid in running:
+        m.Tr[rid].setlb(before[rid])
+    if objective == "max_io_time":
+        m.Tmax = pe.Var(domain=pe.NonNegativeReals)
+        m.top = pe.Constraint(m.J, rule=lambda m, jid: m.Tmax >= m.T[jid])
+        m.obj = pe.Objective(expr=m.Tmax)
+    else:
+        jw = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j) for j in instance.jobs}
+        rw = {r.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, r) for r in instance.running}
+        m.obj = pe.Objective(expr=sum(jw[j] * m.T[j] for j in jobs)
+                             + sum(rw[r] * (m.Tr[r] - before[r]) for r in running))
+    return m
+
+
+def _fastest(data: Choices, job) -> float:
+    """A job's least time over the scope: its fastest dedicated option, or on its default mapping the
+    slowest of its nodes' best configurations, whichever is less."""
+    default = 0.0
+    for node in data.nodes.values():
+        for t, members in enumerate(node.types):
+            if job.id in members:
+                part = job.volume * node.counts[job.id] / job.nodes
+                default = max(default, min(part / r[t] for r in node.rates if t in r))
+        if job.id in node.fixed[0]:
+            default = max(default, min(times[job.id] for times in node.fixed))
+    return min([default] + [t for _, _, t in data.options[job.id]])
+
+
+def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
+    """The allocation a solved model encodes (dedicated nodes dealt from each bandwidth class in job order)."""
+    data: Choices = m.choices
+    free = {b: list(ids) for b, ids in data.pool.items()}
+    dedicated = {}
+    mapping = {}
+    for j in instance.jobs:
+        picked = max(range(len(data.options[j.id]) + 1), key=lambda o: pe.value(m.y[j.id, o]))
+        if picked == 0:
+            mapping[j.id] = instance.default_groups(j)
+        else:
+            bw, k, _ = data.options[j.id][picked - 1]
+            nodes = [free[bw].pop(0) for _ in range(k)]
+            dedicated[j.id] = nodes
+            mapping[j.id] = even_groups(j.nodes, nodes)
+    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
+    return Allocation(mapping, frozenset(dedicated), avoid)
+
+
+def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
+    choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
+    integer("max_configurations", max_configurations, 1, 10**7, error=ParameterError)
+    prof = load_profile(profile)
+    deadline = Deadline(prof.time_limit)
+    try:
+        m = build_milp(instance, objective, max_configurations)
+    except ModelTooLarge as e:
+        return MethodOutput(None, Status.ERROR, info={"error": str(e), "scope": SCOPE})
+    configurations = sum(len(n.configs) for n in m.choices.nodes.values())
+    out = solve_pyomo(m, deadline.limit(prof))
+    info = {"objective": objective, "scope": SCOPE, "model_status": out.status.value, "model_bound": out.bound,
+            "model_objective": out.objective, "model_gap": out.gap, "solver_time_s": out.wall_time_s,
+            "options": sum(len(o) for o in m.choices.options.values()), "configurations": configurations,
+            "message": out.message}
+    if not out.has_solution:
+        return MethodOutput(None, Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.ERROR, info=info)
+    alloc = read_allocation(instance, m)
+    info["dedicated_nodes"] = {jid: len({f for f, _ in alloc.mapping[jid]}) for jid in sorted(alloc.dedicated)}
+    # optimal over the scope is not optimal over every allocation: the result is FEASIBLE (or TIME_LIMIT)
+    return MethodOutput(alloc, Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE, info=info)
+
+
+@register("forwarding", "milp", objective="total_io_time")
+def milp(instance: ForwardingInstance, objective: str = "total_io_time", profile: str = "default",
+         max_configurations: int = 20_000) -> MethodOutput:
+    """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound."""
+    return _milp(instance, objective, profile, max_configurations)
+
+
+@register("forwarding", "milp-max", objective="max_io_time")
+def milp_max(instance: ForwardingInstance, profile: str = "default", max_configurations: int = 20_000) -> MethodOutput:
+    """The choice MILP minimising the largest I/O time of the jobs placed."""
+    return _milp(instance, "max_io_time", profile, max_configurations)

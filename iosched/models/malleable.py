@@ -1,0 +1,552 @@
+"""Exact models of malleable-job schedules, and bounds valid for every schedule.
+
+**Bounds** (the problem's ``bound``, closed form): a job needs at least
+Tmin_j = min_p runtime_j(p) seconds and min_p p runtime_j(p) node-seconds (a job's area
+at p nodes is p runtime(p) for the whole work; any mix of sizes and costs takes at least
+the smallest). So C_j >= a_j + Tmin_j; and the nodes form one machine of speed N on which
+every schedule is a preemptive schedule of the areas, so the sum of completions is at
+least that of SRPT on the areas with the release dates (optimal for 1|r_j, pmtn|ΣC_j),
+and the makespan at least max_t (t + area released from t on / N).
+
+**Scope of the exact models.** Both work on a time grid of ``unit`` seconds: arrivals
+and costs rounded up to it, and progress per unit at p nodes rounded down to an integer
+multiple of 1/W_j (exact when every run time is a whole number of units: W_j is then
+the lcm of the run times in units), so that a model's schedule is a valid schedule; the
+converter ends each job exactly when its work is done. A job runs in at most
+``segments`` segments, each at one ladder size; between two, a resize at one of the job's
+checks (start + k period, k >= 1; a run of at least one unit follows every resize, so
+the checks during a resize are skipped, as the evaluator requires), holding max(p, q)
+nodes for its cost; jobs end by the horizon H (the
+longest of a serial rigid schedule after the last arrival and the DMR and rigid FCFS
+schedules). Within that scope a proven optimum is optimal, for that scope only: the
+optimum over every schedule may be lower. The methods put the model's own bound in
+``info`` beside its scope; the Result's bound is the closed-form one.
+
+* ``build_cpsat``: CP-SAT. Per job and segment, an optional interval per ladder size
+  (demand: the size), consecutive sizes different; per resize a fixed-size optional
+  interval per (p, q) pair (demand max(p, q)); one cumulative of capacity N; segment ends
+  on the check clock (integer multiples of the period); work sum_k,p rate_p len_kp >= W_j;
+  starts at or after the arrival. Minimise the sum of completions (mean completion time)
+  or the makespan. With one segment it is ``rigid-optimal``: each job at one size of its
+  ladder, no reconfiguration.
+* ``build_milp``: the time-indexed cross-check (Pyomo, HiGHS), one slot per unit: per
+  job, slot and size a run state, start and finish arcs, and resize arcs p -> q that
+  leave a run at a check (slot start S + k period, S the start slot) and enter the run at
+  q after the cost, holding max(p, q) meanwhile. No segment limit.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+
+from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
+from iosched.evaluate.malleable import Interval, Schedule
+from iosched.heuristics.malleable_sim import simulate
+from iosched.instances.malleable import MalleableInstance, Runtime
+from iosched.solvers import Deadline, load_profile, solve_cpsat, solve_pyomo
+from iosched.validate import boolean, choice, integer, number
+
+MAX_SLOTS_CPSAT = 2_000_000
+MAX_SLOTS_MILP = 5_000
+MAX_LCM = 10**9
+INEXACT_SCALE = 1 << 20
+
+# --- bounds ---------------------------------------------------------------------------------------
+
+
+def job_minima(instance: MalleableInstance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job: arrival (s), shortest run time (s), smallest area (node-seconds)."""
+    a = np.array([j.arrival for j in instance.jobs], dtype=float)
+    t = np.array([min(j.times) for j in instance.jobs], dtype=float)
+    area = np.array([min(p * x for p, x in zip(j.sizes, j.times)) for j in instance.jobs], dtype=float)
+    return a, t, area
+
+
+def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine (optimal for the sum)."""
+    order = np.argsort(release, kind="stable")
+    done = np.zeros(len(work))
+    heap: list[tuple[float, int]] = []
+    t, i, n = 0.0, 0, len(work)
+    while i < n or heap:
+        if not heap:
+            t = max(t, release[order[i]])
+        while i < n and release[order[i]] <= t:
+            heapq.heappush(heap, (work[order[i]], order[i]))
+            i += 1
+        left, j = heapq.heappop(heap)
+        horizon = release[order[i]] if i < n else math.inf
+        if t + left <= horizon:
+            t += left
+            done[j] = t
+        else:
+            heapq.heappush(heap, (left - (horizon - t), j))
+            t = horizon
+    return done
+
+
+def bounds(instance: MalleableInstance) -> dict:
+    """Lower bounds (s) valid for every schedule: per-job and area bounds (module docstring)."""
+    a, t, area = job_minima(instance)
+    n, N = len(a), instance.nodes
+    per_job = float(np.mean(t))
+    srpt = float(np.mean(srpt_completions(a, area / N) - a))
+    order = np.argsort(a)
+    tail = np.cumsum((area[order] / N)[::-1])[::-1]  # area released from each arrival on
+    area_makespan = float(np.max(a[order] + tail))
+    return {"mean_completion": max(per_job, srpt), "mean_completion_per_job": per_job,
+            "mean_completion_srpt_area": srpt, "makespan": max(float(np.max(a + t)), area_makespan),
+            "makespan_per_job": float(np.max(a + t)), "makespan_area": area_makespan, "jobs": n}
+
+
+def bound(instance: MalleableInstance, objective: str) -> float | None:
+    """The closed-form lower bound on ``objective`` (None where there is none)."""
+    if objective not in ("mean_completion", "makespan"):
+        return None
+    return bounds(instance)[objective]
+
+
+# --- the grid both models share --------------------------------------------------------------------
+
+
+@dataclass
+class Grid:
+    """An instance on a grid of ``unit`` seconds: every quantity in whole units (see the module docstring)."""
+
+    unit: float
+    horizon: int  # H: units
+    arrival: list[int]
+    period: list[int]
+    durations: list[list[float]]  # run time in units, per job and ladder size
+    rate: list[list[int]]  # progress per unit, per job and size (of W_j in all)
+    work: list[int]  # W_j
+    cost: list[dict[tuple[int, int], int]]  # (p, q) -> units
+    exact: bool  # whether rates and costs are exact (nothing rounded)
+    schedules: dict[str, Schedule]  # DMR's and rigid FCFS's, on the instance
+    fallback: Schedule  # rigid FCFS on the rounded data: on the grid, in the models' scope
+
+    def scope(self, segments: int | None) -> str:
+        count = "any number of segments" if segments is None else f"at most {segments} segment(s)"
+        return (f"schedules of {count} per job on a {self.unit:g} s grid ending by "
+                f"{self.horizon * self.unit:g} s" + ("" if self.exact else ", run times and costs rounded up"))
+
+
+def _micro(x: float) -> Fraction:
+    return Fraction(round(x * 1_000_000), 1_000_000)
+
+
+def _gcd(values) -> Fraction:
+    g = Fraction(0)
+    for v in values:
+        if v:
+            g = Fraction(math.gcd(g.numerator * v.denominator, v.numerator * g.denominator),
+                         g.denominator * v.denominator)
+    return g
+
+
+def default_unit(instance: MalleableInstance, schedules: dict[str, Schedule] | None = None) -> float:
+    """The largest grid dividing every period; also every arrival, cost, run time and every
+    time in ``schedules`` (default: DMR's and rigid FCFS's, so that the models hold them) when
+    that keeps the horizon under the CP-SAT limit (to a microsecond)."""
+    periods = _gcd(_micro(j.period) for j in instance.jobs)
+    rest = [_micro(j.arrival) for j in instance.jobs]
+    for j in instance.jobs:
+        rest += [_micro(t) for t in j.times]
+        rest += [_micro(j.cost(p, q)) for p in j.sizes for q in j.sizes if p != q]
+    for sched in (_schedules(instance) if schedules is None else schedules).values():
+        rest += [_micro(t) for ivs in sched.jobs.values() for iv in ivs for t in (iv.start, iv.end)]
+    fine = _gcd([periods, *rest])
+    span = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
+    return float(fine) if span / float(fine) <= MAX_SLOTS_CPSAT / 10 else float(periods)
+
+
+def _schedules(instance: MalleableInstance) -> dict[str, Schedule]:
+    return {"dmr": simulate(instance, "dmr", "easy").schedule,
+            "rigid-fcfs": simulate(instance, "rigid", "fcfs").schedule}
+
+
+def _makespan(schedule: Schedule) -> float:
+    return max(ivs[-1].end for ivs in schedule.jobs.values())
+
+
+def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots: int = MAX_SLOTS_CPSAT) -> Grid:
+    """Scale ``instance`` to a grid of ``unit`` seconds (default: :func:`default_unit`)."""
+    schedules = _schedules(instance)
+    u = default_unit(instance, schedules) if unit is None else unit
+    eps = 1e-9
+    for j in instance.jobs:
+        if abs(j.period / u - round(j.period / u)) > 1e-6:
+            raise ParameterError(f"unit must divide every period: job {j.id} has period {j.period:g} s, "
+                                 f"unit = {u!r}")
+    exact = True
+    durations, rates, works, costs = [], [], [], []
+    for j in instance.jobs:
+        d = [t / u for t in j.times]
+        durations.append(d)
+        whole = [round(x) for x in d]
+        if all(abs(x - w) <= 1e-9 * max(1.0, x) and w >= 1 for x, w in zip(d, whole)) and math.lcm(*whole) <= MAX_LCM:
+            w = math.lcm(*whole)
+            works.append(w)
+            rates.append([w // x for x in whole])
+        else:
+            exact = False
+            works.append(INEXACT_SCALE)
+            rates.append([max(1, math.floor(INEXACT_SCALE / x)) for x in d])
+        c = {}
+        for p in j.sizes:
+            for q in j.sizes:
+                if p != q:
+                    raw = j.cost(p, q) / u
+                    c[(p, q)] = math.ceil(raw - eps)
+                    exact &= abs(raw - round(raw)) <= 1e-9
+        costs.append(c)
+    arrival = [math.ceil(j.arrival / u - eps) for j in instance.jobs]
+    exact &= all(abs(j.arrival / u - a) <= 1e-9 for j, a in zip(instance.jobs, arrival))
+    period = [round(j.period / u) for j in instance.jobs]
+    # rigid FCFS on the model's own (rounded) data: a schedule on the grid whatever the instance, to hint with
+    rounded = MalleableInstance(instance.nodes, tuple(
+        replace(j, arrival=a * u, runtime=Runtime("table", seconds=tuple(
+            (p, math.ceil(w / r) * u) for p, r in zip(j.sizes, rs))))
+        for j, a, w, rs in zip(instance.jobs, arrival, works, rates)), instance.name)
+    fallback = simulate(rounded, "rigid", "fcfs").schedule
+    serial = max(j.arrival for j in instance.jobs) + sum(min(j.times) for j in instance.jobs)
+    horizon = math.ceil(max([serial, _makespan(fallback), *map(_makespan, schedules.values())]) / u - eps) + 1
+    if horizon > max_slots:
+        raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
+                             f"large for this exact model (a coarser unit, or fewer jobs)")
+    return Grid(u, horizon, arrival, period, durations, rates, works, costs, exact, schedules, fallback)
+
+
+def plan_schedule(instance: MalleableInstance, grid: Grid, plans: list[list[tuple[int, int, int]]]) -> Schedule:
+    """A schedule from per-job runs (start unit, end unit, size), resizes between them.
+
+    Runs keep their grid times, except that the job ends exactly when its work is done
+    (with rounded rates it may finish before the model says; later runs are dropped).
+    """
+    u, out = grid.unit, {}
+    for job, runs in zip(instance.jobs, plans):
+        ivs, done = [], 0.0
+        for k, (rs, re, p) in enumerate(runs):
+            if k:
+                prev = runs[k - 1]
+                if rs > prev[1]:
+                    ivs.append(Interval(prev[1] * u, rs * u, max(prev[2], p), "reconfig"))
+            start, end = rs * u, re * u
+            step = (end - start) / job.time(p)
+            if done + step >= 1 - 1e-12 or k == len(runs) - 1:
+                ivs.append(Interval(start, start + (1 - done) * job.time(p), p, "run"))
+                break
+            ivs.append(Interval(start, end, p, "run"))
+            done += step
+        out[job.id] = tuple(ivs)
+    return Schedule(out)
+
+
+def schedule_plans(instance: MalleableInstance, grid: Grid, schedule: Schedule, segments: int):
+    """The runs of ``schedule`` in grid units, if it lies on the grid with at most ``segments``
+    runs per job (no stalls); else None. Used to hint the models."""
+    u, plans = grid.unit, []
+    for job in instance.jobs:
+        ivs = schedule.jobs[job.id]
+        runs = []
+        for iv in ivs:
+            if iv.kind == "stall":
+                return None
+            if iv.kind == "run":
+                if runs and runs[-1][2] == iv.nodes and abs(runs[-1][1] - iv.start) < 1e-9:
+                    runs[-1][1] = iv.end
+                else:
+                    runs.append([iv.start, iv.end, iv.nodes])
+        if len(runs) > segments:
+            return None
+        grid_runs = []
+        for s, e, p in runs:
+            gs, ge = round(s / u), math.ceil(e / u - 1e-6)
+            if abs(gs * u - s) > 1e-6 or ge > grid.horizon:
+                return None
+            grid_runs.append((gs, ge, p))
+        plans.append(grid_runs)
+    return plans
+
+
+# --- CP-SAT ---------------------------------------------------------------------------------------
+
+
+def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: str):
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    m.name = f"malleable-cpsat-{segments}"
+    H = grid.horizon
+    intervals, demands, ends, jobvars = [], [], [], []
+    for j, job in enumerate(instance.jobs):
+        P, sizes = grid.period[j], job.sizes
+        used = [m.new_constant(1)] + [m.new_bool_var(f"used_{j}_{k}") for k in range(1, segments)]
+        x = [{p: m.new_bool_var(f"x_{j}_{k}_{p}") for p in sizes} for k in range(segments)]
+        rs = [m.new_int_var(grid.arrival[j] if k == 0 else 0, H, f"rs_{j}_{k}") for k in range(segments)]
+        re = [m.new_int_var(0, H, f"re_{j}_{k}") for k in range(segments)]
+        ln = [{p: m.new_int_var(0, H, f"len_{j}_{k}_{p}") for p in sizes} for k in range(segments)]
+        steps = [m.new_int_var(0, H // P + 1, f"m_{j}_{k}") for k in range(segments)]
+        y = [{} for _ in range(segments)]
+        for k in range(segments):
+            m.add(sum(x[k].values()) == used[k])
+            if k:
+                m.add_implication(used[k], used[k - 1])
+            for p in sizes:
+                m.add(ln[k][p] == 0).only_enforce_if(x[k][p].Not())
+                intervals.append(m.new_optional_interval_var(rs[k], ln[k][p], re[k], x[k][p], f"run_{j}_{k}_{p}"))
+                demands.append(p)
+            m.add(re[k] - rs[k] == sum(ln[k].values()))
+            if k:
+                m.add(re[k] - rs[k] >= 1).only_enforce_if(used[k])
+        for k in range(segments - 1):
+            nxt = used[k + 1]
+            y[k] = {(p, q): m.new_bool_var(f"y_{j}_{k}_{p}_{q}") for p in sizes for q in sizes if p != q}
+            m.add(sum(y[k].values()) == nxt)
+            for (p, q), v in y[k].items():
+                m.add_implication(v, x[k][p])
+                m.add_implication(v, x[k + 1][q])
+                c = grid.cost[j][(p, q)]
+                if c:
+                    intervals.append(m.new_optional_fixed_size_interval_var(re[k], c, v, f"reconf_{j}_{k}_{p}_{q}"))
+                    demands.append(max(p, q))
+            cost = sum(grid.cost[j][pq] * v for pq, v in y[k].items())
+            m.add(rs[k + 1] == re[k] + cost).only_enforce_if(nxt)
+            m.add(re[k] == rs[0] + P + P * steps[k]).only_enforce_if(nxt)  # at a check
+            m.add(rs[k + 1] == re[k]).only_enforce_if(nxt.Not())
+            m.add(re[k + 1] == re[k]).only_enforce_if(nxt.Not())
+        m.add(sum(grid.rate[j][i] * ln[k][p] for k in range(segments) for i, p in enumerate(sizes))
+              >= grid.work[j])
+        shortest = math.ceil(grid.work[j] / max(grid.rate[j]))  # redundant: no run is faster than the fastest size
+        m.add(re[-1] >= rs[0] + shortest)
+        m.add(sum(ln[k][p] for k in range(segments) for p in sizes) >= shortest)
+        ends.append(re[-1])
+        jobvars.append((used, x, rs, re, ln, steps, y))
+    m.add_cumulative(intervals, demands, instance.nodes)
+    if objective == "makespan":
+        span = m.new_int_var(0, H, "makespan")
+        m.add_max_equality(span, ends)
+        m.minimize(span)
+    else:
+        m.minimize(sum(ends))
+    return m, jobvars
+
+
+def build_cpsat(instance: MalleableInstance, segments: int = 3, unit: float | None = None,
+                objective: str = "mean_completion"):
+    """The CP-SAT model (module docstring) as a ``CpModel``."""
+    _check_model_params(segments, unit, objective)
+    return _cpsat(instance, make_grid(instance, unit), segments, objective)[0]
+
+
+def _hint(m, instance: MalleableInstance, grid: Grid, jobvars, plans, segments: int) -> None:
+    for j, (job, runs) in enumerate(zip(instance.jobs, plans)):
+        used, x, rs, re, ln, steps, y = jobvars[j]
+        P = grid.period[j]
+        for k in range(segments):
+            run = runs[min(k, len(runs) - 1)]
+            active = k < len(runs)
+            if k:
+                m.add_hint(used[k], active)
+            for p in job.sizes:
+                m.add_hint(x[k][p], active and run[2] == p)
+                m.add_hint(ln[k][p], run[1] - run[0] if active and run[2] == p else 0)
+            m.add_hint(rs[k], run[0] if active else run[1])
+            m.add_hint(re[k], run[1])
+            if k + 1 < len(runs):
+                m.add_hint(steps[k], (run[1] - runs[0][0] - P) // P)
+            if k < segments - 1:
+                for (p, q), v in y[k].items():
+                    m.add_hint(v, k + 1 < len(runs) and run[2] == p and runs[k + 1][2] == q)
+
+
+def _plans_from(solver, instance: MalleableInstance, jobvars) -> list[list[tuple[int, int, int]]]:
+    plans = []
+    for job, (used, x, rs, re, *_) in zip(instance.jobs, jobvars):
+        runs = []
+        for k in range(len(x)):
+            if solver.value(used[k]):
+                p = next(p for p in job.sizes if solver.value(x[k][p]))
+                runs.append((solver.value(rs[k]), solver.value(re[k]), p))
+        plans.append(runs)
+    return plans
+
+
+def _check_model_params(segments, unit, objective) -> None:
+    integer("segments", segments, 1, 50, error=ParameterError)
+    if unit is not None:
+        number("unit", unit, 0, 1e9, lo_open=True, error=ParameterError)
+    choice("objective", objective, ("mean_completion", "makespan"), error=ParameterError)
+
+
+def _scope_values(instance: MalleableInstance, grid: Grid, objective: str, value: float | None) -> float | None:
+    """A model objective (units) as the problem's objective (s)."""
+    if value is None:
+        return None
+    if objective == "makespan":
+        return value * grid.unit
+    return (value * grid.unit - sum(j.arrival for j in instance.jobs)) / len(instance.jobs)
+
+
+def _exact_output(instance, grid, outcome, plans, objective, segments, model_name) -> MethodOutput:
+    info = {"model": model_name, "scope": grid.scope(segments), "minimised": objective,
+            "scope_status": outcome.status.value, "solver_status": outcome.message,
+            "scope_objective": _scope_values(instance, grid, objective, outcome.objective),
+            "scope_bound": _scope_values(instance, grid, objective, outcome.bound), "unit_s": grid.unit,
+            "horizon_s": grid.horizon * grid.unit, "rates_exact": grid.exact,
+            "solver_wall_s": outcome.wall_time_s}
+    if plans is None:
+        status = Status.TIME_LIMIT if outcome.status == Status.TIME_LIMIT else Status.ERROR
+        info["error"] = f"no schedule: {outcome.message}"
+        return MethodOutput(None, status, info=info)
+    status = Status.TIME_LIMIT if outcome.status == Status.TIME_LIMIT else Status.FEASIBLE
+    return MethodOutput(plan_schedule(instance, grid, plans), status, info=info)
+
+
+def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
+    _check_model_params(segments, unit, objective)
+    boolean("hint", hint, error=ParameterError)
+    prof = load_profile(profile)
+    deadline = Deadline(prof.time_limit)
+    grid = make_grid(instance, unit)
+    m, jobvars = _cpsat(instance, grid, segments, objective)
+    hinted = None
+    if hint:
+        from iosched.evaluate.malleable import evaluate
+
+        candidates = []
+        for name, sched in grid.schedules.items():
+            plans = schedule_plans(instance, grid, sched, segments)
+            if plans is not None:
+                candidates.append((getattr(evaluate(instance, sched), objective), name, plans))
+        if candidates:
+            _, hinted, plans = min(candidates)
+        else:  # nothing the policies did is on the grid: rigid FCFS on the rounded data is
+            hinted, plans = "rigid-fcfs on the grid", schedule_plans(instance, grid, grid.fallback, segments)
+        _hint(m, instance, grid, jobvars, plans, segments)
+    outcome, solver = solve_cpsat(m, deadline.limit(prof))
+    plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
+    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
+    out.info["hint"] = hinted
+    return out
+
+
+@register("malleable", "cpsat", objective="mean_completion")
+def cpsat(instance: MalleableInstance, segments: int = 3, unit: float | None = None,
+          objective: str = "mean_completion", profile: str = "default", hint: bool = True) -> MethodOutput:
+    """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only)."""
+    return _solve_cpsat(instance, segments, unit, objective, profile, hint)
+
+
+@register("malleable", "rigid-optimal", objective="mean_completion")
+def rigid_optimal(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion",
+                  profile: str = "default", hint: bool = True) -> MethodOutput:
+    """The best rigid schedule: each job at one ladder size, no reconfiguration (CP-SAT, one segment)."""
+    return _solve_cpsat(instance, 1, unit, objective, profile, hint)
+
+
+# --- the time-indexed MILP ----------------------------------------------------------------------------
+
+
+def build_milp(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion"):
+    """The time-indexed cross-check (module docstring) as a Pyomo ``ConcreteModel``."""
+    _check_model_params(1, unit, objective)
+    return _milp(instance, make_grid(instance, unit, max_slots=MAX_SLOTS_MILP), objective)
+
+
+def _milp(instance: MalleableInstance, grid: Grid, objective: str):
+    import pyomo.environ as pe
+
+    H = grid.horizon
+    m = pe.ConcreteModel(name="malleable-milp")
+    J = range(len(instance.jobs))
+    sizes = {j: instance.jobs[j].sizes for j in J}
+    runs = [(j, t, p) for j in J for t in range(grid.arrival[j], H) for p in sizes[j]]
+    arcs = [(j, t, p, q) for j in J for t in range(grid.arrival[j] + grid.period[j], H) for p in sizes[j]
+            for q in sizes[j] if p != q and t + grid.cost[j][(p, q)] < H]
+    m.RUN = pe.Set(dimen=3, initialize=runs, ordered=True)
+    m.ARC = pe.Set(dimen=4, initialize=arcs, ordered=True)
+    m.y = pe.Var(m.RUN, domain=pe.Binary, doc="the job runs at size p during slot t")
+    m.s = pe.Var(m.RUN, domain=pe.Binary, doc="the job starts at size p with slot t")
+    m.f = pe.Var(m.RUN, domain=pe.Binary, doc="the job ends at size p with slot t")
+    m.g = pe.Var(m.ARC, domain=pe.Binary, doc="the job resizes p -> q at the start of slot t")
+    out_of: dict = {}
+    into: dict = {}
+    at: dict = {}
+    load: dict[int, list] = {}
+    for a in arcs:
+        j, t, p, q = a
+        c = grid.cost[j][(p, q)]
+        out_of.setdefault((j, t, p), []).append(a)
+        into.setdefault((j, t + c, q), []).append(a)
+        at.setdefault((j, t), []).append(a)
+        for tau in range(t, t + c):
+            load.setdefault(tau, []).append((max(p, q), a))
+    by_job: dict[int, list] = {j: [] for j in J}
+    by_slot: dict[int, list] = {t: [] for t in range(H)}
+    for r in runs:
+        by_job[r[0]].append(r)
+        by_slot[r[1]].append(r)
+
+    def flow(m, j, t, p):
+        before = m.y[j, t - 1, p] - m.f[j, t - 1, p] if t > grid.arrival[j] else 0
+        return (m.y[j, t, p] == before + m.s[j, t, p] - sum(m.g[a] for a in out_of.get((j, t, p), []))
+                + sum(m.g[a] for a in into.get((j, t, p), [])))
+
+    m.flow = pe.Constraint(m.RUN, rule=flow)
+    m.leave = pe.Constraint(m.RUN, rule=lambda m, j, t, p: m.f[j, t, p] + sum(
+        m.g[a] for a in out_of.get((j, t + 1, p), [])) <= m.y[j, t, p])
+    m.start_once = pe.Constraint(J, rule=lambda m, j: sum(m.s[r] for r in by_job[j]) == 1)
+    m.end_once = pe.Constraint(J, rule=lambda m, j: sum(m.f[r] for r in by_job[j]) == 1)
+    m.work = pe.Constraint(J, rule=lambda m, j: sum(
+        grid.rate[j][sizes[j].index(r[2])] * m.y[r] for r in by_job[j]) >= grid.work[j])
+
+    def at_check(m, j, t):
+        if (j, t) not in at:
+            return pe.Constraint.Skip
+        P = grid.period[j]
+        starts = [m.s[j, t0, p] for t0 in range(t - P, grid.arrival[j] - 1, -P) for p in sizes[j]]
+        return sum(m.g[a] for a in at[j, t]) <= sum(starts)
+
+    m.check = pe.Constraint(J, range(H), rule=at_check)
+    m.capacity = pe.Constraint(range(H), rule=lambda m, t: sum(r[2] * m.y[r] for r in by_slot[t]) + sum(
+        d * m.g[a] for d, a in load.get(t, [])) <= instance.nodes)
+    ends = {j: sum((r[1] + 1) * m.f[r] for r in by_job[j]) for j in J}
+    if objective == "makespan":
+        m.span = pe.Var(domain=pe.NonNegativeReals)
+        m.spans = pe.Constraint(J, rule=lambda m, j: m.span >= ends[j])
+        m.obj = pe.Objective(expr=m.span, sense=pe.minimize)
+    else:
+        m.obj = pe.Objective(expr=sum(ends.values()), sense=pe.minimize)
+    return m
+
+
+def _milp_plans(m, instance: MalleableInstance) -> list[list[tuple[int, int, int]]]:
+    runs: dict[int, list] = {j: [] for j in range(len(instance.jobs))}
+    for (j, t, p) in sorted(m.RUN, key=lambda r: (r[0], r[1])):
+        if m.y[j, t, p].value is not None and m.y[j, t, p].value > 0.5:
+            if runs[j] and runs[j][-1][2] == p and runs[j][-1][1] == t:
+                runs[j][-1][1] = t + 1
+            else:
+                runs[j].append([t, t + 1, p])
+    return [[tuple(r) for r in runs[j]] for j in range(len(instance.jobs))]
+
+
+@register("malleable", "milp", objective="mean_completion")
+def milp(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion",
+         profile: str = "default") -> MethodOutput:
+    """Time-indexed MILP (Pyomo, HiGHS), a cross-check of cpsat for small workloads."""
+    _check_model_params(1, unit, objective)
+    prof = load_profile(profile)
+    deadline = Deadline(prof.time_limit)
+    grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
+    m = _milp(instance, grid, objective)
+    outcome = solve_pyomo(m, deadline.limit(prof))
+    plans = _milp_plans(m, instance) if outcome.has_solution else None
+    return _exact_output(instance, grid, outcome, plans, objective, None, "milp")

@@ -1,0 +1,359 @@
+"""Forwarding instances: JSON round trips, the TaihuLight generator, the seed's presets, bad input, load."""
+
+import copy
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iosched.errors import InstanceError
+from iosched.instances.forwarding import (
+    APPS,
+    BUILTIN,
+    DEFAULT_SLOWDOWN,
+    SEED_TABLE3,
+    TRAITS,
+    ForwardingInstance,
+    ForwardingNode,
+    Interference,
+    Job,
+    app_preset,
+    figure4,
+    generate,
+    load,
+    pair,
+)
+
+ROUND_TRIP = {
+    "random": lambda: generate(3, 12),
+    "small": lambda: generate(5, 4, compute_nodes=4096, default_nodes=8, pool_nodes=8, anomalous=3),
+    "testbed": lambda: app_preset("shentu"),
+    "pair": lambda: pair("wrf1", "awp"),
+    "figure4": figure4,
+    "table": lambda: ForwardingInstance(
+        1024, 256, tuple(ForwardingNode(i, 2.5 + i, i == 1, "default" if i < 4 else "pool") for i in range(6)),
+        (Job("a", 0, 10, 3, 0.1, 4.0, "N-1", 1.5, "high", "low"),), name="table", default_mapping=(3, 2, 1, 0),
+        anomalous_fraction=0.12, interference=Interference(10.0, tuple((1.5,) * 5 for _ in range(5)))),
+}
+
+
+@pytest.mark.parametrize("key", ROUND_TRIP)
+def test_json_round_trip(key, tmp_path):
+    inst = ROUND_TRIP[key]()
+    text = inst.to_json()
+    back = ForwardingInstance.from_json(text)
+    assert back == inst and back.to_json() == text
+    path = tmp_path / "f.json"
+    inst.to_json(path)
+    assert load(str(path)) == inst
+
+
+def test_default_mapping_is_contiguous_blocks_unless_given():
+    inst = ROUND_TRIP["table"]()
+    assert inst.block_nodes == (3, 2, 1, 0)
+    job = Job("x", 200, 400, 400, 0.1, 1.0)
+    assert inst.default_groups(job) == ((3, 56), (2, 256), (1, 88))
+    plain = app_preset("cam")
+    assert plain.block_nodes[:3] == (0, 1, 2)
+    assert plain.default_groups(plain.jobs[0]) == ((10, 256),)
+    assert app_preset("shentu").default_groups(app_preset("shentu").jobs[0]) == ((10, 256), (11, 512), (12, 256))
+
+
+def test_capacity_traits_and_idle_pool():
+    inst = generate(2, 30)
+    for f in inst.forwarding_nodes:
+        assert inst.capacity(f.id) == pytest.approx(2.5 * (0.1 if f.anomalous else 1.0))
+    busy = {f for r in inst.running for f, _ in inst.groups(r)}
+    assert inst.busy == busy
+    idle = set(inst.idle_healthy)
+    assert all(inst.node[f].service == "pool" and not inst.node[f].anomalous and f not in busy for f in idle)
+    assert idle | {f.id for f in inst.forwarding_nodes if f.service != "pool" or f.anomalous} | busy == set(inst.node)
+    j = Job("t", 0, 64, 64, 0.1, 1.0, "N-1", 99.0, "high", "high")
+    assert inst.traits(j) == frozenset({"n1", "metadata", "bandwidth", "iops"})
+    assert inst.traits(Job("u", 0, 1, 1, 0.1, 1.0, "1-1")) == frozenset({"low"})
+
+
+def test_default_table_is_the_documented_one():
+    table = Interference()
+    for v in TRAITS:
+        for a in TRAITS:
+            assert table.slowdown[TRAITS.index(v)][TRAITS.index(a)] == DEFAULT_SLOWDOWN[v][a]
+    assert table.factor(frozenset({"low"}), frozenset({"n1"})) == 50.0
+    assert table.factor(frozenset({"bandwidth"}), frozenset({"iops"})) == 1.0
+    assert table.factor(frozenset({"iops"}), frozenset({"bandwidth"})) == 10.0
+    assert table.factor(frozenset({"iops", "bandwidth"}), frozenset({"bandwidth", "low"})) == 10.0
+
+
+def test_partial_user_table_keeps_defaults():
+    d = generate(1, 3).to_dict()
+    d["interference"] = {"slowdown": {"low": {"n1": 7.0}}}
+    inst = ForwardingInstance.from_dict(d)
+    assert inst.interference.factor(frozenset({"low"}), frozenset({"n1"})) == 7.0
+    assert inst.interference.factor(frozenset({"iops"}), frozenset({"n1"})) == 12.5
+    assert ForwardingInstance.from_json(inst.to_json()) == inst
+
+
+# --- the generator ----------------------------------------------------------------------------------------
+
+
+def test_generate_reproducible_and_seed_dependent():
+    assert generate(7, 25) == generate(7, 25)
+    assert len({generate(s, 10).jobs for s in range(5)}) == 5
+    assert generate(7, 25).name == "random:7:25"
+
+
+def test_generate_taihulight_defaults():
+    inst = generate(0, 50)
+    assert inst.compute_nodes == 40960 and inst.default_ratio == 512
+    assert len(inst.forwarding_nodes) == 240
+    assert sum(f.service == "default" for f in inst.forwarding_nodes) == 80
+    assert all(f.bandwidth == 2.5 for f in inst.forwarding_nodes)
+    assert sum(f.anomalous for f in inst.forwarding_nodes) == 2
+    assert len(inst.jobs) == 50
+    used = sum(j.nodes for j in inst.jobs + inst.running)
+    assert 0.7 * 40960 <= used <= 40960
+
+
+def test_generate_mix_is_taihulight_like():
+    jobs = [j for s in range(20) for j in generate(s, 200).jobs]
+    big = [j for j in jobs if j.nodes >= 32]
+    modes = Counter(j.mode for j in big)
+    assert 0.05 < modes["N-N"] / len(big) < 0.14  # "around 9 %" of jobs of >= 32 nodes
+    assert 0.01 < modes["N-1"] / len(big) < 0.07
+    assert 0.01 < sum(j.metadata_wait > 32 for j in jobs) / len(jobs) < 0.06
+    assert 0.02 < sum(j.iops == "high" for j in jobs) / len(jobs) < 0.09
+    assert 0.85 < sum(j.history is not None for j in jobs) / len(jobs) < 0.95
+    assert 0.6 < sum(j.volume < 20 for j in jobs) / len(jobs) < 0.97  # most fail DFRA's V_min
+    for j in jobs:
+        assert j.bandwidth == ("high" if j.io_nodes * j.node_bandwidth >= 2.5 else "low")
+        if j.history is not None:
+            assert 0.79 * j.volume <= j.history.volume <= 1.21 * j.volume + 1e-3
+
+
+def test_generate_jobs_straddle_blocks_and_running_jobs_hold_pool_nodes():
+    inst = generate(4, 100)
+    assert any(len(inst.default_groups(j)) > 1 for j in inst.jobs)
+    dedicated = [r for r in inst.running if r.dedicated]
+    assert dedicated and all(inst.node[f].service == "pool" for r in dedicated for f, _ in r.forwarding)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(n_jobs=0), "n_jobs"), (dict(n_jobs=2.5), "n_jobs"), (dict(compute_nodes=1000), "compute_nodes"),
+    (dict(occupancy=1.5), "occupancy"), (dict(occupancy=float("nan")), "occupancy"), (dict(history=-0.1), "history"),
+    (dict(anomalous=1000), "anomalous"), (dict(pool_nodes=-1), "pool_nodes"), (dict(default_nodes=0), "default_nodes"),
+])
+def test_generate_bad_arguments_name_the_parameter(kwargs, field):
+    with pytest.raises(InstanceError, match=field):
+        generate(1, **kwargs)
+
+
+# --- the seed's presets ------------------------------------------------------------------------------------
+
+
+def test_testbed_presets_carry_the_seeds_figures():
+    sizes = {a: app_preset(a).jobs[0].nodes for a in APPS}
+    assert sizes == {"cesm": 256, "cam": 256, "awp": 256, "shentu": 1024, "lammps": 1024, "macdrp": 1024,
+                     "dndc": 256, "wrf1": 256, "apt": 256, "xcfd": 256, "swdnn": 512}
+    assert app_preset("awp").jobs[0].mode == "N-1" and app_preset("wrf1").jobs[0].mode == "1-1"
+    assert app_preset("xcfd").jobs[0].mode == "N-N"
+    for a in ("wrf1", "cam", "awp"):
+        j = app_preset(a).jobs[0]
+        assert (j.bandwidth, j.iops) == ("low", "low") and j.metadata_wait < 32
+    assert [a for a in APPS if app_preset(a).jobs[0].metadata_wait > 32] == ["dndc"]
+    assert app_preset("apt").jobs[0].iops == "high"
+    for a in APPS:
+        inst = app_preset(a)
+        assert inst.jobs[0].start % 512 == 256  # misaligned by half a block
+        assert {f for f, _ in inst.default_groups(inst.jobs[0])} & inst.busy  # shares a node with neighbours
+
+
+def test_pairs_share_one_forwarding_node():
+    for a, b in SEED_TABLE3:
+        inst = pair(a, b)
+        assert [inst.default_groups(j) for j in inst.jobs] == [((0, 256),), ((0, 256),)]
+
+
+def test_figure4_layout():
+    inst = figure4()
+    groups = {j.id: inst.default_groups(j) for j in inst.jobs}
+    assert groups == {"awp": ((0, 256),), "shentu": ((0, 256), (1, 512), (2, 256)), "lammps": ((2, 256),)}
+
+
+@pytest.mark.parametrize("spec", BUILTIN)
+def test_every_builtin_loads(spec):
+    assert load(spec).name == spec
+
+
+@pytest.mark.parametrize("spec", ["testbed:nope", "pair:wrf1", "pair:a:b", "random:x", "random:1:2:3", "random:",
+                                  "figure5", "no/such/file.json", ""])
+def test_load_bad_specs(spec):
+    with pytest.raises(InstanceError):
+        load(spec)
+
+
+def test_load_random_specs():
+    assert load("random:3:12") == generate(3, 12)
+    assert load("random:3") == generate(3)
+
+
+# --- bad input: every field, named with its value --------------------------------------------------------
+
+
+def base() -> dict:
+    inst = ForwardingInstance(
+        2048, 512, tuple(ForwardingNode(i, 2.5, False, "default" if i < 4 else "pool") for i in range(6)),
+        (Job("a", 0, 300, 300, 0.05, 30.0, history=None), Job("b", 300, 100, 1, 0.05, 1.0, "1-1")),
+        (Job("r", 1024, 512, 64, 0.05, 5.0, forwarding=((4, 512),), dedicated=True),), name="base")
+    d = inst.to_dict()
+    d["jobs"][0]["history"] = {"volume": 25.0, "io_nodes": 300, "metadata_wait": 1.0}
+    return d
+
+
+def _set(path, value):
+    def mod(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        d[last] = value
+    return mod
+
+
+def _drop(path):
+    def mod(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        del d[last]
+    return mod
+
+
+BAD = {
+    "missing_compute_nodes": (_drop(["compute_nodes"]), ["compute_nodes"]),
+    "missing_jobs": (_drop(["jobs"]), ["jobs"]),
+    "missing_node_bandwidth": (_drop(["forwarding_nodes", 1, "bandwidth"]), ["forwarding_nodes[1].bandwidth"]),
+    "missing_job_volume": (_drop(["jobs", 0, "volume"]), ["jobs[0].volume"]),
+    "missing_history_field": (_drop(["jobs", 0, "history", "io_nodes"]), ["jobs[0].history.io_nodes"]),
+    "unknown_top": (_set(["walltime"], 3), ["walltime"]),
+    "unknown_node_field": (_set(["forwarding_nodes", 0, "speed"], 3), ["forwarding_nodes[0].speed"]),
+    "unknown_job_field": (_set(["jobs", 1, "walltime"], 3), ["jobs[1].walltime"]),
+    "history_on_running": (_set(["running", 0, "history"], {}), ["running[0].history"]),
+    "forwarding_on_job": (_set(["jobs", 0, "forwarding"], [[0, 300]]), ["jobs[0].forwarding"]),
+    "zero_compute_nodes": (_set(["compute_nodes"], 0), ["compute_nodes", "0"]),
+    "float_compute_nodes": (_set(["compute_nodes"], 2048.5), ["compute_nodes", "2048.5"]),
+    "huge_compute_nodes": (_set(["compute_nodes"], 10**400), ["compute_nodes"]),
+    "string_ratio": (_set(["default_ratio"], "512"), ["default_ratio", "'512'"]),
+    "zero_ratio": (_set(["default_ratio"], 0), ["default_ratio", "0"]),
+    "too_few_default_nodes": (_set(["default_ratio"], 256), ["default-service", "8 blocks"]),
+    "fraction_zero": (_set(["anomalous_fraction"], 0), ["anomalous_fraction", "0"]),
+    "fraction_nan": (_set(["anomalous_fraction"], float("nan")), ["anomalous_fraction", "nan"]),
+    "nodes_not_list": (_set(["forwarding_nodes"], {"0": 1}), ["forwarding_nodes"]),
+    "no_nodes": (_set(["forwarding_nodes"], []), ["forwarding_nodes", "[]"]),
+    "node_id_negative": (_set(["forwarding_nodes", 2, "id"], -1), ["forwarding_nodes[2].id", "-1"]),
+    "node_id_string": (_set(["forwarding_nodes", 2, "id"], "x"), ["forwarding_nodes[2].id", "'x'"]),
+    "node_id_duplicate": (_set(["forwarding_nodes", 2, "id"], 1), ["forwarding node ids", "1"]),
+    "zero_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], 0), ["forwarding_nodes[1].bandwidth", "0"]),
+    "inf_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], float("inf")), ["forwarding_nodes[1].bandwidth"]),
+    "bool_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], True), ["forwarding_nodes[1].bandwidth", "True"]),
+    "anomalous_string": (_set(["forwarding_nodes", 1, "anomalous"], "no"), ["forwarding_nodes[1].anomalous", "'no'"]),
+    "service_unknown": (_set(["forwarding_nodes", 1, "service"], "spare"), ["forwarding_nodes[1].service", "'spare'"]),
+    "mapping_length": (_set(["default_mapping"], [0, 1]), ["default_mapping", "4"]),
+    "mapping_pool_node": (_set(["default_mapping"], [0, 1, 2, 5]), ["default_mapping[3]", "5"]),
+    "mapping_unknown_node": (_set(["default_mapping"], [0, 1, 2, 77]), ["default_mapping[3]", "77"]),
+    "jobs_empty": (_set(["jobs"], []), ["jobs", "[]"]),
+    "jobs_not_list": (_set(["jobs"], "a"), ["jobs", "'a'"]),
+    "job_id_empty": (_set(["jobs", 0, "id"], ""), ["jobs[0].id", "''"]),
+    "job_id_number": (_set(["jobs", 0, "id"], 3), ["jobs[0].id", "3"]),
+    "job_id_duplicate": (_set(["jobs", 1, "id"], "r"), ["unique", "'r'"]),
+    "start_negative": (_set(["jobs", 0, "start"], -5), ["jobs[a].start", "-5"]),
+    "range_outside": (_set(["jobs", 1, "start"], 2000), ["jobs[b]", "2100", "2048"]),
+    "overlap": (_set(["jobs", 1, "start"], 200), ["overlaps", "200"]),
+    "nodes_zero": (_set(["jobs", 0, "nodes"], 0), ["jobs[a].nodes", "0"]),
+    "io_nodes_above": (_set(["jobs", 0, "io_nodes"], 301), ["jobs[a].io_nodes", "301"]),
+    "io_nodes_1_1": (_set(["jobs", 1, "io_nodes"], 2), ["jobs[b].io_nodes", "1-1", "2"]),
+    "node_bandwidth_negative": (_set(["jobs", 0, "node_bandwidth"], -0.1), ["jobs[a].node_bandwidth", "-0.1"]),
+    "volume_zero": (_set(["jobs", 0, "volume"], 0), ["jobs[a].volume", "0"]),
+    "volume_nan": (_set(["jobs", 0, "volume"], float("nan")), ["jobs[a].volume", "nan"]),
+    "volume_list": (_set(["jobs", 0, "volume"], [1]), ["jobs[a].volume", "[1]"]),
+    "mode_unknown": (_set(["jobs", 0, "mode"], "N-M"), ["jobs[a].mode", "'N-M'"]),
+    "metadata_negative": (_set(["jobs", 0, "metadata_wait"], -1), ["jobs[a].metadata_wait", "-1"]),
+    "iops_unknown": (_set(["jobs", 0, "iops"], "medium"), ["jobs[a].iops", "'medium'"]),
+    "bandwidth_bool": (_set(["jobs", 0, "bandwidth"], True), ["jobs[a].bandwidth", "True"]),
+    "history_volume_nan": (_set(["jobs", 0, "history", "volume"], float("nan")), ["jobs[a].history.volume"]),
+    "history_io_float": (_set(["jobs", 0, "history", "io_nodes"], 2.5), ["jobs[a].history.io_nodes", "2.5"]),
+    "history_not_object": (_set(["jobs", 0, "history"], [1, 2]), ["jobs[0].history", "[1, 2]"]),
+    "running_unknown_node": (_set(["running", 0, "forwarding"], [[42, 512]]), ["running[r]", "42"]),
+    "running_groups_sum": (_set(["running", 0, "forwarding"], [[4, 500]]), ["running[r].forwarding", "500", "512"]),
+    "running_group_shape": (_set(["running", 0, "forwarding"], [[4]]), ["running[r].forwarding[0]", "[4]"]),
+    "running_group_zero": (_set(["running", 0, "forwarding"], [[4, 512], [5, 0]]), ["running[r].forwarding[1][1]"]),
+    "running_not_list": (_set(["running", 0, "forwarding"], 4), ["running[0].forwarding", "4"]),
+    "running_dedicated_default": (_set(["running", 0, "forwarding"], [[0, 512]]), ["running[r]", "dedicated", "0"]),
+    "dedicated_without_nodes": (_drop(["running", 0, "forwarding"]), ["running[r].dedicated"]),
+    "dedicated_string": (_set(["running", 0, "dedicated"], "yes"), ["running[r].dedicated", "'yes'"]),
+    "interference_unknown_trait": (_set(["interference"], {"slowdown": {"big": {}}}), ["interference.slowdown.big"]),
+    "interference_below_one": (_set(["interference"], {"slowdown": {"low": {"n1": 0.5}}}),
+                               ["interference.slowdown.low.n1", "0.5"]),
+    "interference_threshold": (_set(["interference"], {"metadata_wait": -2}), ["interference.metadata_wait", "-2"]),
+    "interference_not_object": (_set(["interference"], 3), ["interference", "3"]),
+}
+
+
+@pytest.mark.parametrize("key", BAD)
+def test_bad_input_names_field_and_value(key):
+    mod, fragments = BAD[key]
+    d = base()
+    if key.startswith("mapping_"):
+        d["default_mapping"] = [0, 1, 2, 3]
+    mod(d)
+    with pytest.raises(InstanceError) as e:
+        ForwardingInstance.from_dict(d)
+    for frag in fragments:
+        assert frag in str(e.value), (frag, str(e.value))
+    with pytest.raises(InstanceError):
+        ForwardingInstance.from_json(json.dumps(d))
+
+
+def test_base_is_valid():
+    inst = ForwardingInstance.from_dict(base())
+    assert inst.jobs[0].history.volume == 25.0 and inst.running[0].dedicated
+
+
+@pytest.mark.parametrize("text", ['{"compute_nodes": ', "[1]", "", "nope", '"x"'])
+def test_invalid_json_text(text):
+    with pytest.raises(InstanceError):
+        ForwardingInstance.from_json(text)
+
+
+GARBAGE = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
+                    st.text(max_size=4), st.lists(st.integers(-3, 3), max_size=3),
+                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _paths(d, prefix=()):
+    if isinstance(d, dict):
+        for k, v in d.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            yield prefix + (i,)
+            yield from _paths(v, prefix + (i,))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mutated_json_raises_only_instance_errors(data):
+    d = base()
+    d["default_mapping"] = [0, 1, 2, 3]
+    paths = list(_paths(d))
+    path = data.draw(st.sampled_from(paths))
+    value = data.draw(GARBAGE)
+    target = d
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+    try:
+        ForwardingInstance.from_dict(copy.deepcopy(d))
+    except InstanceError:
+        pass

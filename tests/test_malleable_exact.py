@@ -1,0 +1,185 @@
+"""Exact models of malleable schedules: bounds by hand, brute force, the <= chains, MILP against CP-SAT, limits."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iosched.core import Status, solve
+from iosched.errors import ParameterError
+from iosched.evaluate.malleable import evaluate
+from iosched.heuristics.malleable_sim import simulate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime, app_job, generate
+from iosched.models.malleable import bound, bounds, build_cpsat, build_milp, make_grid, schedule_plans, srpt_completions
+
+# --- closed-form bounds ----------------------------------------------------------------------------------------
+
+
+def test_srpt_by_hand():
+    # releases 0, 1, 2; work 4, 2, 1: A runs 0-1, B (2 < 3 left) 1-3, C 3-4, A 4-7
+    assert srpt_completions(np.array([0.0, 1, 2]), np.array([4.0, 2, 1])).tolist() == [7, 3, 4]
+    assert srpt_completions(np.array([5.0]), np.array([2.0])).tolist() == [7]
+    assert srpt_completions(np.array([0.0, 10]), np.array([1.0, 1])).tolist() == [1, 11]  # an idle gap
+
+
+def test_bounds_by_hand():
+    # 4 nodes. A (arrives 0): T = 16, 8, 4 s at 1, 2, 4 nodes (area 16 at any size). B (arrives 1): Amdahl with
+    # half serial, T(1) = 12, T(2) = 9 (area 12 at 1 node). C (arrives 1): 4 nodes only, 5 s (area 20).
+    A = Job("A", 0, 1, Runtime("linear", seconds_1=16.0, up_to=4), 1, 4)
+    B = Job("B", 1, 1, Runtime("amdahl", seconds_1=12.0, serial=0.5), 1, 2)
+    C = Job("C", 1, 1, Runtime("table", seconds=((4, 5.0),)), 4, 4)
+    inst = MalleableInstance(4, (A, B, C))
+    b = bounds(inst)
+    assert b["mean_completion_per_job"] == pytest.approx((4 + 9 + 5) / 3)
+    # areas / 4 nodes: A 4, B 3, C 5 (s of the whole machine). SRPT: A from 0; at 1 A has 3 left, B 3 (a tie, A
+    # keeps the machine), C 5: A ends at 4, B at 7, C at 12
+    done = srpt_completions(np.array([0.0, 1, 1]), np.array([4.0, 3, 5]))
+    assert b["mean_completion_srpt_area"] == pytest.approx(float(np.mean(done - [0, 1, 1])))
+    assert done.tolist() == [4, 7, 12]
+    assert b["mean_completion"] == max(b["mean_completion_per_job"], b["mean_completion_srpt_area"])
+    assert b["makespan_per_job"] == max(0 + 4, 1 + 9, 1 + 5)
+    assert b["makespan_area"] == pytest.approx(max(0 + 12, 1 + 8))
+    assert bound(inst, "makespan") == 12 and bound(inst, "mean_wait") is None
+
+
+# --- brute force ------------------------------------------------------------------------------------------------
+
+
+def _brute_rigid(inst: MalleableInstance) -> float:
+    """The best rigid schedule on the 1 s grid: every size and every start time (two or three jobs)."""
+    H = int(max(j.arrival for j in inst.jobs) + sum(min(j.times) for j in inst.jobs)) + 1
+    best = math.inf
+    for sizes in itertools.product(*(j.sizes for j in inst.jobs)):
+        dur = [math.ceil(j.time(p) - 1e-9) for j, p in zip(inst.jobs, sizes)]
+        for starts in itertools.product(*(range(int(j.arrival), H) for j in inst.jobs)):
+            load = np.zeros(H + max(dur) + 1, dtype=int)
+            for s, d, p in zip(starts, dur, sizes):
+                load[s:s + d] += p
+            if load.max() <= inst.nodes:
+                best = min(best, float(np.mean([s + j.time(p) - j.arrival
+                                                for s, p, j in zip(starts, sizes, inst.jobs)])))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rigid_optimal_matches_brute_force(seed):
+    inst = generate(seed, 2, "grid", nodes=4)
+    res = solve("malleable", inst, "rigid-optimal", profile="quick")
+    assert res.info["scope_status"] == "optimal" and res.evaluation.feasible
+    assert res.objective == pytest.approx(_brute_rigid(inst))
+
+
+# --- the <= chains on small workloads ------------------------------------------------------------------------------
+
+
+def _max_runs(schedule) -> int:
+    return max(sum(iv.kind == "run" for iv in ivs) for ivs in schedule.jobs.values())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cpsat_le_rigid_optimal_le_rigid_fcfs_and_cpsat_le_dmr(seed):
+    inst = generate(seed, 4, "grid")
+    dmr = solve("malleable", inst, "dmr")
+    segments = max(2, _max_runs(dmr.solution))
+    assert schedule_plans(inst, make_grid(inst), dmr.solution, segments) is not None  # DMR's schedule is in scope
+    cp = solve("malleable", inst, "cpsat", segments=segments, profile="quick")
+    rigid = solve("malleable", inst, "rigid-optimal", profile="quick")
+    fcfs = solve("malleable", inst, "rigid-fcfs")
+    assert cp.info["scope_status"] == rigid.info["scope_status"] == "optimal"
+    for r in (cp, rigid):
+        assert r.evaluation.feasible and r.status in (Status.FEASIBLE, Status.OPTIMAL)
+        assert r.bound == pytest.approx(bound(inst, "mean_completion"))  # the Result's bound: every schedule's
+        assert r.info["scope_bound"] == pytest.approx(r.info["scope_objective"])  # the model's own: its scope's
+        assert r.objective >= r.bound - 1e-9
+    eps = 1e-9
+    assert cp.objective <= rigid.objective + eps <= fcfs.objective + 2 * eps
+    assert cp.objective <= dmr.objective + eps
+    assert cp.objective == pytest.approx(cp.info["scope_objective"])  # on the grid nothing is rounded
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 3))
+def test_exact_never_worse_than_the_policies_nor_better_than_the_bound(seed, n):
+    inst = generate(seed, n, "grid")
+    dmr = simulate(inst, "dmr").schedule
+    cp = solve("malleable", inst, "cpsat", segments=max(2, _max_runs(dmr)), profile="quick")
+    assert cp.evaluation.feasible and cp.objective >= cp.bound - 1e-9
+    if cp.info["scope_status"] == "optimal":
+        for policy in (dmr, simulate(inst, "rigid", "fcfs").schedule, simulate(inst, "rigid", "easy").schedule):
+            assert cp.objective <= evaluate(inst, policy).mean_completion + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_milp_and_cpsat_agree(seed):
+    inst = generate(seed, 2, "grid")
+    cp = solve("malleable", inst, "cpsat", segments=4, profile="quick")
+    mi = solve("malleable", inst, "milp", profile="quick")
+    assert cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
+    assert mi.evaluation.feasible
+    assert _max_runs(mi.solution) <= 4  # the MILP's optimum lies in CP-SAT's scope, so the values are equal
+    assert mi.info["scope_objective"] == pytest.approx(cp.info["scope_objective"], abs=1e-6)
+    assert mi.objective == pytest.approx(cp.objective, abs=1e-6)
+
+
+def test_makespan_objective():
+    inst = generate(3, 4, "grid")
+    cp = solve("malleable", inst, "cpsat", objective="makespan", profile="quick")
+    dmr = simulate(inst, "dmr").schedule
+    assert cp.info["minimised"] == "makespan" and cp.info["scope_status"] == "optimal"
+    assert cp.evaluation.makespan <= evaluate(inst, dmr).makespan + 1e-9
+    assert cp.evaluation.makespan >= bound(inst, "makespan") - 1e-9
+    mi = solve("malleable", generate(1, 2, "grid"), "milp", objective="makespan", profile="quick")
+    cp2 = solve("malleable", generate(1, 2, "grid"), "cpsat", segments=4, objective="makespan", profile="quick")
+    assert mi.evaluation.makespan == pytest.approx(cp2.evaluation.makespan)
+
+
+def test_off_grid_instance_rounds_safely():
+    # Amdahl run times are not whole seconds: rates round down, the converter ends jobs when their work is done
+    inst = MalleableInstance(64, (app_job("cg", "a", 0.0), app_job("nbody", "b", 3.3), app_job("jacobi", "c", 7.1)))
+    grid = make_grid(inst)
+    assert not grid.exact and grid.unit == 1.0  # the gcd of the periods 15 s and 28 s
+    res = solve("malleable", inst, "cpsat", segments=2, profile="quick")
+    assert res.evaluation.feasible, res.evaluation.violations[:3]
+    assert res.objective <= res.info["scope_objective"] + 1e-9 and not res.info["rates_exact"]
+    assert res.objective >= res.bound
+    assert res.info["hint"] == "rigid-fcfs on the grid"  # the policies' schedules are off the grid
+
+
+def test_time_limited_solve(tmp_path, monkeypatch):
+    toml = tmp_path / "solvers.toml"
+    toml.write_text("[default]\ntime_limit = 0.2\nrel_gap = 0\nthreads = 1\nseed = 0\n")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(toml))
+    inst = generate(5, 14, "grid")
+    res = solve("malleable", inst, "cpsat", segments=3)
+    assert res.status == Status.TIME_LIMIT and res.wall_time_s < 10
+    assert res.info["scope_status"] == "time_limit"
+    if res.solution is not None:  # the hinted incumbent
+        assert res.evaluation.feasible and res.objective >= res.bound
+
+
+@pytest.mark.parametrize("method, params, name", [
+    ("cpsat", {"segments": 0}, "segments"), ("cpsat", {"segments": "3"}, "segments"),
+    ("cpsat", {"segments": 51}, "segments"), ("cpsat", {"unit": -1}, "unit"), ("cpsat", {"unit": 3}, "unit"),
+    ("cpsat", {"unit": math.nan}, "unit"), ("cpsat", {"objective": "mean_wait"}, "objective"),
+    ("cpsat", {"profile": "nope"}, "nope"), ("cpsat", {"hint": "yes"}, "hint"),
+    ("rigid-optimal", {"unit": 0}, "unit"), ("milp", {"objective": "x"}, "objective"), ("milp", {"unit": 5}, "unit"),
+])
+def test_bad_parameters(method, params, name):
+    with pytest.raises(ParameterError, match=name):
+        solve("malleable", generate(0, 2, "grid"), method, **params)
+
+
+def test_too_large_for_the_milp():
+    with pytest.raises(ParameterError, match="horizon"):
+        build_milp(generate(0, 200, "paper"))
+
+
+def test_builders_return_models():
+    inst = generate(0, 3, "grid")
+    cp = build_cpsat(inst, segments=2)
+    assert len(cp.Proto().variables) > 0 and cp.Proto().objective.vars
+    mi = build_milp(inst)
+    assert mi.name == "malleable-milp" and len(list(mi.component_data_objects())) > 0
