@@ -33,6 +33,7 @@ from iosched.validate import Integer, choice, integer, number, positive
 # (3 K S variables, about 5 K S constraints) 0.25 ms per cell to build and 1.1 ms to hand over.
 MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a pattern of K' t_min can hold
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
+MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
 MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
 SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first; then as measured)
@@ -359,7 +360,7 @@ def build_milp(instance: PeriodicInstance, period: float, slots: int | None = No
     choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
     period = positive("period", period, error=ParameterError)
     S = default_slots(instance, period) if slots is None else integer("slots", slots, 2, error=ParameterError)
-    check_milp_size(instance, S)
+    check_milp_size(instance, S, period)
     apps = instance.applications
     delta = period / S
     if kind == "relaxation" and delta > min(a.work for a in apps) * (1 + 1e-12):
@@ -477,13 +478,27 @@ def warm_solver() -> None:
     SolverFactory("highs").available()  # imports highspy
 
 
-def check_milp_size(instance: PeriodicInstance, slots: int) -> None:
-    """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots."""
-    cells = len(instance.applications) * slots
+def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None = None,
+                    where: str = "period") -> None:
+    """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots, or with more than
+    MAX_MILP_TERMS terms in its compute constraints (Σ_k slots x the slots a compute covers), or
+    of a ``period`` shorter than some application's work (no pattern of it holds that application)."""
+    apps = instance.applications
+    cells = len(apps) * slots
     if cells > MAX_MILP_CELLS:
-        raise ParameterError(f"slots = {slots}: {len(instance.applications)} applications x {slots} slots = {cells} "
+        raise ParameterError(f"slots = {slots}: {len(apps)} applications x {slots} slots = {cells} "
                              f"cells, above the MILP's limit of {MAX_MILP_CELLS}; slots <= "
-                             f"{MAX_MILP_CELLS // len(instance.applications)} fits")
+                             f"{MAX_MILP_CELLS // len(apps)} fits")
+    if period is None:
+        return
+    longest = max(range(len(apps)), key=lambda k: apps[k].work)
+    if apps[longest].work > period:
+        raise ParameterError(f"{where} = {period!r} s is shorter than applications[{apps[longest].name}].work = "
+                             f"{apps[longest].work!r} s: no pattern of that period holds an instance of it")
+    terms = sum(slots * math.ceil(a.work / (period / slots)) for a in apps)
+    if terms > MAX_MILP_TERMS:
+        raise ParameterError(f"slots = {slots} at {where} = {period:.6g} s: computes cover {terms} slot terms in "
+                             f"all, above the MILP's limit of {MAX_MILP_TERMS}; fewer slots fit")
 
 
 def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
@@ -563,8 +578,8 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
         slots = integer("slots", slots, 2, error=ParameterError)
         check_milp_size(instance, slots)
     if periods is not None:
-        for T in periods:
-            check_milp_size(instance, slots or default_slots(instance, T))
+        for i, T in enumerate(periods):
+            check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
     compile_kernel()  # once per installation (numba's disk cache), outside the budget
     deadline = Deadline(prof.time_limit)  # the whole method: the PerSched search and every solve
     warm_solver()
@@ -585,7 +600,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
             status = Status.TIME_LIMIT if found["stopped"] else Status.INFEASIBLE
             return MethodOutput(None, status, info={**info, "error": "no candidate period"})
         for T in periods:
-            check_milp_size(instance, slots or default_slots(instance, T))
+            check_milp_size(instance, slots or default_slots(instance, T), T)
     # restrictions first (they give patterns), in PerSched's order of preference; then the
     # relaxations (bounds for their own period only) with whatever time is left
     cost = {"per_cell": SECONDS_PER_MILP_CELL}
