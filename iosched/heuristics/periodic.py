@@ -36,6 +36,14 @@ Two deliberate differences, neither of which changes Table 4:
   overlap the instance's own compute (the evaluator rejects such patterns:
   about one random instance in a hundred). Here the first instance fails
   unless its pieces fit between the compute end and the next compute start.
+
+Robustness (none of it changes Table 4): every parameter and the instance are checked
+before anything runs (:func:`plan_search`, naming what to change); the compiled insertion
+loop is bounded (at most MAX_INSTANCES instances and MAX_PIECES I/O pieces per pattern, one
+turn of the period per insertion, a date lost to double precision fails the insertion
+instead of reading past an array); and the search has a wall-clock budget (``time_limit``,
+60 s by default; the exact methods pass their profile's) checked between periods: it then
+returns the best pattern so far with status ``time_limit``.
 """
 
 from __future__ import annotations
@@ -706,7 +714,7 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
 def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
              workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
-    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search."""
+    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search; stops after time_limit s."""
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
@@ -714,7 +722,7 @@ def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
 def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
                     workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
-    """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation)."""
+    """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation); stops after time_limit s."""
     return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit)
 
 
@@ -842,7 +850,7 @@ def _online(policy):
             return MethodOutput(trace, Status.TIME_LIMIT, info={**info, "reason": f"time limit {time_limit:g} s"})
         return MethodOutput(trace, Status.FEASIBLE, info=info)
 
-    run.__doc__ = f"Online baseline without a periodic pattern: {policy} (fluid simulation)."
+    run.__doc__ = f"Online baseline without a periodic pattern: {policy} (fluid simulation); stops after time_limit s."
     return run
 
 
