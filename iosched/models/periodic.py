@@ -273,14 +273,14 @@ def check_compaction(instance: PeriodicInstance, plan) -> None:
 
 
 def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
-    from iosched.heuristics.periodic import compile_kernel, plan_search, run_search
+    from iosched.heuristics.periodic import method_deadline, plan_search, run_search
 
+    entry = time.perf_counter()
     prof = _profile(profile)
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)
-    compile_kernel()  # once per installation (numba's disk cache), outside the budget
-    deadline = Deadline(prof.time_limit)  # the whole method: search, LP build and solve
+    deadline = method_deadline(prof.time_limit, entry)  # the whole method: search, LP build and solve
     warm_solver()
     start = run_search(instance, objective, deadline, k_prime, eps, t_min, None, workers)
     if start.solution is None:
@@ -459,7 +459,7 @@ def _solve_within(build, profile: Profile, deadline: Deadline | None, load: bool
         if deadline is None:
             return model, solve_pyomo(model, profile, load=load)
         handover = ratio * model._build_s
-        left = deadline.remaining() - handover
+        left = deadline.remaining() - handover - min(1.0, 0.1 * deadline.seconds)  # a margin for the estimate
         if left < 0.05:
             notes.setdefault("skipped", f"{what}: built, but {deadline.remaining():.3g} s left and about "
                                         f"{handover:.3g} s to hand it to HiGHS")
@@ -565,8 +565,9 @@ def _periods(periods) -> list[float] | None:
 
 
 def _milp(instance, objective, periods, slots, profile, k_prime, eps):
-    from iosched.heuristics.periodic import compile_kernel, plan_search, search
+    from iosched.heuristics.periodic import method_deadline, plan_search, search
 
+    entry = time.perf_counter()
     prof = _profile(profile)
     periods = _periods(periods)
     if periods is None:
@@ -580,8 +581,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     if periods is not None:
         for i, T in enumerate(periods):
             check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
-    compile_kernel()  # once per installation (numba's disk cache), outside the budget
-    deadline = Deadline(prof.time_limit)  # the whole method: the PerSched search and every solve
+    deadline = method_deadline(prof.time_limit, entry)  # the whole method: the PerSched search and every solve
     warm_solver()
     info = {}
     if periods is None:  # the best PerSched periods of the search
