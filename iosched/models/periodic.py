@@ -35,6 +35,7 @@ MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a patter
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
 MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
 MAX_PERIODS = 100  # periods given to the MILP
+SEARCH_SHARE = 0.5  # of an exact method's budget, at most this much goes to the PerSched search before it
 SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
 SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first; then as measured)
 
@@ -282,7 +283,9 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     check_compaction(instance, plan)
     deadline = method_deadline(prof.time_limit, entry)  # the whole method: search, LP build and solve
     warm_solver()
-    start = run_search(instance, objective, deadline, k_prime, eps, t_min, None, workers)
+    # the search gets at most half of what is left: the LP needs the rest
+    start = run_search(instance, objective, Deadline(SEARCH_SHARE * deadline.remaining()), k_prime, eps, t_min, None,
+                       workers)
     if start.solution is None:
         return start
     info = {**start.info, "period_before": start.solution.period}
@@ -585,7 +588,8 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     warm_solver()
     info = {}
     if periods is None:  # the best PerSched periods of the search
-        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective, deadline=deadline)
+        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,
+                       deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
         if found["stopped"]:
             info["search"] = f"PerSched's search stopped by the time limit after {len(found['trace'])} periods"
         score = {T: sys_efficiency(instance, c, T) if objective == "sys_efficiency" else -dilation(instance, c, T)
