@@ -36,23 +36,36 @@ Two deliberate differences, neither of which changes Table 4:
   overlap the instance's own compute (the evaluator rejects such patterns:
   about one random instance in a hundred). Here the first instance fails
   unless its pieces fit between the compute end and the next compute start.
+
+Robustness (none of it changes Table 4): every parameter and the instance are checked
+before anything runs (:func:`plan_search`, naming what to change); the compiled insertion
+loop is bounded (at most MAX_INSTANCES instances and MAX_PIECES I/O pieces per pattern, one
+turn of the period per insertion, a date lost to double precision fails the insertion
+instead of reading past an array); and the search has a wall-clock budget (``time_limit``,
+60 s by default; the exact methods pass their profile's) checked between periods: it then
+returns the best pattern so far with status ``time_limit``.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 from numba import njit
 
 from iosched.core import MethodOutput, Status, register
-from iosched.errors import ParameterError
+from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, Trace, dilation, sys_efficiency
 from iosched.fluid import max_min_fair, priority_fill
 from iosched.instances.periodic import PeriodicInstance
+from iosched.solvers import Deadline
+from iosched.validate import Integer, Number, choice, integer, number, positive
 
 PRECISION = 2e-5
 
@@ -97,13 +110,19 @@ def _shift_in(a, n, i, x):
     a[i] = x
 
 
+OK, TOO_LARGE, BROKEN = 0, 1, 2  # what _fill reports
+
+
 @njit(cache=True)
-def _fill(T, B, P, w, vol, beta, tio):
+def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     """Build one period's pattern; see the module docstring for the rules.
 
-    Returns the instance counts, the final dates, and the record of every
-    instance (application, compute start) and I/O piece (instance, start, end,
-    rate in cards).
+    Returns a code (OK; TOO_LARGE: more than ``max_inst`` instances or ``max_pieces``
+    I/O pieces, the period is abandoned; BROKEN: a date the rules rely on was not found,
+    which only double-precision breakdown can cause), the instance counts, the final
+    dates, and the record of every instance (application, compute start) and I/O piece
+    (instance, start, end, rate in cards). Every loop is bounded: by the caps, by the
+    number of dates, or by one turn of the period.
     """
     K = w.shape[0]
     dates = np.empty(64)
@@ -131,7 +150,11 @@ def _fill(T, B, P, w, vol, beta, tio):
     ratio = w / tio
     alive = np.ones(K, np.bool_)
     n_alive = K
+    code = OK
     while n_alive > 0:
+        if n_rec >= max_inst or n_pc >= max_pieces:
+            code = TOO_LARGE
+            break
         best, best_sd, best_ratio = -1, 2.0, -1.0
         for k in range(K):
             if not alive[k]:
@@ -141,6 +164,9 @@ def _fill(T, B, P, w, vol, beta, tio):
                 best, best_sd, best_ratio = k, sd, ratio[k]
             elif sd == best_sd and ratio[k] > best_ratio + P:
                 best, best_ratio = k, ratio[k]
+        if best < 0:  # no Dilation below 2: impossible unless the arithmetic broke down
+            code = BROKEN
+            break
         k = best
         wk, beta_k = w[k], beta[k]
         if nd + 4 > dates.shape[0]:
@@ -179,24 +205,26 @@ def _fill(T, B, P, w, vol, beta, tio):
                             npieces += 1
                     # ours, not the authors': the pieces must fit in the window [p0, p0 + T - w]
                     # left by the compute placed right before the first one
-                    ok = te_[npieces - 1] - ts_[0] <= T - wk + P
+                    ok = npieces > 0 and te_[npieces - 1] - ts_[0] <= T - wk + P
         else:
             # Insert-In-Pattern: after the last inserted instance of k
             ni = n_inst[k]
             j = np.searchsorted(starts[k, :ni], last[k])
             end_io = starts[k, (j + 1) % ni]
             e = _find(dates, nd, T if end_io == 0 else end_io, P)
-            d = dates[e]
             nr = n_runs[k]
-            ok = nr > 0
+            ok = nr > 0 and e >= 0  # a lost date fails the insertion (never reads before or past the dates)
             if ok:
+                d = dates[e]
                 r = np.searchsorted(run_ts[k, :nr], d, side="right") - 1
                 if r < 0:
                     begin_io = run_te[k, nr - 1]
                 elif run_te[k, r] > d:
-                    begin_io = dates[e + 1]
+                    ok = e + 1 < nd
+                    begin_io = dates[e + 1] if ok else 0.0
                 else:
                     begin_io = run_te[k, r]
+            if ok:
                 if end_io > begin_io + P:
                     ok = end_io >= begin_io + wk - P
                 elif end_io + P < begin_io:
@@ -214,7 +242,9 @@ def _fill(T, B, P, w, vol, beta, tio):
                 end = nd - 1
                 while ts_.shape[0] < nd + 2:
                     ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
-                while left > P and i != stop:
+                steps = 0  # at most one turn of the period: nd - 1 intervals and the wrap
+                while stop >= 0 and left > P and i != stop and steps <= nd:
+                    steps += 1
                     if i == end:  # the end of the period: a zero-length piece, then wrap
                         ts_[npieces], te_[npieces], bw_[npieces] = T, T, min(B, beta_k)
                         npieces += 1
@@ -228,7 +258,7 @@ def _fill(T, B, P, w, vol, beta, tio):
                         ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add, free_i
                         npieces += 1
                     i += 1
-                ok = not left > P
+                ok = stop >= 0 and npieces > 0 and not left > P
         if not ok:
             alive[k] = False
             n_alive -= 1
@@ -238,6 +268,9 @@ def _fill(T, B, P, w, vol, beta, tio):
             dates, tot = _grow(dates), _grow(tot)
         c = _fmod(ts_[0] - wk + T, T, P)
         x = _fmod(c + T, T, P)
+        if not 0 <= x < T:
+            code = BROKEN
+            break
         i = np.searchsorted(dates[:nd], x - P)
         if not (i < nd and dates[i] <= x + P):
             _shift_in(dates, nd, i, x)
@@ -253,11 +286,16 @@ def _fill(T, B, P, w, vol, beta, tio):
         last[k] = c
         for p in range(npieces):  # piece starts are dates already; ends may split an interval
             x = _fmod(te_[p] + T, T, P)
+            if not 0 <= x < T:
+                code = BROKEN
+                break
             i = np.searchsorted(dates[:nd], x - P)
             if not (i < nd and dates[i] <= x + P):
                 _shift_in(dates, nd, i, x)
                 _shift_in(tot, nd, i, tot[i - 1])
                 nd += 1
+        if code != OK:
+            break
         if n_rec == rec_app.shape[0]:
             rec_app, rec_c = _grow(rec_app), _grow(rec_c)
         rec_app[n_rec], rec_c[n_rec] = k, c
@@ -267,11 +305,19 @@ def _fill(T, B, P, w, vol, beta, tio):
             if p < npieces:
                 te = _fmod(te_[p] + T, T, P)
                 i = first = _find(dates, nd, _fmod(ts_[p] + T, T, P), P)
-                while abs(dates[i] - te) > P:
+                if first < 0:
+                    code = BROKEN
+                    break
+                steps = 0
+                while abs(dates[i] - te) > P and steps < nd:
                     tot[i] += bw_[p]
                     i += 1
+                    steps += 1
                     if i == end:
                         i = 0
+                if steps == nd:
+                    code = BROKEN
+                    break
                 if i == first:
                     continue
                 s, f = dates[first], (T if i == 0 else dates[i])
@@ -292,9 +338,34 @@ def _fill(T, B, P, w, vol, beta, tio):
                 n_runs[k] = nr + 1
             if p < npieces:
                 run_start, run_end = s, f
+        if code != OK:
+            break
         n_rec += 1
-    return (n_inst, dates[:nd], rec_app[:n_rec], rec_c[:n_rec],
+    return (code, n_inst, dates[:nd], rec_app[:n_rec], rec_c[:n_rec],
             pc_inst[:n_pc], pc_ts[:n_pc], pc_te[:n_pc], pc_bw[:n_pc])
+
+
+# --- limits: what one run may build -----------------------------------------------------------
+# Measured on a 2-core, 24 GiB machine (random:1:200, K' = 10): a pattern of 200,000 instances
+# and 2.1 million I/O pieces takes 7 s in the kernel and 1.5 GB once read back and evaluated;
+# 400,000 instances take 10 s. A run beyond these limits is refused before it starts (or, for
+# pieces, which are only known once built, the search stops at the first period above them),
+# with a message that says what to change; nothing swaps and no single period runs for minutes.
+MAX_APPS = 10_000  # applications
+MAX_INSTANCES = 500_000  # instances in one pattern: Σ_k floor(K' t_min / (w_k + time_io_k))
+MAX_CELLS = 20_000_000  # K x the most instances of one application (the kernel's rows per application)
+MAX_PIECES = 6_000_000  # I/O pieces in one pattern
+MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
+RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
+TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
+READ_BACK = 7.0  # building the chosen pattern costs up to this many periods' kernel time (measured 4.7, margin)
+
+# parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
+KPrime = Annotated[float, Number(1)]
+Eps = Annotated[float, Number(0, 1, lo_open=True, hi_open=True)]
+Seconds = Annotated[float | None, Number(0, lo_open=True)]
+Workers = Annotated[int, Integer(1, 256)]
+TimeLimit = Annotated[float, Number(0, 1e9, lo_open=True)]
 
 
 def _card_units(instance: PeriodicInstance):
@@ -305,87 +376,266 @@ def _card_units(instance: PeriodicInstance):
     for a in instance.applications:
         vol = a.io_volume / b
         apps.append((a.work, vol, float(a.processors), vol / min(a.processors, B)))
-    return np.array(apps).T.copy(), B
+    units = np.array(apps).T.copy()
+    ok = np.isfinite(units).all(axis=0) & (units > 0).all(axis=0)
+    if not (math.isfinite(B) and B > 0 and ok.all()):
+        a = instance.applications[int(np.argmin(ok))]
+        raise InstanceError(f"applications[{a.name}].io_volume = {a.io_volume!r} in units of processor_bandwidth "
+                            f"= {b!r} (bandwidth {instance.platform.bandwidth!r}) is not a finite positive "
+                            f"number: the platform's and the application's scales are too far apart")
+    return units, B
 
 
-def _build(instance: PeriodicInstance, T: float, precision: float):
-    (w, vol, beta, tio), B = _card_units(instance)
-    return _fill(float(T), float(B), float(precision), w, vol, beta, tio)
+def _checked_instance(instance) -> PeriodicInstance:
+    if not isinstance(instance, PeriodicInstance):
+        raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
+    return instance
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked period search: [t_min, K' t_min] by factors (1 + eps), dates merged within ``precision``."""
+
+    t_min: float
+    k_prime: float
+    eps: float
+    precision: float
+
+    @property
+    def t_max(self) -> float:
+        return self.k_prime * self.t_min
+
+
+def _largest_k_prime(t_min: float, k_prime: float, fits) -> float:
+    """The largest K' in [1, k_prime] with ``fits(K' t_min)`` (bisection; ``fits(t_min)`` holds)."""
+    lo, hi = 1.0, k_prime
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid * t_min) else (lo, mid)
+    return lo
+
+
+def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, precision=None) -> Plan:
+    """Check PerSched's parameters against the instance before anything runs.
+
+    Raises :class:`ParameterError` (a parameter: its name and value, and what fits) or
+    :class:`InstanceError` (the instance itself: the field and value) when the search would
+    exceed the limits above: too many periods, patterns too large for memory or time, or I/O
+    times too short for double-precision dates at the longest period.
+    """
+    instance = _checked_instance(instance)
+    k_prime = number("k_prime", k_prime, 1, error=ParameterError)
+    eps = number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
+    apps = instance.applications
+    if len(apps) > MAX_APPS:
+        raise InstanceError(f"applications: PerSched handles at most {MAX_APPS} applications, got {len(apps)}")
+    cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+    if t_min is not None:
+        source, error = "t_min", ParameterError
+        t_min = positive("t_min", t_min, error=ParameterError)
+    elif instance.t_min is not None:
+        source, error, t_min = "the instance's t_min", InstanceError, instance.t_min
+    else:
+        source, error, t_min = "t_min (by default max_k work + I/O time)", InstanceError, max(cycles)
+    t_max = k_prime * t_min
+    if not math.isfinite(t_max):
+        raise ParameterError(f"k_prime x t_min = {k_prime!r} x {t_min!r} s is not a finite number")
+    periods = 1 + math.log(k_prime) / math.log1p(eps)
+    if periods > MAX_PERIODS:
+        need = math.expm1(math.log(k_prime) / (MAX_PERIODS - 1))
+        raise ParameterError(f"eps = {eps!r} with k_prime = {k_prime!r} makes about {periods:.3g} periods in the "
+                             f"search, above the limit of {MAX_PERIODS}; eps >= {need:.3g} fits")
+
+    def instances(T):
+        return sum(math.floor(T / c) for c in cycles)
+
+    def rows(T):
+        return len(apps) * max(math.floor(T / c) for c in cycles)
+
+    for count, limit, what in ((instances, MAX_INSTANCES, "application instances in one pattern"),
+                               (rows, MAX_CELLS, "cells (applications x the most instances of one)")):
+        if count(t_max) <= limit:
+            continue
+        if count(t_min) <= limit:
+            fit = _largest_k_prime(t_min, k_prime, lambda T: count(T) <= limit)  # noqa: B023
+            raise ParameterError(
+                f"k_prime = {k_prime!r}: a period of K' t_min = {t_max:.6g} s can hold up to {count(t_max):.4g} "
+                f"{what}, above PerSched's limit of {limit}; k_prime <= {fit:.4g} fits")
+        short = min(range(len(apps)), key=lambda k: cycles[k])
+        raise error(
+            f"{source} = {t_min!r} s: a period that long can hold up to {count(t_min):.4g} {what} "
+            f"(applications[{apps[short].name}] alone, work + I/O time {cycles[short]:.4g} s, fits "
+            f"{t_min / cycles[short]:.4g} times), above PerSched's limit of {limit}: the applications' time "
+            f"scales are too far apart")
+    tio = [instance.time_io(k) for k in range(len(apps))]
+    short = min(range(len(apps)), key=lambda k: tio[k])
+    if tio[short] < RESOLUTION * t_max:
+        raise InstanceError(
+            f"applications[{apps[short].name}].io_volume = {apps[short].io_volume!r}: its I/O time "
+            f"{tio[short]:.4g} s is below {RESOLUTION:g} of the longest period searched (K' t_min = {t_max:.6g} s); "
+            f"PerSched's dates are doubles and cannot place it (a smaller k_prime or t_min may)")
+    quick = min(range(len(apps)), key=lambda k: apps[k].work)
+    if apps[quick].work < RESOLUTION * t_max:
+        raise InstanceError(
+            f"applications[{apps[quick].name}].work = {apps[quick].work!r} s is below {RESOLUTION:g} of the longest "
+            f"period searched (K' t_min = {t_max:.6g} s); PerSched's dates are doubles and cannot place it (a "
+            f"smaller k_prime or t_min may)")
+    floor = 1e-13 * t_max  # a few hundred units in the last place of the longest period
+    if precision is None:
+        precision = max(default_precision(instance), floor)
+    else:
+        precision = positive("precision", precision, error=ParameterError)
+        top = 1e-3 * min(tio[short], apps[quick].work)
+        if not floor <= precision <= top:
+            raise ParameterError(f"precision must be in [{floor:.4g}, {top:.4g}] s for this search (1e-13 of "
+                                 f"K' t_min to 1e-3 of the shortest I/O time or work), got {precision!r}")
+    return Plan(t_min, k_prime, eps, precision)
 
 
 def _counts_at(args):
-    instance, T, precision = args
-    return T, [int(n) for n in _build(instance, T, precision)[0]]
+    """(code, counts) of the pattern built at one period, from card units."""
+    T, units, B, precision = args
+    w, vol, beta, tio = units
+    out = _fill(float(T), float(B), float(precision), w, vol, beta, tio, MAX_INSTANCES, MAX_PIECES)
+    return out[0], out[1].tolist()
 
 
 def build_pattern(instance: PeriodicInstance, period: float, precision: float | None = None) -> Pattern:
     """The pattern PerSched's insertion builds at one period (seconds)."""
-    precision = precision or default_precision(instance)
-    _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = _build(instance, period, precision)
+    instance = _checked_instance(instance)
+    period = positive("period", period, error=ParameterError)
+    precision = positive("precision", precision, error=ParameterError) if precision is not None else max(
+        default_precision(instance), 1e-13 * period)
+    units, B = _card_units(instance)
+    code, _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = _fill(
+        period, float(B), precision, *units, MAX_INSTANCES, MAX_PIECES)
+    if code == TOO_LARGE:
+        raise ParameterError(f"period = {period!r} s: the pattern holds more than {MAX_INSTANCES} instances or "
+                             f"{MAX_PIECES} I/O pieces, above PerSched's limits")
+    if code != OK:
+        raise InstanceError(f"period = {period!r} s: PerSched lost a date (double precision) at precision "
+                            f"{precision!r} s")
     b = instance.platform.processor_bandwidth
-    pieces = [[] for _ in rec_app]
+    pieces = [[] for _ in range(len(rec_app))]
     for r, s, e, bw in zip(pc_inst.tolist(), pc_ts.tolist(), pc_te.tolist(), pc_bw.tolist()):
         pieces[r].append((s, e, bw * b))
     dates = dates.tolist()
+    mine = [[] for _ in instance.applications]
+    for r, (a, c) in enumerate(zip(rec_app.tolist(), rec_c.tolist())):
+        mine[a].append((c, r))
     out = []
-    for k in range(len(instance.applications)):
-        insts = []
-        mine = sorted((c, r) for r, (a, c) in enumerate(zip(rec_app.tolist(), rec_c.tolist())) if a == k)
-        for c, r in mine:
-            start = dates[bisect_left(dates, c - precision)]  # the date the compute start merged into
-            insts.append(PatternInstance(start, tuple(pieces[r])))
-        out.append(tuple(insts))
+    for insts in mine:
+        # the date each compute start merged into
+        out.append(tuple(PatternInstance(dates[bisect_left(dates, c - precision)], tuple(pieces[r]))
+                         for c, r in sorted(insts)))
     return Pattern(float(period), tuple(out))
 
 
 def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
-    """The periods of the upward search: t_min, then x(1+eps) rounded to 1e-3 s, up to K' t_min."""
+    """The periods of the upward search: t_min, then x(1+eps) rounded to 1e-3 s, up to K' t_min.
+
+    Where rounding to 1e-3 s would not advance (periods below 0.05 s at eps = 0.01), the
+    unrounded x(1+eps) is taken instead; the grid stops with an error past 2 MAX_PERIODS.
+    """
     grid, T = [], t_min
     while T <= k_prime * t_min:
+        if len(grid) >= 2 * MAX_PERIODS:
+            raise ParameterError(f"eps = {eps!r} with k_prime = {k_prime!r} and t_min = {t_min!r} s makes more "
+                                 f"than {2 * MAX_PERIODS} periods")
         grid.append(T)
-        T = math.floor(T * (1 + eps) * 1000 + 0.5) / 1000
+        nxt = math.floor(T * (1 + eps) * 1000 + 0.5) / 1000
+        T = nxt if nxt > T else T * (1 + eps)
     return grid
 
 
 def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
            t_min: float | None = None, objective: str = "sys_efficiency",
-           precision: float | None = None, workers: int = 1) -> dict:
+           precision: float | None = None, workers: int = 1, deadline: Deadline | None = None) -> dict:
     """Algorithm 2: the period search. Returns the chosen period and the trace.
 
     ``objective`` "sys_efficiency" keeps the best SysEfficiency and refines the
     period downward; "dilation" then takes the least Dilation over every pattern
     both loops built (the paper's min Dilation column). ``workers`` > 1 builds
     the periods of the upward loop in parallel processes.
+
+    With a ``deadline`` no period starts once the time left is shorter than the last
+    period took plus READ_BACK times that for reading the chosen pattern back (what
+    build_pattern costs: the kernel again and Python objects for every piece, 4.7x at
+    2.1 million pieces): the search then keeps what it has and says ``stopped``. A period whose
+    pattern exceeds the size limits ends the upward loop (``too_large_from``); one where the
+    arithmetic broke down is skipped (``broken``).
     """
-    if k_prime < 1:
-        raise ParameterError(f"k_prime must be >= 1, got {k_prime!r}")
-    if not 0 < eps < 1:
-        raise ParameterError(f"eps must be in (0, 1), got {eps!r}")
-    if objective not in ("sys_efficiency", "dilation"):
-        raise ParameterError(f"objective must be sys_efficiency or dilation, got {objective!r}")
-    t_min = t_min or instance.t_min or instance.default_t_min()
-    precision = precision or default_precision(instance)
-    grid = period_grid(t_min, k_prime, eps)
-    tasks = [(instance, T, precision) for T in grid]
+    plan = plan_search(instance, k_prime, eps, t_min, precision)
+    choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
+    workers = integer("workers", workers, 1, 256, error=ParameterError)
+    units, B = _card_units(instance)
+    grid = period_grid(plan.t_min, plan.k_prime, plan.eps)
+    out = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid), "stopped": None,
+           "too_large_from": None, "broken": []}
+    trace = []
+    last = 0.0  # how long the next period (or batch) and reading a pattern back will take, from the last
+
+    def out_of_time(needed):
+        return deadline is not None and (deadline.expired() or deadline.remaining() < needed)
+
+    def take(T, code, counts):
+        """False once the upward loop must stop."""
+        if code == TOO_LARGE:
+            out["too_large_from"] = T
+            return False
+        if code == BROKEN:
+            out["broken"].append(T)
+        else:
+            trace.append((T, counts))
+        return True
+
+    tasks = [(T, units, B, plan.precision) for T in grid]
     if workers > 1 and len(tasks) > 1:
+        batch = 4 * workers
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            trace = list(pool.map(_counts_at, tasks, chunksize=max(1, len(tasks) // (4 * workers))))
+            for lo in range(0, len(tasks), batch):
+                if out_of_time(last):
+                    out["stopped"] = "time_limit"
+                    break
+                start = time.perf_counter()
+                results = list(pool.map(_counts_at, tasks[lo:lo + batch]))
+                took = time.perf_counter() - start
+                last = took + READ_BACK * took * workers / len(results)
+                if not all(take(t[0], *r) for t, r in zip(tasks[lo:lo + batch], results)):
+                    break
     else:
-        trace = [_counts_at(t) for t in tasks]
+        for task in tasks:
+            if out_of_time(last):
+                out["stopped"] = "time_limit"
+                break
+            start = time.perf_counter()
+            code, counts = _counts_at(task)
+            last = (1 + READ_BACK) * (time.perf_counter() - start)
+            if not take(task[0], code, counts):
+                break
     best_se, T_se = -1.0, None
     for T, counts in trace:
         if min(counts) > 0 and sys_efficiency(instance, counts, T) > best_se + 1e-6:
             best_se, T_se = sys_efficiency(instance, counts, T), T
     if T_se is None:
-        return {"period": None, "trace": trace, "t_min": t_min}
+        return {**out, "period": None, "trace": trace}
     T, chosen = T_se, T_se
-    step = (T_se - T_se / (1 + eps)) / (1 / eps)
-    while True:
-        _, counts = _counts_at((instance, T, precision))
+    step = (T_se - T_se / (1 + plan.eps)) / (1 / plan.eps)
+    for _ in range(MAX_PERIODS):  # downward, while SysEfficiency scales as T_opt / T
+        if out_of_time(last):
+            out["stopped"] = "time_limit"
+            break
+        start = time.perf_counter()
+        code, counts = _counts_at((T, units, B, plan.precision))
+        last = (1 + READ_BACK) * (time.perf_counter() - start)
+        if code != OK:
+            break
         trace.append((T, counts))
         target = best_se * T_se / T
         if min(counts) > 0 and abs(sys_efficiency(instance, counts, T) - target) < PRECISION:
             chosen = T
+            if not 0 < T - step < T:
+                break
             T -= step
         else:
             break
@@ -394,39 +644,103 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
         for T, counts in trace:
             if min(counts) > 0 and 1 / dilation(instance, counts, T) > best_sd + 1e-6:
                 best_sd, chosen = 1 / dilation(instance, counts, T), T
-    return {"period": chosen, "trace": trace, "t_min": t_min}
+    return {**out, "period": chosen, "trace": trace}
 
 
 def default_precision(instance: PeriodicInstance) -> float:
-    """min(2e-5, 1e-6 min_k time_io_k): the authors' 2e-5 s unless I/O times are short."""
-    return min(PRECISION, 1e-6 * min(instance.time_io(k) for k in range(len(instance.applications))))
+    """min(2e-5, 1e-6 min_k time_io_k, 1e-6 min_k w_k): the authors' 2e-5 s unless I/O or compute
+    times are short (dates closer than the precision merge: a compute shorter than it would vanish)."""
+    apps = instance.applications
+    return min(PRECISION, 1e-6 * min(instance.time_io(k) for k in range(len(apps))),
+               1e-6 * min(a.work for a in apps))
 
 
-def _run(instance, objective, k_prime, eps, t_min, precision, workers):
-    precision = precision or default_precision(instance)
+def check_time_limit(time_limit) -> float:
+    return number("time_limit", time_limit, 0, 1e9, lo_open=True, error=ParameterError)
+
+
+def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_min=None, precision=None,
+               workers=1) -> MethodOutput:
+    """The search and the chosen pattern under ``deadline``, as a method's output (parameters checked)."""
     found = search(instance, k_prime=k_prime, eps=eps, t_min=t_min, objective=objective,
-                   precision=precision, workers=workers)
-    info = {"t_min": found["t_min"], "periods_tried": len(found["trace"])}
+                   precision=precision, workers=workers, deadline=deadline)
+    info = {"t_min": found["t_min"], "periods_tried": len(found["trace"]) + len(found["broken"])}
+    if found["stopped"]:
+        info["stopped"] = (f"time limit ({deadline.seconds:g} s) after {info['periods_tried']} periods "
+                           f"({found['periods_planned']} planned upward)")
+    if found["too_large_from"] is not None:
+        info["size_limit"] = (f"periods from {found['too_large_from']:.6g} s hold more than {MAX_INSTANCES} "
+                              f"instances or {MAX_PIECES} I/O pieces: not searched")
+    if found["broken"]:
+        info["numerical_failures"] = (f"{len(found['broken'])} period(s) skipped where double precision lost a "
+                                      f"date, first {found['broken'][0]:.6g} s")
     if found["period"] is None:
+        if found["stopped"]:
+            info["error"] = "no pattern found within the time limit"
+            return MethodOutput(None, Status.TIME_LIMIT, info=info)
+        if found["too_large_from"] == found["t_min"]:
+            info["error"] = f"the pattern at t_min is above PerSched's size limits ({info['size_limit']})"
+            return MethodOutput(None, Status.ERROR, info=info)
         info["error"] = "no period in [t_min, K' t_min] holds an instance of every application"
         return MethodOutput(None, Status.INFEASIBLE, info=info)
-    return MethodOutput(build_pattern(instance, found["period"], precision), Status.FEASIBLE, info=info)
+    pattern = build_pattern(instance, found["period"], found["precision"])
+    return MethodOutput(pattern, Status.TIME_LIMIT if found["stopped"] else Status.FEASIBLE, info=info)
+
+
+_WARM = []
+
+
+def compile_kernel() -> None:
+    """Compile (or load from numba's disk cache) the insertion kernel, once per process.
+
+    The first compilation after installation takes 10-30 s; :func:`method_deadline` keeps
+    it out of a method's budget.
+    """
+    if not _WARM:
+        one = np.ones((1, 1))
+        _fill(2.0, 1.0, 1e-9, one[0], one[0], one[0], one[0], 10, 10)
+        _WARM.append(True)
+
+
+COMPILING = 2.0  # s: loading the kernel took longer than this only if numba compiled it
+
+
+def method_deadline(seconds: float, entry: float) -> Deadline:
+    """A method's budget of ``seconds`` counted from ``entry`` (its first line, a perf_counter
+    reading), with the kernel loaded: a numba compilation (the first run after installation
+    or after an edit, 10-30 s; a load from the disk cache takes about 0.5 s) is added back,
+    so that it does not eat a search."""
+    start = time.perf_counter()
+    compile_kernel()
+    took = time.perf_counter() - start
+    deadline = Deadline(seconds)
+    deadline.end = entry + seconds + (took if took > COMPILING else 0.0)
+    return deadline
+
+
+def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limit):
+    entry = time.perf_counter()
+    time_limit = check_time_limit(time_limit)
+    plan_search(instance, k_prime, eps, t_min, precision)  # every parameter checked before anything runs
+    integer("workers", workers, 1, 256, error=ParameterError)
+    deadline = method_deadline(time_limit, entry)
+    return run_search(instance, objective, deadline, k_prime, eps, t_min, precision, workers)
 
 
 @register("periodic", "persched", objective="sys_efficiency")
-def persched(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
-             t_min: float | None = None, precision: float | None = None,
-             workers: int = 1) -> MethodOutput:
-    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search."""
-    return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers)
+def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+             t_min: Seconds = None, precision: Seconds = None,
+             workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
+    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search; stops after time_limit s."""
+    return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
 @register("periodic", "persched-mindil", objective="dilation")
-def persched_mindil(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
-                    t_min: float | None = None, precision: float | None = None,
-                    workers: int = 1) -> MethodOutput:
-    """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation)."""
-    return _run(instance, "dilation", k_prime, eps, t_min, precision, workers)
+def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+                    t_min: Seconds = None, precision: Seconds = None,
+                    workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
+    """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation); stops after time_limit s."""
+    return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit)
 
 
 # --- online baselines: no periodic pattern, bandwidth shared at run time ------------------------
@@ -445,8 +759,13 @@ def _priority_order(policy, waiting, requested, dil, eff, gamma):
     return sorted(range(len(waiting)), key=lambda i: keys[policy](waiting[i]))
 
 
+MAX_CYCLES = 1_000_000
+Cycles = Annotated[float, Number(1, MAX_CYCLES)]
+Gamma = Annotated[float, Number(0, lo_open=True)]
+
+
 def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycles: float = 100,
-                    gamma: float = 1.2) -> Trace:
+                    gamma: float = 1.2, deadline: Deadline | None = None) -> Trace:
     """Run the applications without a periodic pattern in the fluid model. All start
     computing at 0; the run ends when the application of longest w_k + time_io_k
     completes its ``cycles``-th instance (or at 10 ``cycles`` times that length if it
@@ -464,16 +783,26 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
       applications whose current Dilation exceeds ``gamma`` first (by Dilation), then
       the others by ``max-syseff``.
 
-    Only instances whose I/O completes before the horizon are in the trace.
+    Only instances whose I/O completes before the horizon are in the trace. With a
+    ``deadline`` (checked every 64 events), or once MAX_PIECES I/O segments are stored, the
+    run ends early: the trace then ends where it stopped (``trace.horizon`` is that time).
     """
-    if policy not in ONLINE_POLICIES:
-        raise ParameterError(f"policy must be one of {', '.join(ONLINE_POLICIES)}, got {policy!r}")
-    if not cycles > 0:
-        raise ParameterError(f"cycles must be positive, got {cycles!r}")
+    instance = _checked_instance(instance)
+    choice("policy", policy, ONLINE_POLICIES, error=ParameterError)
+    cycles = number("cycles", cycles, 1, MAX_CYCLES, error=ParameterError)
+    gamma = positive("gamma", gamma, error=ParameterError)
     apps = instance.applications
     K = len(apps)
     longest = max(range(K), key=lambda k: apps[k].work + instance.time_io(k))
     horizon = 10 * cycles * instance.default_t_min()
+    for what, values in (("io_volume", [instance.time_io(k) for k in range(K)]), ("work", [a.work for a in apps])):
+        k = min(range(K), key=values.__getitem__)
+        if values[k] < RESOLUTION * horizon:
+            raise InstanceError(
+                f"applications[{apps[k].name}].{what} = {getattr(apps[k], what)!r}: its "
+                f"{'I/O time' if what == 'io_volume' else 'compute time'} {values[k]:.4g} s is below {RESOLUTION:g} "
+                f"of the simulated horizon (10 x cycles x t_min = {horizon:.6g} s); the simulation's times are "
+                f"doubles and cannot resolve it (fewer cycles may)")
     caps = [instance.max_rate(k) for k in range(K)]
     rho = [instance.rho(k) for k in range(K)]
     B = instance.platform.bandwidth
@@ -484,7 +813,11 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
     requested = [math.inf] * K  # when the current I/O phase began
     done = [[] for _ in range(K)]
     segs: list[list] = [[] for _ in range(K)]  # I/O segments of the current instance
+    stored, events = 0, 0
     while t < horizon:
+        events += 1
+        if stored >= MAX_PIECES or (deadline is not None and events % 64 == 0 and deadline.expired()):
+            break
         waiting = [k for k in range(K) if remaining[k] > 0]
         rates = [0.0] * K
         if waiting:
@@ -503,6 +836,7 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
         for k in waiting:
             if rates[k] > 0:
                 segs[k].append((t, t + step, rates[k]))
+                stored += 1
                 remaining[k] -= rates[k] * step
         t += step
         for k in range(K):
@@ -519,10 +853,21 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
 
 
 def _online(policy):
-    def run(instance: PeriodicInstance, cycles: float = 100, gamma: float = 1.2) -> MethodOutput:
-        return MethodOutput(simulate_online(instance, policy, cycles, gamma), Status.FEASIBLE)
+    def run(instance: PeriodicInstance, cycles: Cycles = 100, gamma: Gamma = 1.2,
+            time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
+        deadline = Deadline(check_time_limit(time_limit))
+        trace = simulate_online(instance, policy, cycles, gamma, deadline)
+        longest = max(range(len(instance.applications)),
+                      key=lambda k: instance.applications[k].work + instance.time_io(k))
+        if len(trace.applications[longest]) >= cycles:
+            return MethodOutput(trace, Status.FEASIBLE)
+        info = {"stopped": f"after {len(trace.applications[longest])} of {cycles:g} cycles at t = "
+                           f"{trace.horizon:.6g} s"}
+        if deadline.expired():
+            return MethodOutput(trace, Status.TIME_LIMIT, info={**info, "reason": f"time limit {time_limit:g} s"})
+        return MethodOutput(trace, Status.FEASIBLE, info=info)
 
-    run.__doc__ = f"Online baseline without a periodic pattern: {policy} (fluid simulation)."
+    run.__doc__ = f"Online baseline without a periodic pattern: {policy} (fluid simulation); stops after time_limit s."
     return run
 
 

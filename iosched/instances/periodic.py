@@ -18,14 +18,27 @@ import numpy as np
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, build, check_top
 
+MAX_COUNT = 2**53  # processor counts: integers that floats still hold exactly
+
 
 def _positive(where: str, value, *, integer: bool = False) -> None:
     ok_type = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, ok_type):
         kind = "an integer" if integer else "a number"
         raise InstanceError(f"{where} must be {kind}, got {value!r}")
-    if math.isnan(value) or math.isinf(value) or value <= 0:
-        raise InstanceError(f"{where} must be positive and finite, got {value!r}")
+    if integer and value > MAX_COUNT:
+        raise InstanceError(f"{where} must be at most 2^53, got {_short(value)}")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer beyond floats
+        finite = False
+    if not finite or value <= 0:
+        raise InstanceError(f"{where} must be positive and finite, got {_short(value)}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,12 @@ class PeriodicInstance(JsonInstance):
     t_min: float | None = None
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise InstanceError(f"name must be a non-empty string, got {self.name!r}")
+        if isinstance(self.applications, list):
+            object.__setattr__(self, "applications", tuple(self.applications))
+        if not isinstance(self.applications, tuple) or not all(isinstance(a, Application) for a in self.applications):
+            raise InstanceError(f"applications must be a list of Application, got {self.applications!r:.80}")
         if not self.applications:
             raise InstanceError("applications must be a non-empty list, got []")
         names = [a.name for a in self.applications]
@@ -83,6 +102,15 @@ class PeriodicInstance(JsonInstance):
             )
         if self.t_min is not None:
             _positive("t_min", self.t_min)
+        for k, a in enumerate(self.applications):
+            # derived quantities every method uses: finite and positive, or the scales are unusable
+            rate, io = self.max_rate(k), self.time_io(k)
+            if not (math.isfinite(rate) and rate > 0 and math.isfinite(io) and io > 0
+                    and math.isfinite(a.work + io)):
+                raise InstanceError(
+                    f"applications[{a.name}]: io_volume {a.io_volume!r} at min(processors x processor_bandwidth, "
+                    f"bandwidth) = {rate!r} data/s takes {io!r} s: not a finite positive time (the platform's and "
+                    f"the application's scales are too far apart)")
 
     # --- derived quantities (same units as the data) -------------------------
     def max_rate(self, k: int) -> float:
@@ -190,6 +218,8 @@ def generate(
     time_io / (w + time_io), is drawn uniformly from ``io_share``; work is
     log-uniform in [10, 10^4] s. Same seed, same instance.
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise InstanceError(f"seed must be an integer in [0, 2^63), got {_short(seed)}")
     _positive("n_apps", n_apps, integer=True)
     if n_apps > platform.processors:
         raise InstanceError(f"n_apps = {n_apps} exceeds platform.processors = {platform.processors}")

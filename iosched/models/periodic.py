@@ -10,16 +10,46 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import time
+from dataclasses import replace
+from typing import Annotated
 
 import pyomo.environ as pe
 
 from iosched.core import MethodOutput, Status, register
-from iosched.errors import ParameterError
+from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
+from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
-from iosched.solvers import Profile, load_profile, solve_pyomo
+from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo
+from iosched.validate import Integer, choice, integer, number, positive
+
+# What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
+# compaction LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in
+# Pyomo and 0.5 ms to hand to HiGHS (outside HiGHS's own time limit); the time-indexed MILP
+# (3 K S variables, about 5 K S constraints) 0.25 ms per cell to build and 1.1 ms to hand over.
+MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a pattern of K' t_min can hold
+MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
+MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
+MAX_PERIODS = 100  # periods given to the MILP
+SEARCH_SHARE = 0.5  # of an exact method's budget, at most this much goes to the PerSched search before it
+SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
+SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first; then as measured)
+
+
+Slots = Annotated[int | None, Integer(2)]
+
+
+def _profile(profile) -> Profile:
+    """A profile by name (solvers.toml) or a Profile."""
+    if isinstance(profile, Profile):
+        return profile
+    if not isinstance(profile, str) or not profile:
+        raise ParameterError(f"profile must be the name of a solvers.toml profile, got {profile!r}")
+    return load_profile(profile)
 
 
 def paper_bound(instance: PeriodicInstance) -> float:
@@ -54,12 +84,27 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
                   profile: Profile | None = None) -> float | None:
     """The LP bound: an upper bound on SysEfficiency, or a lower bound on Dilation.
 
-    None if HiGHS does not prove the LP optimal.
+    The optimum of :func:`build_longrun_model`, in closed form rather than through a solver
+    (exact up to rounding, instant, and never missing): SysEfficiency is a fractional
+    knapsack, x_k up to 1 / (w_k + time_io_k) by decreasing β_k w_k / vol_k while Σ_k x_k
+    vol_k <= B; Dilation takes x_k = z / (w_k + time_io_k) with z = min(1, B / Σ_k vol_k /
+    (w_k + time_io_k)). ``profile`` is accepted for compatibility and unused.
     """
-    out = solve_pyomo(build_longrun_model(instance, objective), profile or load_profile("default"), load=False)
-    if out.status.value != "optimal" or out.objective is None:
-        return None
-    return out.objective if objective == "sys_efficiency" else 1.0 / out.objective
+    choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
+    apps = instance.applications
+    cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+    B = instance.platform.bandwidth
+    if objective == "dilation":
+        need = math.fsum(a.io_volume / c for a, c in zip(apps, cycles))
+        return 1.0 / min(1.0, B / need)
+    left, value = B, []
+    for k in sorted(range(len(apps)), key=lambda k: -apps[k].processors * apps[k].work / apps[k].io_volume):
+        x = min(1.0 / cycles[k], left / apps[k].io_volume)
+        if x <= 0:
+            break
+        value.append(apps[k].processors * apps[k].work * x)
+        left -= x * apps[k].io_volume
+    return math.fsum(value) / instance.platform.processors
 
 
 def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
@@ -191,36 +236,93 @@ def compact(instance: PeriodicInstance, pattern: Pattern, profile: Profile | Non
     return compaction_pattern(instance, m), out
 
 
-def _compacted(instance, objective, profile, **persched_params):
-    from iosched.heuristics.periodic import persched, persched_mindil
+def compaction_size(instance: PeriodicInstance, pattern: Pattern) -> int:
+    """The number of volume variables of ``pattern``'s compaction LP, without building it."""
+    times, spans = _events(instance, pattern)
+    n = len(times)
+    cells = set()
+    for k, sp in enumerate(spans):
+        for i, (_, b) in enumerate(sp):
+            cells.update((k, j) for j in _cyclic(b, sp[(i + 1) % len(sp)][0], n))
+    return len(cells)
 
-    start = (persched if objective == "sys_efficiency" else persched_mindil)(instance, **persched_params)
+
+def check_compaction(instance: PeriodicInstance, plan) -> None:
+    """Refuse, before anything runs, a search whose patterns could give a compaction LP above
+    MAX_LP_VARIABLES: K applications x 2 N intervals, N the most instances a pattern of
+    K' t_min can hold."""
+    from iosched.heuristics.periodic import _largest_k_prime
+
+    apps = instance.applications
+    cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+
+    def size(T):
+        return 2 * len(apps) * sum(math.floor(T / c) for c in cycles)
+
+    if size(plan.t_max) <= MAX_LP_VARIABLES:
+        return
+    if size(plan.t_min) <= MAX_LP_VARIABLES:
+        fit = _largest_k_prime(plan.t_min, plan.k_prime, lambda T: size(T) <= MAX_LP_VARIABLES)
+        raise ParameterError(
+            f"k_prime = {plan.k_prime!r}: the compaction LP of a pattern as long as K' t_min = {plan.t_max:.6g} s "
+            f"could have up to {size(plan.t_max):.4g} variables, above the limit of {MAX_LP_VARIABLES}; "
+            f"k_prime <= {fit:.4g} fits (or run persched)")
+    raise InstanceError(
+        f"applications: {len(apps)} applications whose patterns hold up to {size(plan.t_min) // (2 * len(apps))} "
+        f"instances already at t_min = {plan.t_min:.6g} s give a compaction LP of up to {size(plan.t_min):.4g} "
+        f"variables, above persched-compact's limit of {MAX_LP_VARIABLES} (run persched)")
+
+
+def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
+    from iosched.heuristics.periodic import method_deadline, plan_search, run_search
+
+    entry = time.perf_counter()
+    prof = _profile(profile)
+    plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
+    integer("workers", workers, 1, 256, error=ParameterError)
+    check_compaction(instance, plan)
+    deadline = method_deadline(prof.time_limit, entry)  # the whole method: search, LP build and solve
+    warm_solver()
+    # the search gets at most half of what is left: the LP needs the rest
+    start = run_search(instance, objective, Deadline(SEARCH_SHARE * deadline.remaining()), k_prime, eps, t_min, None,
+                       workers)
     if start.solution is None:
         return start
-    prof = load_profile(profile) if isinstance(profile, str) else profile
-    pattern, out = compact(instance, start.solution, prof)
-    info = {**start.info, "period_before": start.solution.period, "lp_status": out.status.value,
-            "lp_time_s": out.wall_time_s}
+    info = {**start.info, "period_before": start.solution.period}
+    size = compaction_size(instance, start.solution)
+    needed = size * SECONDS_PER_LP_VARIABLE
+    notes = {}
+    model, out = None, None
+    if needed < deadline.remaining():
+        model, out = _solve_within(lambda: build_compaction_model(instance, start.solution), prof, deadline, True,
+                                   notes, "the compaction LP", HANDOVER_LP)
+    if out is None:
+        info["error"] = notes.get("skipped") or (
+            f"the compaction LP ({size} variables, about {needed:.3g} s to build and hand over) was not run: "
+            f"{deadline.remaining():.3g} s of the {prof.time_limit:g} s limit left")
+        return MethodOutput(start.solution, Status.TIME_LIMIT, info=info)
+    pattern = compaction_pattern(instance, model) if out.has_solution else None
+    info.update(lp_status=out.status.value, lp_time_s=out.wall_time_s, lp_variables=size)
+    timed_out = start.status == Status.TIME_LIMIT or out.status == Status.TIME_LIMIT
     if pattern is None:
         info["error"] = f"the compaction LP gave no solution ({out.message})"
-        return MethodOutput(start.solution, Status.FEASIBLE, info=info)
+        return MethodOutput(start.solution, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
     # optimal for the fixed order of events only: a heuristic value overall
-    return MethodOutput(pattern, Status.FEASIBLE, info=info)
+    return MethodOutput(pattern, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
 @register("periodic", "persched-compact", objective="sys_efficiency")
-def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: float = 10,
-                     eps: float = 0.01, t_min: float | None = None, workers: int = 1) -> MethodOutput:
+def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
-    return _compacted(instance, "sys_efficiency", profile, k_prime=k_prime, eps=eps, t_min=t_min,
-                      workers=workers)
+    return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
 
 
 @register("periodic", "persched-mindil-compact", objective="dilation")
-def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: float = 10,
-                            eps: float = 0.01, t_min: float | None = None, workers: int = 1) -> MethodOutput:
+def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
-    return _compacted(instance, "dilation", profile, k_prime=k_prime, eps=eps, t_min=t_min, workers=workers)
+    return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers)
 
 
 # --- the time-indexed MILP for a given period ---------------------------------------------------
@@ -231,7 +333,7 @@ def default_slots(instance: PeriodicInstance, period: float) -> int:
     2000 binaries in all and at least 12. With fewer than T / min_k w_k slots there is no
     relaxation (it needs δ <= min_k w_k) and the restriction is coarse."""
     ratio = period / min(a.work for a in instance.applications)
-    return max(min(math.ceil(20 * ratio), 2000 // len(instance.applications)), 12)
+    return max(min(math.ceil(min(20 * ratio, 1e9)), 2000 // len(instance.applications)), 12)
 
 
 def build_milp(instance: PeriodicInstance, period: float, slots: int | None = None,
@@ -257,15 +359,11 @@ def build_milp(instance: PeriodicInstance, period: float, slots: int | None = No
     (w_k + time_io_k) / T, the inverse of the Dilation. Slot 0 starts an instance of the
     first application (rotating a pattern by whole slots keeps it feasible).
     """
-    if kind not in ("restriction", "relaxation"):
-        raise ParameterError(f"kind must be restriction or relaxation, got {kind!r}")
-    if objective not in ("sys_efficiency", "dilation"):
-        raise ParameterError(f"objective must be sys_efficiency or dilation, got {objective!r}")
-    if not period > 0:
-        raise ParameterError(f"period must be positive, got {period!r}")
-    S = slots or default_slots(instance, period)
-    if not isinstance(S, int) or S < 2:
-        raise ParameterError(f"slots must be an integer >= 2, got {S!r}")
+    choice("kind", kind, ("restriction", "relaxation"), error=ParameterError)
+    choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
+    period = positive("period", period, error=ParameterError)
+    S = default_slots(instance, period) if slots is None else integer("slots", slots, 2, error=ParameterError)
+    check_milp_size(instance, S, period)
     apps = instance.applications
     delta = period / S
     if kind == "relaxation" and delta > min(a.work for a in apps) * (1 + 1e-12):
@@ -339,22 +437,113 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
     return Pattern(T, tuple(apps))
 
 
+# Pyomo hands a model to HiGHS (outside HiGHS's time limit) in a multiple of the time it took
+# to build it: measured 3.4-6.0x for the time-indexed MILP, 1.3-1.6x for the compaction LP
+HANDOVER_MILP = 6.0
+HANDOVER_LP = 2.5
+
+
+def _solve_within(build, profile: Profile, deadline: Deadline | None, load: bool, notes: dict, what: str,
+                  ratio: float):
+    """Build a model and solve it within what is left of ``deadline``: HiGHS's own time limit
+    does not count Pyomo handing the model over, so that is estimated from the build time and
+    taken off first. Returns (model, outcome), the outcome None when no time is left.
+
+    The garbage collector is paused meanwhile: a full collection over a large heap (another
+    model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
+    meaningless; Pyomo's models hold no cycles worth collecting during a solve.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        model = build()
+        model._build_s = time.perf_counter() - start
+        if deadline is None:
+            return model, solve_pyomo(model, profile, load=load)
+        handover = ratio * model._build_s
+        left = deadline.remaining() - handover - min(1.0, 0.1 * deadline.seconds)  # a margin for the estimate
+        if left < 0.05:
+            notes.setdefault("skipped", f"{what}: built, but {deadline.remaining():.3g} s left and about "
+                                        f"{handover:.3g} s to hand it to HiGHS")
+            return model, None
+        return model, solve_pyomo(model, replace(profile, time_limit=min(profile.time_limit, left)), load=load)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def warm_solver() -> None:
+    """Import the solver layer (its first import takes seconds): methods call it inside their budget,
+    before they measure what is left."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    SolverFactory("highs").available()  # imports highspy
+
+
+def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None = None,
+                    where: str = "period") -> None:
+    """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots, or with more than
+    MAX_MILP_TERMS terms in its compute constraints (Σ_k slots x the slots a compute covers), or
+    of a ``period`` shorter than some application's work (no pattern of it holds that application)."""
+    apps = instance.applications
+    cells = len(apps) * slots
+    if cells > MAX_MILP_CELLS:
+        raise ParameterError(f"slots = {slots}: {len(apps)} applications x {slots} slots = {cells} "
+                             f"cells, above the MILP's limit of {MAX_MILP_CELLS}; slots <= "
+                             f"{MAX_MILP_CELLS // len(apps)} fits")
+    if period is None:
+        return
+    longest = max(range(len(apps)), key=lambda k: apps[k].work)
+    if apps[longest].work > period:
+        raise ParameterError(f"{where} = {period!r} s is shorter than applications[{apps[longest].name}].work = "
+                             f"{apps[longest].work!r} s: no pattern of that period holds an instance of it")
+    terms = sum(slots * math.ceil(a.work / (period / slots)) for a in apps)
+    if terms > MAX_MILP_TERMS:
+        raise ParameterError(f"slots = {slots} at {where} = {period:.6g} s: computes cover {terms} slot terms in "
+                             f"all, above the MILP's limit of {MAX_MILP_TERMS}; fewer slots fit")
+
+
+def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
+    """Build and solve one time-indexed model within ``deadline`` (see :func:`_solve_within`).
+
+    ``cost`` holds the seconds per cell that building and handing over took last time (or the
+    constant), so that a model that cannot make it is not even built."""
+    cells = len(instance.applications) * S
+    if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
+        notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
+                                    f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
+        return None, None
+    model, out = _solve_within(lambda: build_milp(instance, period, S, kind, objective), profile, deadline,
+                               kind == "restriction", notes, kind, HANDOVER_MILP)
+    cost["per_cell"] = (1 + HANDOVER_MILP) * model._build_s / cells
+    return model, out
+
+
 def solve_period(instance: PeriodicInstance, period: float, slots: int | None = None,
-                 objective: str = "sys_efficiency", profile: Profile | None = None) -> dict:
+                 objective: str = "sys_efficiency", profile: Profile | None = None,
+                 deadline: Deadline | None = None, kinds=("restriction", "relaxation"),
+                 cost: dict | None = None) -> dict:
     """Solve the restriction and (when δ <= min w) the relaxation at one period.
 
     Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
-    bound holds for every pattern of this period.
+    bound holds for every pattern of this period. With a ``deadline`` each solve gets what
+    is left of it once the model is built and handed to HiGHS; a model that would not be
+    built and handed over in that time is not solved (its outcome is None and ``skipped``
+    says why). ``kinds`` limits which of the two are solved.
     """
     profile = profile or load_profile("default")
-    restriction = build_milp(instance, period, slots, "restriction", objective)
-    out = solve_pyomo(restriction, profile)
-    pattern = milp_pattern(instance, restriction) if out.has_solution else None
-    S = restriction._slots
-    relaxed = None
-    if period / S <= min(a.work for a in instance.applications):
-        relaxed = solve_pyomo(build_milp(instance, period, S, "relaxation", objective), profile, load=False)
-    return {"period": period, "slots": S, "pattern": pattern, "restriction": out, "relaxation": relaxed}
+    S = default_slots(instance, period) if slots is None else slots
+    cost = {"per_cell": SECONDS_PER_MILP_CELL} if cost is None else cost
+    result = {"period": period, "slots": S, "pattern": None, "restriction": None, "relaxation": None}
+    if "restriction" in kinds:
+        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost)
+        result["restriction"] = out
+        result["pattern"] = milp_pattern(instance, model) if out is not None and out.has_solution else None
+    if "relaxation" in kinds and period / S <= min(a.work for a in instance.applications):
+        result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, profile, deadline, result,
+                                           cost)[1]
+    return result
 
 
 def _objective_bound(outcome, objective):
@@ -366,60 +555,104 @@ def _objective_bound(outcome, objective):
     return math.inf if outcome.bound <= 0 else 1.0 / outcome.bound
 
 
-def _milp(instance, objective, periods, slots, profile, k_prime, eps):
-    from iosched.heuristics.periodic import search
+def _periods(periods) -> list[float] | None:
+    """None, one positive period (s), or a non-empty list of at most MAX_PERIODS of them."""
+    if periods is None:
+        return None
+    if isinstance(periods, (list, tuple)):
+        if not periods or len(periods) > MAX_PERIODS:
+            raise ParameterError(f"periods must be a period or a non-empty list of at most {MAX_PERIODS} periods "
+                                 f"(s), got {periods!r}")
+        return [positive(f"periods[{i}]", p, error=ParameterError) for i, p in enumerate(periods)]
+    return [positive("periods", periods, error=ParameterError)]
 
-    prof = load_profile(profile) if isinstance(profile, str) else profile
+
+def _milp(instance, objective, periods, slots, profile, k_prime, eps):
+    from iosched.heuristics.periodic import method_deadline, plan_search, search
+
+    entry = time.perf_counter()
+    prof = _profile(profile)
+    periods = _periods(periods)
+    if periods is None:
+        plan = plan_search(instance, k_prime, eps)
+    else:  # not searched, but checked all the same
+        number("k_prime", k_prime, 1, error=ParameterError)
+        number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
+    if slots is not None:
+        slots = integer("slots", slots, 2, error=ParameterError)
+        check_milp_size(instance, slots)
+    if periods is not None:
+        for i, T in enumerate(periods):
+            check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
+    deadline = method_deadline(prof.time_limit, entry)  # the whole method: the PerSched search and every solve
+    warm_solver()
+    info = {}
     if periods is None:  # the best PerSched periods of the search
-        trace = search(instance, k_prime=k_prime, eps=eps, objective=objective)["trace"]
+        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,
+                       deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
+        if found["stopped"]:
+            info["search"] = f"PerSched's search stopped by the time limit after {len(found['trace'])} periods"
         score = {T: sys_efficiency(instance, c, T) if objective == "sys_efficiency" else -dilation(instance, c, T)
-                 for T, c in trace if min(c) > 0}
+                 for T, c in found["trace"] if min(c) > 0}
         periods = []
         for T in sorted(score, key=score.get, reverse=True):  # three, at least eps apart
-            if all(abs(T - p) > eps * p for p in periods):
+            if all(abs(T - p) > plan.eps * p for p in periods):
                 periods.append(T)
             if len(periods) == 3:
                 break
-    periods = [float(p) for p in (periods if isinstance(periods, list | tuple) else [periods])]
-    if not periods:
-        return MethodOutput(None, Status.INFEASIBLE, info={"error": "no candidate period"})
-    runs, best, best_value = [], None, None
-    for T in periods:
-        r = solve_period(instance, T, slots, objective, prof)
+        if not periods:
+            status = Status.TIME_LIMIT if found["stopped"] else Status.INFEASIBLE
+            return MethodOutput(None, status, info={**info, "error": "no candidate period"})
+        for T in periods:
+            check_milp_size(instance, slots or default_slots(instance, T), T)
+    # restrictions first (they give patterns), in PerSched's order of preference; then the
+    # relaxations (bounds for their own period only) with whatever time is left
+    cost = {"per_cell": SECONDS_PER_MILP_CELL}
+    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost) for T in periods]
+    for r in solved:
+        r["relaxation"] = solve_period(instance, r["period"], r["slots"], objective, prof, deadline,
+                                       ("relaxation",), cost)["relaxation"] if "skipped" not in r else None
+    runs, best, best_value, timed_out = [], None, None, bool(info)
+    for r in solved:
+        run = {"period": r["period"], "slots": r["slots"], "restriction": None, "relaxation": None}
+        runs.append(run)
+        if r["relaxation"] is not None:
+            run["relaxation"] = {"status": r["relaxation"].status.value,
+                                 "bound": _objective_bound(r["relaxation"], objective),
+                                 "time_s": r["relaxation"].wall_time_s}
+        if "skipped" in r:
+            run["skipped"] = r["skipped"]
+            timed_out = True
+        if r["restriction"] is None:
+            continue
         value = r["restriction"].objective
         if objective == "dilation" and value:
             value = 1 / value
-        runs.append({"period": T, "slots": r["slots"],
-                     "restriction": {"status": r["restriction"].status.value, "objective": value,
-                                     "bound": _objective_bound(r["restriction"], objective),
-                                     "time_s": r["restriction"].wall_time_s},
-                     "relaxation": None if r["relaxation"] is None else {
-                         "status": r["relaxation"].status.value,
-                         "bound": _objective_bound(r["relaxation"], objective),
-                         "time_s": r["relaxation"].wall_time_s}})
+        run["restriction"] = {"status": r["restriction"].status.value, "objective": value,
+                              "bound": _objective_bound(r["restriction"], objective),
+                              "time_s": r["restriction"].wall_time_s}
+        timed_out = timed_out or r["restriction"].status == Status.TIME_LIMIT
         better = r["pattern"] is not None and (
             best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
         if better:
             best, best_value = r, value
     # the relaxations bound patterns of their own period only: they stay in info, and the
     # Result's bound is the one valid for every schedule (the long-run LP)
-    info = {"periods": runs}
+    info["periods"] = runs
     if best is None:
-        timed_out = any(r["restriction"]["status"] == "time_limit" for r in runs)
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
-    status = Status.TIME_LIMIT if best["restriction"].status == Status.TIME_LIMIT else Status.FEASIBLE
-    return MethodOutput(best["pattern"], status, info=info)
+    return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
 @register("periodic", "milp", objective="sys_efficiency")
-def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
-         profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+         profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
 @register("periodic", "milp-dilation", objective="dilation")
-def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: int | None = None,
-                  profile: str = "default", k_prime: float = 10, eps: float = 0.01) -> MethodOutput:
+def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+                  profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)

@@ -9,7 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from iosched.evaluate.periodic import Pattern  # noqa: E402
+from iosched.errors import ParameterError  # noqa: E402
+from iosched.evaluate.periodic import Pattern, Trace  # noqa: E402
 from iosched.fluid import Segment, cyclic_load  # noqa: E402
 from iosched.instances.periodic import PeriodicInstance  # noqa: E402
 
@@ -21,9 +22,25 @@ def _wrapped(start: float, length: float, T: float) -> list[tuple[float, float]]
     return [(s, T - s), (0.0, s + length - T)]
 
 
-def plot(instance: PeriodicInstance, pattern: Pattern, path: str, title: str = "") -> None:
-    """Save a two-panel figure of ``pattern`` to ``path`` (PNG, SVG or PDF by extension)."""
-    T = pattern.period
+MAX_SEGMENTS = 200_000  # I/O segments drawn; beyond, the figure would take minutes and say nothing
+
+
+def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path: str, title: str = "") -> None:
+    """Save a two-panel figure of ``pattern`` to ``path`` (PNG, SVG or PDF by extension).
+
+    A :class:`Trace` (the online baselines) is drawn on its timeline [0, horizon].
+    """
+    if isinstance(pattern, Trace):
+        T = pattern.horizon
+        title = title or f"{instance.name}: timeline of {T:.6g} s (grey: compute, colour: I/O)"
+    elif isinstance(pattern, Pattern):
+        T = pattern.period
+    else:
+        raise ParameterError(f"plot takes a periodic pattern or a trace, got {type(pattern).__name__}")
+    segments_in_all = sum(len(i.io) for insts in pattern.applications for i in insts)
+    if segments_in_all > MAX_SEGMENTS:
+        raise ParameterError(f"the solution has {segments_in_all} I/O segments, more than the {MAX_SEGMENTS} a plot "
+                             f"draws")
     apps = instance.applications
     fig, (gantt, bw) = plt.subplots(2, 1, sharex=True, figsize=(11, 2.2 + 0.35 * len(apps) + 2.5),
                                     gridspec_kw={"height_ratios": [max(len(apps), 2), 3]})
@@ -49,7 +66,7 @@ def plot(instance: PeriodicInstance, pattern: Pattern, path: str, title: str = "
         bottom = top
     bw.axhline(instance.platform.bandwidth, color="tab:red", linestyle="--", label="B")
     bw.set_xlim(0, T)
-    bw.set_xlabel("time in the period (s)")
+    bw.set_xlabel("time (s)" if isinstance(pattern, Trace) else "time in the period (s)")
     bw.set_ylabel("data/s")
     bw.legend(loc="upper right")
     fig.tight_layout()
