@@ -67,14 +67,15 @@ def test_suite_unknown_problem_and_instance(tmp_path):
 
 
 def test_error_in_one_task_does_not_stop_the_others(tmp_path):
-    extra = '[[methods]]\nname = "persched-mindil"\nparams = { eps = 2.0 }'  # eps must be in (0, 1)
+    # a valid parameter that fails on these instances, when the task runs: no work fits in 1 s
+    extra = '[[methods]]\nname = "milp"\nparams = { periods = 1.0 }'
     suite = load_suite(str(write(tmp_path, SUITE.format(extra=extra))))
     counts = run_suite(suite, tmp_path / "out", workers=2, progress=False)
     rows = results(tmp_path / "out")
     assert counts["done"] == len(rows) == 12 and counts["failed"] == 4
-    bad = [r for r in rows if r["method"] == "persched-mindil"]
-    assert all(r["status"] == "ERROR" and "eps must be in (0, 1)" in r["message"] for r in bad)
-    good = [r for r in rows if r["method"] != "persched-mindil"]
+    bad = [r for r in rows if r["method"] == "milp"]
+    assert all(r["status"] == "ERROR" and "is shorter than" in r["message"] for r in bad)
+    good = [r for r in rows if r["method"] != "milp"]
     assert all(r["status"] == "OK" and r["feasible"] for r in good)
     r = good[0]
     assert r["versions"]["iosched"] and r["host"] and r["threads"] == 1 and r["peak_rss_mb"] > 10
