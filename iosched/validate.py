@@ -139,14 +139,19 @@ class Boolean:
 
 @dataclass(frozen=True)
 class ListOf:
-    """A non-empty list (at most ``max_len`` items) whose every item passes ``item``."""
+    """A non-empty list (at most ``max_len`` items) whose every item passes ``item``; with ``scalar``,
+    one item alone is also accepted."""
 
     item: Integer | Number | OneOf
     max_len: int = 10_000
+    scalar: bool = False
 
     def __call__(self, where, value, error=ParameterError):
+        if self.scalar and not isinstance(value, (list, tuple)):
+            return self.item(where, value, error)
         if not isinstance(value, (list, tuple)) or not value or len(value) > self.max_len:
-            raise error(f"{where} must be a non-empty list of at most {self.max_len} items, got {value!r}")
+            one = "one value or " if self.scalar else ""
+            raise error(f"{where} must be {one}a non-empty list of at most {self.max_len} items, got {value!r}")
         return [self.item(f"{where}[{i}]", v, error) for i, v in enumerate(value)]
 
 

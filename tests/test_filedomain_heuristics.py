@@ -1,9 +1,5 @@
 """ROMIO's partitionings on hand-computed cases, the seed's Figure 2 claims, and every method's domains."""
 
-import inspect
-import json
-import re
-import typing
 
 import numpy as np
 import pytest
@@ -11,9 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import iosched
-from iosched.core import METHODS
 from iosched.errors import ParameterError
-from iosched.harness.suite import load_suite
 from iosched.heuristics.filedomain import (
     gpfs_file_domains,
     lustre_aggregators,
@@ -21,7 +15,6 @@ from iosched.heuristics.filedomain import (
     transpose_owner,
 )
 from iosched.instances.filedomain import generate, load, paper_figure2, platform
-from iosched.validate import CHECKS
 
 HEURISTICS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre",
               "gpfs"]
@@ -240,51 +233,3 @@ def test_cyclic_methods_refuse_too_many_extents():
     with pytest.raises(ParameterError, match="region.length / striping.stripe_size"):
         iosched.solve("filedomain", inst, "static-cyclic")
     assert iosched.solve("filedomain", inst, "stripe-aligned").evaluation.feasible  # contiguous: fine
-
-
-# --- declared parameter ranges: refused by solve and by a suite before anything runs -----------------------------
-
-# method -> parameter -> values outside its declared range (each parameter is also tried with "abc")
-OUT_OF_RANGE = {
-    "even": {"striping_unit": [-1, 2**31, 1.5], "min_fd_size": [-1, 2**31]},
-    "lustre": {"cb_nodes": [0, 2**20 + 1], "co_ratio": [0, 2**31]},
-    "gpfs": {"block_size": [0, 2**31, 4.5]},
-    "exact": {"engine": ["gurobi"], "granularity": ["page"], "early": [1]},
-}
-BAD = [(m, p, v) for m, ps in OUT_OF_RANGE.items() for p, vs in ps.items() for v in ["abc", *vs]]
-SUITE_WITH = """name = "bad"
-problem = "filedomain"
-profile = "quick"
-[instances]
-names = ["paper:fig2d"]
-[[methods]]
-name = "even"
-[[methods]]
-name = "{method}"
-params = {{ {param} = {value} }}
-"""
-
-
-def test_every_parameter_declares_its_range_and_is_tried():
-    tried = {(m, p) for m, p, _ in BAD}
-    for m in (m for m in METHODS.values() if m.problem == "filedomain"):
-        hints = typing.get_type_hints(m.run, include_extras=True)
-        for name in list(inspect.signature(m.run).parameters)[1:]:
-            if name == "profile":  # checked against solvers.toml by solve
-                continue
-            assert any(isinstance(c, CHECKS) for c in getattr(hints[name], "__metadata__", ())), (m.name, name)
-            assert (m.name, name) in tried, (m.name, name)
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_is_refused_by_solve(method, param, value):
-    with pytest.raises(ParameterError, match=rf"filedomain/{re.escape(method)}: {param} must"):
-        iosched.solve("filedomain", load("paper:fig2d"), method, **{param: value})
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_refuses_the_suite_with_its_line(tmp_path, method, param, value):
-    path = tmp_path / "suite.toml"
-    path.write_text(SUITE_WITH.format(method=method, param=param, value=json.dumps(value)))
-    with pytest.raises(ParameterError, match=rf"line 10: method {re.escape(method)}: {param} must"):
-        load_suite(str(path))

@@ -1,24 +1,17 @@
 """Forwarding heuristics: the issue's hand-built cases, every DFRA rule, round-robin, MCKP against brute force,
 parameters, and properties on generated instances."""
 
-import inspect
 import itertools
-import json
-import re
-import typing
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import iosched
-from iosched.core import METHODS
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import evaluate
-from iosched.harness.suite import load_suite
 from iosched.heuristics.forwarding import interference_likely, mckp_choices, mckp_solve
 from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job, generate
-from iosched.validate import CHECKS
 
 BF = 2.5
 BC = BF / 32
@@ -234,54 +227,6 @@ def test_mckp_values_and_choices():
 def test_bad_parameters_are_named(method, params, name):
     with pytest.raises(ParameterError, match=name):
         iosched.solve("forwarding", machine([nn("a", 0, 8)]), method, **params)
-
-
-# --- declared parameter ranges: refused by solve and by a suite before anything runs -----------------------------
-
-# method -> parameter -> values outside its declared range (each parameter is also tried with "abc")
-OUT_OF_RANGE = {
-    "round-robin": {"k": [0, 10**7 + 1]},
-    "dfra": {"v_min": [-1], "n_min": [-1, 2.5], "w_meta": [-0.5], "f": [0, -1], "rule": ["magic"]},
-    "milp": {"objective": ["forwarding_nodes_used"], "max_configurations": [0, 10**7 + 1]},
-    "milp-max": {"max_configurations": [0, 2.5]},
-}
-BAD = [(m, p, v) for m, ps in OUT_OF_RANGE.items() for p, vs in ps.items() for v in ["abc", *vs]]
-SUITE_WITH = """name = "bad"
-problem = "forwarding"
-profile = "quick"
-[instances]
-names = ["testbed:cesm"]
-[[methods]]
-name = "fixed"
-[[methods]]
-name = "{method}"
-params = {{ {param} = {value} }}
-"""
-
-
-def test_every_parameter_declares_its_range_and_is_tried():
-    tried = {(m, p) for m, p, _ in BAD}
-    for m in (m for m in METHODS.values() if m.problem == "forwarding"):
-        hints = typing.get_type_hints(m.run, include_extras=True)
-        for name in list(inspect.signature(m.run).parameters)[1:]:
-            if name == "profile":  # checked against solvers.toml by solve
-                continue
-            assert any(isinstance(c, CHECKS) for c in getattr(hints[name], "__metadata__", ())), (m.name, name)
-            assert (m.name, name) in tried, (m.name, name)
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_is_refused_by_solve(method, param, value):
-    with pytest.raises(ParameterError, match=rf"forwarding/{re.escape(method)}: {param} must"):
-        iosched.solve("forwarding", machine([nn("a", 0, 8)]), method, **{param: value})
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_refuses_the_suite_with_its_line(tmp_path, method, param, value):
-    path = tmp_path / "suite.toml"
-    path.write_text(SUITE_WITH.format(method=method, param=param, value=json.dumps(value)))
-    with pytest.raises(ParameterError, match=rf"line 10: method {re.escape(method)}: {param} must"):
-        load_suite(str(path))
 
 
 # --- properties -----------------------------------------------------------------------------------------------

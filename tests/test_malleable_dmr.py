@@ -1,23 +1,17 @@
 """The event simulator: hand-checked workloads, DMR's three modes, every decision follows a rule, properties."""
 
 import dataclasses
-import inspect
-import json
-import re
-import typing
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core import METHODS, solve
+from iosched.core import solve
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, evaluate
-from iosched.harness.suite import load_suite
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
 from iosched.models.malleable import bound
-from iosched.validate import CHECKS
 
 
 def lin(seconds_1, up_to=64):
@@ -269,52 +263,3 @@ def test_interval_ends_close_exactly():
     for job_ivs in res.schedule.jobs.values():
         assert all(isinstance(iv, Interval) and iv.end > iv.start for iv in job_ivs)
         assert all(a.end == b.start for a, b in zip(job_ivs, job_ivs[1:]))
-
-
-# --- declared parameter ranges: refused by solve and by a suite before anything runs -----------------------------
-
-# method -> parameter -> values outside its declared range (each parameter is also tried with "abc")
-OUT_OF_RANGE = {
-    "dmr": {"scheduler": ["sjf"], "depth": [0, 10**9 + 1], "modes": ["some"]},
-    "rigid-backfill": {"depth": [-1, True]},
-    "cpsat": {"segments": [0, 51], "unit": [0, -1, 2e9], "objective": ["mean_wait"], "hint": [1]},
-    "rigid-optimal": {"unit": [0], "objective": ["utilization"], "hint": [0]},
-    "milp": {"unit": [0, 2e9], "objective": ["mean_wait"]},
-}
-BAD = [(m, p, v) for m, ps in OUT_OF_RANGE.items() for p, vs in ps.items() for v in ["abc", *vs]]
-SUITE_WITH = """name = "bad"
-problem = "malleable"
-profile = "quick"
-[instances]
-names = ["paper:50"]
-[[methods]]
-name = "rigid-fcfs"
-[[methods]]
-name = "{method}"
-params = {{ {param} = {value} }}
-"""
-
-
-def test_every_parameter_declares_its_range_and_is_tried():
-    tried = {(m, p) for m, p, _ in BAD}
-    for m in (m for m in METHODS.values() if m.problem == "malleable"):
-        hints = typing.get_type_hints(m.run, include_extras=True)
-        for name in list(inspect.signature(m.run).parameters)[1:]:
-            if name == "profile":  # checked against solvers.toml by solve
-                continue
-            assert any(isinstance(c, CHECKS) for c in getattr(hints[name], "__metadata__", ())), (m.name, name)
-            assert (m.name, name) in tried, (m.name, name)
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_is_refused_by_solve(method, param, value):
-    with pytest.raises(ParameterError, match=rf"malleable/{re.escape(method)}: {param} must"):
-        solve("malleable", generate(0, 2, "grid"), method, **{param: value})
-
-
-@pytest.mark.parametrize("method, param, value", BAD)
-def test_a_bad_value_refuses_the_suite_with_its_line(tmp_path, method, param, value):
-    path = tmp_path / "suite.toml"
-    path.write_text(SUITE_WITH.format(method=method, param=param, value=json.dumps(value)))
-    with pytest.raises(ParameterError, match=rf"line 10: method {re.escape(method)}: {param} must"):
-        load_suite(str(path))

@@ -273,7 +273,7 @@ def test_a_non_finite_number_anywhere_is_infeasible(inst, method, data, bad):
     ("persched", {"time_limit": 0}, "time_limit must be in"),
     ("persched-mindil", {"eps": 1}, r"eps must be in \(0, 1\), got 1"),
     ("milp", {"periods": "abc"}, "periods must be a number, got 'abc'"),
-    ("milp", {"periods": []}, "periods must be a period or a non-empty list"),
+    ("milp", {"periods": []}, "periods must be one value or a non-empty list"),
     ("milp", {"periods": [900, -1]}, r"periods\[1\] must be in \(0, inf\), got -1"),
     ("milp", {"periods": [900], "slots": 0}, r"slots must be an integer in \[2, inf\], got 0"),
     ("milp", {"periods": [900], "slots": "abc"}, "slots must be an integer, got 'abc'"),

@@ -25,7 +25,7 @@ from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo
-from iosched.validate import Integer, choice, integer, number, positive
+from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
 
 # What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
 # compaction LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in
@@ -41,6 +41,7 @@ SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first
 
 
 Slots = Annotated[int | None, Integer(2)]
+Periods = Annotated[list | float | None, ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)]  # s
 
 
 def _profile(profile) -> Profile:
@@ -645,14 +646,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
 
 
 @register("periodic", "milp", objective="sys_efficiency")
-def milp(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
 @register("periodic", "milp-dilation", objective="dilation")
-def milp_dilation(instance: PeriodicInstance, periods: list | float | None = None, slots: Slots = None,
+def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
                   profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
