@@ -195,6 +195,7 @@ def cmd_list(args) -> int:
     for name, prob in sorted(PROBLEMS.items()):
         models = f"; models {', '.join(prob.models)}" if prob.models else ""
         print(f"{name}: instances {', '.join(prob.builtins)}{models}")
+        print(f"  instance specs: {' '.join(prob.load.__doc__.replace('``', '').split())}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
             print(f"  {m.name:24s} {m.objective:15s} {m.description}")
     return 0
