@@ -119,6 +119,14 @@ def test_engines_agree(seed):
         check_subsets(inst, f)
 
 
+@pytest.mark.parametrize("engine", ["dp", "milp", "cpsat"])
+def test_front_that_reaches_the_bb_capacity(engine):
+    # the last point uses all 10 of burst buffer while the requests sum to 20: the ε-constraint
+    # loop must stop there (the MILP once built a constraint 11 <= used <= 10 and failed)
+    inst = _w((10, 10), [(5, 10), (5, 10), (3, 0)])
+    assert vectors(pareto_front(inst, engine, "quick")) == brute_front(inst) == [(8, 10)]
+
+
 # --- (4) property test ----------------------------------------------------------------------------
 
 job = st.tuples(st.integers(1, 20), st.integers(0, 30))

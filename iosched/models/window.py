@@ -270,7 +270,7 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
     """ε-constraint on HiGHS: (the front points proved, whether the whole front was, why not)."""
     front, min_bb = [], 0
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)  # a point is proved at 0 gap
-    top_bb = int(instance.bbs().sum())
+    top_bb = min(int(instance.bbs().sum()), instance.capacity.burst_buffer)  # above, no selection fits
     while min_bb <= top_bb:
         first = solve_pyomo(build_milp(instance, min_bb), deadline.limit(exact), load=False)
         if first.status == Status.INFEASIBLE:
