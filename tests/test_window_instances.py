@@ -299,12 +299,14 @@ def test_load_specs(tmp_path):
     assert load("random:3:12:S4") == generate(3, 12, "S4")
     assert load("random:3:12:S4") != load("random:3:12")
     assert load("random:3") == generate(3)
+    for inst in (generate(3, 12, "S4"), generate(3, 12, "S1", ssd=True)):  # a generated window's name loads it back
+        assert load(inst.name) == inst
     path = tmp_path / "w.json"
     generate(8, 9).to_json(path)
     assert load(str(path)) == generate(8, 9)
 
 
-@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:S9", "random:3:12:S4:x", "random:3:0",
+@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:S9", "random:3:12:S4:x", "random:3:12:S4:ssd:1", "random:3:0",
                                   "random:-1", "paper:other", "no/such/file.json", ""])
 def test_load_bad_specs(spec):
     with pytest.raises(InstanceError):

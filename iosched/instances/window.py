@@ -207,15 +207,17 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
 
 
 def load(spec: str) -> WindowInstance:
-    """``paper:example``, ``random:SEED[:SIZE[:MIX]]``, or a JSON file path."""
+    """``paper:example``, ``random:SEED[:SIZE[:MIX[:ssd]]]`` (the name a generated window carries),
+    or a JSON file path."""
     if spec == "paper:example":
         return PAPER_EXAMPLE
     if spec.startswith("random:"):
         parts = spec.split(":")[1:]
-        if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[:2]):
-            raise InstanceError(f"random windows are random:SEED[:SIZE[:MIX]], got {spec!r}")
-        args = [int(p) for p in parts[:2]] + parts[2:]
-        return generate(*args)
+        ssd = len(parts) == 4 and parts[3] == "ssd"
+        if not 1 <= len(parts) - ssd <= 3 or not all(p.isdigit() for p in parts[:2]):
+            raise InstanceError(f"random windows are random:SEED[:SIZE[:MIX[:ssd]]], got {spec!r}")
+        args = [int(p) for p in parts[:2]] + parts[2:3]
+        return generate(*args, ssd=ssd)
     if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
     return WindowInstance.from_json(Path(spec))
