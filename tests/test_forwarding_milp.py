@@ -220,3 +220,15 @@ def test_taihulight_scale_milp_against_heuristics(seed, pool):
     assert r.info["model_objective"] == pytest.approx(r.objective, rel=1e-7)
     for h in ("fixed", "dfra", "mckp"):
         assert r.objective <= iosched.solve("forwarding", inst, h).objective * (1 + 1e-7)
+
+
+def test_the_profile_limit_covers_configurations_build_and_handover(tmp_path, monkeypatch):
+    # random:0:2000 under a 10 s profile ran 49 s: 16 s of configurations, 14 s of Pyomo build and
+    # 26 s of handover were all outside HiGHS's limit
+    solvers = tmp_path / "solvers.toml"
+    solvers.write_text("[default]\ntime_limit = 10\nrel_gap = 0\nthreads = 1\nseed = 0\n"
+                       "[short]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(solvers))
+    r = iosched.solve("forwarding", "random:0:2000", "milp", profile="short")
+    assert r.status == "time_limit" and r.solution is None and "time limit" in r.info["error"]
+    assert r.method_time_s < 5

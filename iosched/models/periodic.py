@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import gc
 import math
 import time
-from dataclasses import replace
 from typing import Annotated
 
 import pyomo.environ as pe
@@ -24,7 +22,7 @@ from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
-from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo
+from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
 
 # What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
@@ -295,8 +293,10 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     notes = {}
     model, out = None, None
     if needed < deadline.remaining():
-        model, out = _solve_within(lambda: build_compaction_model(instance, start.solution), prof, deadline, True,
-                                   notes, "the compaction LP", HANDOVER_LP)
+        model, out, note = solve_pyomo_within(lambda: build_compaction_model(instance, start.solution), prof,
+                                              deadline, HANDOVER_LP)
+        if note:
+            notes["skipped"] = f"the compaction LP: {note}"
     if out is None:
         info["error"] = notes.get("skipped") or (
             f"the compaction LP ({size} variables, about {needed:.3g} s to build and hand over) was not run: "
@@ -444,36 +444,6 @@ HANDOVER_MILP = 6.0
 HANDOVER_LP = 2.5
 
 
-def _solve_within(build, profile: Profile, deadline: Deadline | None, load: bool, notes: dict, what: str,
-                  ratio: float):
-    """Build a model and solve it within what is left of ``deadline``: HiGHS's own time limit
-    does not count Pyomo handing the model over, so that is estimated from the build time and
-    taken off first. Returns (model, outcome), the outcome None when no time is left.
-
-    The garbage collector is paused meanwhile: a full collection over a large heap (another
-    model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
-    meaningless; Pyomo's models hold no cycles worth collecting during a solve.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        model = build()
-        model._build_s = time.perf_counter() - start
-        if deadline is None:
-            return model, solve_pyomo(model, profile, load=load)
-        handover = ratio * model._build_s
-        left = deadline.remaining() - handover - min(1.0, 0.1 * deadline.seconds)  # a margin for the estimate
-        if left < 0.05:
-            notes.setdefault("skipped", f"{what}: built, but {deadline.remaining():.3g} s left and about "
-                                        f"{handover:.3g} s to hand it to HiGHS")
-            return model, None
-        return model, solve_pyomo(model, replace(profile, time_limit=min(profile.time_limit, left)), load=load)
-    finally:
-        if paused:
-            gc.enable()
-
-
 def warm_solver() -> None:
     """Import the solver layer (its first import takes seconds): methods call it inside their budget,
     before they measure what is left."""
@@ -506,7 +476,7 @@ def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None
 
 
 def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
-    """Build and solve one time-indexed model within ``deadline`` (see :func:`_solve_within`).
+    """Build and solve one time-indexed model within ``deadline`` (see :func:`iosched.solvers.solve_pyomo_within`).
 
     ``cost`` holds the seconds per cell that building and handing over took last time (or the
     constant), so that a model that cannot make it is not even built."""
@@ -515,8 +485,10 @@ def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, 
         notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
                                     f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
         return None, None
-    model, out = _solve_within(lambda: build_milp(instance, period, S, kind, objective), profile, deadline,
-                               kind == "restriction", notes, kind, HANDOVER_MILP)
+    model, out, note = solve_pyomo_within(lambda: build_milp(instance, period, S, kind, objective), profile,
+                                          deadline, HANDOVER_MILP, load=kind == "restriction")
+    if note:
+        notes.setdefault("skipped", f"{kind}: {note}")
     cost["per_cell"] = (1 + HANDOVER_MILP) * model._build_s / cells
     return model, out
 
