@@ -152,6 +152,22 @@ def get_problem(name: str) -> Problem:
 CERTIFIED_GAP = 1e-9  # a feasible value this close to a proven bound is optimal, whatever found it
 
 
+BOUND_TOLERANCE = 1e-6  # a bound past a feasible solution's value by more than this (relative) is wrong
+
+
+def _checked_bound(bound, name: str, objective, sense: str, info: dict):
+    """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
+    BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
+    if bound is None or objective is None:
+        return bound
+    past = bound - objective if sense == "min" else objective - bound
+    if past > BOUND_TOLERANCE * abs(objective):
+        info["bound_error"] = (f"{name} {bound!r} lies past the evaluated value {objective!r} of a feasible "
+                               f"solution, so it is wrong (a solver's tolerances or a fault): dropped")
+        return None
+    return bound
+
+
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """|bound - objective| / |objective| (the MIP-solver convention); None without both."""
     if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
@@ -252,8 +268,13 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         bound = None
         out.info["bound_error"] = f"{type(e).__name__}: {e}"
     bound_time = time.perf_counter() - bound_start
-    if out.bound is not None:
-        bound = out.bound if bound is None else (min if sense == "max" else max)(bound, out.bound)
+    feasible = objective if evaluation is not None and evaluation.feasible else None
+    bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
+    method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
+    if out.bound is not None and method_bound is None and status == Status.OPTIMAL:
+        status = Status.FEASIBLE  # its optimality rested on that bound
+    if method_bound is not None:
+        bound = method_bound if bound is None else (min if sense == "max" else max)(bound, method_bound)
     gap = relative_gap(objective, bound) if status != Status.ERROR else None
     if status == Status.FEASIBLE and gap is not None and gap <= CERTIFIED_GAP:
         status = Status.OPTIMAL

@@ -103,3 +103,19 @@ def test_the_api_takes_paths_dicts_and_json_text(tmp_path):
 def test_the_api_names_what_it_cannot_take(call, message):
     with pytest.raises((InstanceError, ParameterError), match=message):
         call()
+
+
+def test_a_bound_past_a_feasible_value_is_dropped(monkeypatch):
+    # HiGHS's presolve once proved a filedomain relaxation bound 1.6 % above a solution's evaluated time,
+    # and the result said optimal: a bound no valid bound can be is dropped, and so is the claim
+    from iosched.core import METHODS, MethodOutput, register
+
+    monkeypatch.setitem(METHODS, "filedomain/_test", None)
+    fixed = iosched.solve("filedomain", "paper:fig2", "stripe-aligned")
+
+    @register("filedomain", "_test", objective="time")
+    def claims_too_much(instance):
+        return MethodOutput(fixed.solution, iosched.Status.OPTIMAL, bound=fixed.objective * 1.01)
+
+    r = iosched.solve("filedomain", "paper:fig2", "_test")
+    assert r.status == "feasible" and r.bound < fixed.objective and "method's bound" in r.info["bound_error"]

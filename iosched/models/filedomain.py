@@ -23,8 +23,9 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
   server by server and cut into P' byte-balanced chunks) for each P'; and it returns the
   best of these and the count model's solution with the relaxation's bound: when one meets
   the bound it is optimal over every solution.
-* ``relaxation``: loads q_as >= 0 (continuous bytes of server s to aggregator a), u_as =
-  [q_as > 0], runs >= Σ_a u_as, false sharing dropped (tokens: runs >= aggregators used).
+* ``relaxation``: loads q_as >= 0 (continuous bytes of server s to aggregator a; the model
+  holds the shares q_as / Σ_a q_as), u_as = [q_as > 0], runs >= Σ_a u_as, false sharing
+  dropped (tokens: runs >= aggregators used).
   Every solution gives such q and u, so its optimum (or its solver bound) is a lower bound
   valid for every solution.
 * ``dp``: contiguous domains in aggregator order (aggregator 0 first), boundaries on unit
@@ -451,6 +452,7 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
     bw = instance.bandwidth
     A, R = instance.acquire_s * US, instance.revoke_s * US
     server_time = instance.server_bytes() / (np.asarray(bw.server) * GB) * US
+    per_us = max(bw.aggregator) * 1e3  # bytes the fastest aggregator writes in a µs
     m = pe.ConcreteModel(name="filedomain-aggregated" if stripe else "filedomain-relaxation")
     m.A = pe.RangeSet(0, P - 1)
     m.S = pe.Set(initialize=[s for s in range(K) if supply[s] > 0])
@@ -462,18 +464,20 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
         m.all = pe.Constraint(m.S, rule=lambda m, s: sum(m.c[a, s] for a in m.A) * stripe == supply[s])
         m.present = pe.Constraint(m.A, m.S, rule=lambda m, a, s: m.c[a, s] <= supply[s] // stripe * m.u[a, s])
         m.some = pe.Constraint(m.A, m.S, rule=lambda m, a, s: m.c[a, s] >= m.u[a, s])
-        m.agg_load = pe.Expression(m.A, rule=lambda m, a: stripe * sum(m.c[a, s] for s in m.S))
-    else:
-        m.q = pe.Var(m.A, m.S, domain=pe.NonNegativeReals, bounds=lambda m, a, s: (0, supply[s]),
-                     doc="bytes of server s written by a")
-        m.all = pe.Constraint(m.S, rule=lambda m, s: sum(m.q[a, s] for a in m.A) == supply[s])
-        m.present = pe.Constraint(m.A, m.S, rule=lambda m, a, s: m.q[a, s] <= supply[s] * m.u[a, s])
-        m.agg_load = pe.Expression(m.A, rule=lambda m, a: sum(m.q[a, s] for s in m.S))
-    m.aggregator = pe.Constraint(m.A, rule=lambda m, a: m.agg_load[a] <= bw.aggregator[a] * 1e3 * m.T)
+        m.agg_load = pe.Expression(m.A, rule=lambda m, a: stripe / per_us * sum(m.c[a, s] for s in m.S))
+    else:  # shares rather than bytes: with q in bytes (up to 10^8 beside bandwidths of 10^2-10^3 per µs)
+        # HiGHS's presolve once cut off feasible points and proved a bound above a solution's time
+        m.x = pe.Var(m.A, m.S, domain=pe.UnitInterval, doc="share of server s's data written by a")
+        m.all = pe.Constraint(m.S, rule=lambda m, s: sum(m.x[a, s] for a in m.A) == 1)
+        m.present = pe.Constraint(m.A, m.S, rule=lambda m, a, s: m.x[a, s] <= m.u[a, s])
+        m.agg_load = pe.Expression(m.A, rule=lambda m, a: sum(supply[s] / per_us * m.x[a, s] for s in m.S))
+    # loads in µs at the fastest aggregator's bandwidth, so that their coefficients and T's are alike
+    m.aggregator = pe.Constraint(m.A, rule=lambda m, a: m.agg_load[a] <= bw.aggregator[a] * 1e3 / per_us * m.T)
     if bw.node is not None:
         members = {n: [a for a in range(P) if instance.aggregator_nodes[a] == n] for n in range(instance.nodes)}
         m.N = pe.Set(initialize=[n for n in members if members[n]])
-        m.node = pe.Constraint(m.N, rule=lambda m, n: sum(m.agg_load[a] for a in members[n]) <= bw.node[n] * 1e3 * m.T)
+        m.node = pe.Constraint(m.N, rule=lambda m, n: sum(m.agg_load[a] for a in members[n])
+                               <= bw.node[n] * 1e3 / per_us * m.T)
     for k, group in enumerate(aggregator_classes(instance)):
         setattr(m, f"symmetry_{k}", pe.Constraint(range(len(group) - 1),
                                                   rule=lambda m, i, g=group: m.agg_load[g[i]] >= m.agg_load[g[i + 1]]))
@@ -763,8 +767,9 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
     info.update(relaxation_status=r.status.value, relaxation_bound=bound)
     if r.has_solution:
         loads = np.zeros((instance.aggregators, instance.stripe_count))
-        for (a, s), var in relax.q.items():
-            loads[a, s] = pe.value(var)
+        supply = instance.server_bytes()
+        for (a, s), var in relax.x.items():
+            loads[a, s] = pe.value(var) * supply[s]
         candidates.append(("relaxation layout", layout(instance, loads)))
     timed_out = r.status == Status.TIME_LIMIT
     if deadline.remaining() > 0.05:
