@@ -70,7 +70,7 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
+from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo, solve_pyomo_within
 from iosched.validate import Boolean, OneOf, choice
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
@@ -678,8 +678,11 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
         candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
         return _best_of(instance, candidates, bound, timed_out, prof, info)
     if engine == "milp":
-        model = build_milp(instance, gran)
-        out = solve_pyomo(model, deadline.limit(prof))
+        # Pyomo hands the model to HiGHS in about 3.4 times its build time (measured, 40,000 variables)
+        model, out, note = solve_pyomo_within(lambda: build_milp(instance, gran), prof, deadline, 4.0)
+        if out is None:
+            info["skipped"] = f"the MILP was not solved: {note}"
+            return _best_of(instance, [], None, True, prof, info)
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
