@@ -54,7 +54,7 @@ def test_summary_bound_show_list(capsys):
     assert json.loads(out)["t_min"] == 16000
     code, out, _ = run(capsys, "list")
     assert "persched-mindil" in out and "paper:set10" in out
-    assert "random:SEED[:SIZE[:MIX]]" in out  # the spec forms, not only the named instances
+    assert "random:SEED[:SIZE[:MIX[:ssd]]]" in out  # the spec forms, not only the named instances
 
 
 @pytest.mark.parametrize("argv, message", [
