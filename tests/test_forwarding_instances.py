@@ -5,6 +5,7 @@ import json
 from collections import Counter
 
 import pytest
+from edits import drop_at, set_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -211,91 +212,74 @@ def base() -> dict:
     return d
 
 
-def _set(path, value):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        d[last] = value
-    return mod
-
-
-def _drop(path):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        del d[last]
-    return mod
-
-
 BAD = {
-    "missing_compute_nodes": (_drop(["compute_nodes"]), ["compute_nodes"]),
-    "missing_jobs": (_drop(["jobs"]), ["jobs"]),
-    "missing_node_bandwidth": (_drop(["forwarding_nodes", 1, "bandwidth"]), ["forwarding_nodes[1].bandwidth"]),
-    "missing_job_volume": (_drop(["jobs", 0, "volume"]), ["jobs[0].volume"]),
-    "missing_history_field": (_drop(["jobs", 0, "history", "io_nodes"]), ["jobs[0].history.io_nodes"]),
-    "unknown_top": (_set(["walltime"], 3), ["walltime"]),
-    "unknown_node_field": (_set(["forwarding_nodes", 0, "speed"], 3), ["forwarding_nodes[0].speed"]),
-    "unknown_job_field": (_set(["jobs", 1, "walltime"], 3), ["jobs[1].walltime"]),
-    "history_on_running": (_set(["running", 0, "history"], {}), ["running[0].history"]),
-    "forwarding_on_job": (_set(["jobs", 0, "forwarding"], [[0, 300]]), ["jobs[0].forwarding"]),
-    "zero_compute_nodes": (_set(["compute_nodes"], 0), ["compute_nodes", "0"]),
-    "float_compute_nodes": (_set(["compute_nodes"], 2048.5), ["compute_nodes", "2048.5"]),
-    "huge_compute_nodes": (_set(["compute_nodes"], 10**400), ["compute_nodes"]),
-    "string_ratio": (_set(["default_ratio"], "512"), ["default_ratio", "'512'"]),
-    "zero_ratio": (_set(["default_ratio"], 0), ["default_ratio", "0"]),
-    "too_few_default_nodes": (_set(["default_ratio"], 256), ["default-service", "8 blocks"]),
-    "fraction_zero": (_set(["anomalous_fraction"], 0), ["anomalous_fraction", "0"]),
-    "fraction_nan": (_set(["anomalous_fraction"], float("nan")), ["anomalous_fraction", "nan"]),
-    "nodes_not_list": (_set(["forwarding_nodes"], {"0": 1}), ["forwarding_nodes"]),
-    "no_nodes": (_set(["forwarding_nodes"], []), ["forwarding_nodes", "[]"]),
-    "node_id_negative": (_set(["forwarding_nodes", 2, "id"], -1), ["forwarding_nodes[2].id", "-1"]),
-    "node_id_string": (_set(["forwarding_nodes", 2, "id"], "x"), ["forwarding_nodes[2].id", "'x'"]),
-    "node_id_duplicate": (_set(["forwarding_nodes", 2, "id"], 1), ["forwarding node ids", "1"]),
-    "zero_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], 0), ["forwarding_nodes[1].bandwidth", "0"]),
-    "inf_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], float("inf")), ["forwarding_nodes[1].bandwidth"]),
-    "bool_bandwidth": (_set(["forwarding_nodes", 1, "bandwidth"], True), ["forwarding_nodes[1].bandwidth", "True"]),
-    "anomalous_string": (_set(["forwarding_nodes", 1, "anomalous"], "no"), ["forwarding_nodes[1].anomalous", "'no'"]),
-    "service_unknown": (_set(["forwarding_nodes", 1, "service"], "spare"), ["forwarding_nodes[1].service", "'spare'"]),
-    "mapping_length": (_set(["default_mapping"], [0, 1]), ["default_mapping", "4"]),
-    "mapping_pool_node": (_set(["default_mapping"], [0, 1, 2, 5]), ["default_mapping[3]", "5"]),
-    "mapping_unknown_node": (_set(["default_mapping"], [0, 1, 2, 77]), ["default_mapping[3]", "77"]),
-    "jobs_empty": (_set(["jobs"], []), ["jobs", "[]"]),
-    "jobs_not_list": (_set(["jobs"], "a"), ["jobs", "'a'"]),
-    "job_id_empty": (_set(["jobs", 0, "id"], ""), ["jobs[0].id", "''"]),
-    "job_id_number": (_set(["jobs", 0, "id"], 3), ["jobs[0].id", "3"]),
-    "job_id_duplicate": (_set(["jobs", 1, "id"], "r"), ["unique", "'r'"]),
-    "start_negative": (_set(["jobs", 0, "start"], -5), ["jobs[a].start", "-5"]),
-    "range_outside": (_set(["jobs", 1, "start"], 2000), ["jobs[b]", "2100", "2048"]),
-    "overlap": (_set(["jobs", 1, "start"], 200), ["overlaps", "200"]),
-    "nodes_zero": (_set(["jobs", 0, "nodes"], 0), ["jobs[a].nodes", "0"]),
-    "io_nodes_above": (_set(["jobs", 0, "io_nodes"], 301), ["jobs[a].io_nodes", "301"]),
-    "io_nodes_1_1": (_set(["jobs", 1, "io_nodes"], 2), ["jobs[b].io_nodes", "1-1", "2"]),
-    "node_bandwidth_negative": (_set(["jobs", 0, "node_bandwidth"], -0.1), ["jobs[a].node_bandwidth", "-0.1"]),
-    "volume_zero": (_set(["jobs", 0, "volume"], 0), ["jobs[a].volume", "0"]),
-    "volume_nan": (_set(["jobs", 0, "volume"], float("nan")), ["jobs[a].volume", "nan"]),
-    "volume_list": (_set(["jobs", 0, "volume"], [1]), ["jobs[a].volume", "[1]"]),
-    "mode_unknown": (_set(["jobs", 0, "mode"], "N-M"), ["jobs[a].mode", "'N-M'"]),
-    "metadata_negative": (_set(["jobs", 0, "metadata_wait"], -1), ["jobs[a].metadata_wait", "-1"]),
-    "iops_unknown": (_set(["jobs", 0, "iops"], "medium"), ["jobs[a].iops", "'medium'"]),
-    "bandwidth_bool": (_set(["jobs", 0, "bandwidth"], True), ["jobs[a].bandwidth", "True"]),
-    "history_volume_nan": (_set(["jobs", 0, "history", "volume"], float("nan")), ["jobs[a].history.volume"]),
-    "history_io_float": (_set(["jobs", 0, "history", "io_nodes"], 2.5), ["jobs[a].history.io_nodes", "2.5"]),
-    "history_not_object": (_set(["jobs", 0, "history"], [1, 2]), ["jobs[0].history", "[1, 2]"]),
-    "running_unknown_node": (_set(["running", 0, "forwarding"], [[42, 512]]), ["running[r]", "42"]),
-    "running_groups_sum": (_set(["running", 0, "forwarding"], [[4, 500]]), ["running[r].forwarding", "500", "512"]),
-    "running_group_shape": (_set(["running", 0, "forwarding"], [[4]]), ["running[r].forwarding[0]", "[4]"]),
-    "running_group_zero": (_set(["running", 0, "forwarding"], [[4, 512], [5, 0]]), ["running[r].forwarding[1][1]"]),
-    "running_not_list": (_set(["running", 0, "forwarding"], 4), ["running[0].forwarding", "4"]),
-    "running_dedicated_default": (_set(["running", 0, "forwarding"], [[0, 512]]), ["running[r]", "dedicated", "0"]),
-    "dedicated_without_nodes": (_drop(["running", 0, "forwarding"]), ["running[r].dedicated"]),
-    "dedicated_string": (_set(["running", 0, "dedicated"], "yes"), ["running[r].dedicated", "'yes'"]),
-    "interference_unknown_trait": (_set(["interference"], {"slowdown": {"big": {}}}), ["interference.slowdown.big"]),
-    "interference_below_one": (_set(["interference"], {"slowdown": {"low": {"n1": 0.5}}}),
+    "missing_compute_nodes": (drop_at(["compute_nodes"]), ["compute_nodes"]),
+    "missing_jobs": (drop_at(["jobs"]), ["jobs"]),
+    "missing_node_bandwidth": (drop_at(["forwarding_nodes", 1, "bandwidth"]), ["forwarding_nodes[1].bandwidth"]),
+    "missing_job_volume": (drop_at(["jobs", 0, "volume"]), ["jobs[0].volume"]),
+    "missing_history_field": (drop_at(["jobs", 0, "history", "io_nodes"]), ["jobs[0].history.io_nodes"]),
+    "unknown_top": (set_at(["walltime"], 3), ["walltime"]),
+    "unknown_node_field": (set_at(["forwarding_nodes", 0, "speed"], 3), ["forwarding_nodes[0].speed"]),
+    "unknown_job_field": (set_at(["jobs", 1, "walltime"], 3), ["jobs[1].walltime"]),
+    "history_on_running": (set_at(["running", 0, "history"], {}), ["running[0].history"]),
+    "forwarding_on_job": (set_at(["jobs", 0, "forwarding"], [[0, 300]]), ["jobs[0].forwarding"]),
+    "zero_compute_nodes": (set_at(["compute_nodes"], 0), ["compute_nodes", "0"]),
+    "float_compute_nodes": (set_at(["compute_nodes"], 2048.5), ["compute_nodes", "2048.5"]),
+    "huge_compute_nodes": (set_at(["compute_nodes"], 10**400), ["compute_nodes"]),
+    "string_ratio": (set_at(["default_ratio"], "512"), ["default_ratio", "'512'"]),
+    "zero_ratio": (set_at(["default_ratio"], 0), ["default_ratio", "0"]),
+    "too_few_default_nodes": (set_at(["default_ratio"], 256), ["default-service", "8 blocks"]),
+    "fraction_zero": (set_at(["anomalous_fraction"], 0), ["anomalous_fraction", "0"]),
+    "fraction_nan": (set_at(["anomalous_fraction"], float("nan")), ["anomalous_fraction", "nan"]),
+    "nodes_not_list": (set_at(["forwarding_nodes"], {"0": 1}), ["forwarding_nodes"]),
+    "no_nodes": (set_at(["forwarding_nodes"], []), ["forwarding_nodes", "[]"]),
+    "node_id_negative": (set_at(["forwarding_nodes", 2, "id"], -1), ["forwarding_nodes[2].id", "-1"]),
+    "node_id_string": (set_at(["forwarding_nodes", 2, "id"], "x"), ["forwarding_nodes[2].id", "'x'"]),
+    "node_id_duplicate": (set_at(["forwarding_nodes", 2, "id"], 1), ["forwarding node ids", "1"]),
+    "zero_bandwidth": (set_at(["forwarding_nodes", 1, "bandwidth"], 0), ["forwarding_nodes[1].bandwidth", "0"]),
+    "inf_bandwidth": (set_at(["forwarding_nodes", 1, "bandwidth"], float("inf")), ["forwarding_nodes[1].bandwidth"]),
+    "bool_bandwidth": (set_at(["forwarding_nodes", 1, "bandwidth"], True), ["forwarding_nodes[1].bandwidth", "True"]),
+    "anomalous_string": (set_at(["forwarding_nodes", 1, "anomalous"], "no"), ["forwarding_nodes[1].anomalous", "'no'"]),
+    "service_unknown": (set_at(["forwarding_nodes", 1, "service"], "spare"),
+                        ["forwarding_nodes[1].service", "'spare'"]),
+    "mapping_length": (set_at(["default_mapping"], [0, 1]), ["default_mapping", "4"]),
+    "mapping_pool_node": (set_at(["default_mapping"], [0, 1, 2, 5]), ["default_mapping[3]", "5"]),
+    "mapping_unknown_node": (set_at(["default_mapping"], [0, 1, 2, 77]), ["default_mapping[3]", "77"]),
+    "jobs_empty": (set_at(["jobs"], []), ["jobs", "[]"]),
+    "jobs_not_list": (set_at(["jobs"], "a"), ["jobs", "'a'"]),
+    "job_id_empty": (set_at(["jobs", 0, "id"], ""), ["jobs[0].id", "''"]),
+    "job_id_number": (set_at(["jobs", 0, "id"], 3), ["jobs[0].id", "3"]),
+    "job_id_duplicate": (set_at(["jobs", 1, "id"], "r"), ["unique", "'r'"]),
+    "start_negative": (set_at(["jobs", 0, "start"], -5), ["jobs[a].start", "-5"]),
+    "range_outside": (set_at(["jobs", 1, "start"], 2000), ["jobs[b]", "2100", "2048"]),
+    "overlap": (set_at(["jobs", 1, "start"], 200), ["overlaps", "200"]),
+    "nodes_zero": (set_at(["jobs", 0, "nodes"], 0), ["jobs[a].nodes", "0"]),
+    "io_nodes_above": (set_at(["jobs", 0, "io_nodes"], 301), ["jobs[a].io_nodes", "301"]),
+    "io_nodes_1_1": (set_at(["jobs", 1, "io_nodes"], 2), ["jobs[b].io_nodes", "1-1", "2"]),
+    "node_bandwidth_negative": (set_at(["jobs", 0, "node_bandwidth"], -0.1), ["jobs[a].node_bandwidth", "-0.1"]),
+    "volume_zero": (set_at(["jobs", 0, "volume"], 0), ["jobs[a].volume", "0"]),
+    "volume_nan": (set_at(["jobs", 0, "volume"], float("nan")), ["jobs[a].volume", "nan"]),
+    "volume_list": (set_at(["jobs", 0, "volume"], [1]), ["jobs[a].volume", "[1]"]),
+    "mode_unknown": (set_at(["jobs", 0, "mode"], "N-M"), ["jobs[a].mode", "'N-M'"]),
+    "metadata_negative": (set_at(["jobs", 0, "metadata_wait"], -1), ["jobs[a].metadata_wait", "-1"]),
+    "iops_unknown": (set_at(["jobs", 0, "iops"], "medium"), ["jobs[a].iops", "'medium'"]),
+    "bandwidth_bool": (set_at(["jobs", 0, "bandwidth"], True), ["jobs[a].bandwidth", "True"]),
+    "history_volume_nan": (set_at(["jobs", 0, "history", "volume"], float("nan")), ["jobs[a].history.volume"]),
+    "history_io_float": (set_at(["jobs", 0, "history", "io_nodes"], 2.5), ["jobs[a].history.io_nodes", "2.5"]),
+    "history_not_object": (set_at(["jobs", 0, "history"], [1, 2]), ["jobs[0].history", "[1, 2]"]),
+    "running_unknown_node": (set_at(["running", 0, "forwarding"], [[42, 512]]), ["running[r]", "42"]),
+    "running_groups_sum": (set_at(["running", 0, "forwarding"], [[4, 500]]), ["running[r].forwarding", "500", "512"]),
+    "running_group_shape": (set_at(["running", 0, "forwarding"], [[4]]), ["running[r].forwarding[0]", "[4]"]),
+    "running_group_zero": (set_at(["running", 0, "forwarding"], [[4, 512], [5, 0]]), ["running[r].forwarding[1][1]"]),
+    "running_not_list": (set_at(["running", 0, "forwarding"], 4), ["running[0].forwarding", "4"]),
+    "running_dedicated_default": (set_at(["running", 0, "forwarding"], [[0, 512]]), ["running[r]", "dedicated", "0"]),
+    "dedicated_without_nodes": (drop_at(["running", 0, "forwarding"]), ["running[r].dedicated"]),
+    "dedicated_string": (set_at(["running", 0, "dedicated"], "yes"), ["running[r].dedicated", "'yes'"]),
+    "interference_unknown_trait": (set_at(["interference"], {"slowdown": {"big": {}}}), ["interference.slowdown.big"]),
+    "interference_below_one": (set_at(["interference"], {"slowdown": {"low": {"n1": 0.5}}}),
                                ["interference.slowdown.low.n1", "0.5"]),
-    "interference_threshold": (_set(["interference"], {"metadata_wait": -2}), ["interference.metadata_wait", "-2"]),
-    "interference_not_object": (_set(["interference"], 3), ["interference", "3"]),
+    "interference_threshold": (set_at(["interference"], {"metadata_wait": -2}), ["interference.metadata_wait", "-2"]),
+    "interference_not_object": (set_at(["interference"], 3), ["interference", "3"]),
 }
 
 

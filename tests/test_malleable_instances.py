@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from edits import drop_at, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -179,74 +180,56 @@ def test_generate_bad_seed():
 # --- bad input -----------------------------------------------------------------------------------------------
 
 
-def _set(path, value):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        d[last] = value
-    return mod
-
-
-def _drop(path):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        del d[last]
-    return mod
-
-
 def _base() -> dict:
     return MalleableInstance(16, (TABLE_JOB, app_job("nbody", "nb", 1.0)), name="base").to_dict()
 
 
 BAD = {  # modification -> fragments the message must contain
-    "missing_nodes": (_drop(["nodes"]), ["nodes"]),
-    "missing_jobs": (_drop(["jobs"]), ["jobs"]),
-    "missing_arrival": (_drop(["jobs", 0, "arrival"]), ["jobs[0].arrival"]),
-    "missing_runtime": (_drop(["jobs", 1, "runtime"]), ["jobs[1].runtime"]),
-    "missing_id": (_drop(["jobs", 1, "id"]), ["jobs[1].id"]),
-    "unknown_top": (_set(["walltime"], 3), ["walltime"]),
-    "unknown_job_field": (_set(["jobs", 0, "walltime"], 3), ["jobs[0].walltime"]),
-    "negative_arrival": (_set(["jobs", 0, "arrival"], -1), ["jobs[tab].arrival", "-1"]),
-    "nan_arrival": (_set(["jobs", 0, "arrival"], math.nan), ["jobs[tab].arrival", "nan"]),
-    "inf_work": (_set(["jobs", 0, "work"], math.inf), ["jobs[tab].work", "inf"]),
-    "zero_work": (_set(["jobs", 0, "work"], 0), ["jobs[tab].work", "0"]),
-    "string_work": (_set(["jobs", 0, "work"], "7"), ["jobs[tab].work", "'7'"]),
-    "bool_min": (_set(["jobs", 0, "min_nodes"], True), ["jobs[tab].min_nodes", "True"]),
-    "float_max": (_set(["jobs", 0, "max_nodes"], 8.0), ["jobs[tab].max_nodes", "8.0"]),
-    "huge_nodes": (_set(["nodes"], 10**400), ["nodes", "1000000"]),
-    "zero_nodes": (_set(["nodes"], 0), ["nodes", "0"]),
-    "min_above_max": (_set(["jobs", 0, "min_nodes"], 16), ["jobs[tab].min_nodes", "16", "max_nodes", "8"]),
-    "max_above_cluster": (_set(["nodes"], 4), ["jobs[tab].max_nodes", "8", "4"]),
-    "preferred_off_ladder": (_set(["jobs", 0, "preferred"], 3), ["jobs[tab].preferred", "3", "ladder"]),
-    "submit_off_ladder": (_set(["jobs", 0, "submit"], 6), ["jobs[tab].submit", "6", "ladder"]),
-    "request_off_ladder": (_set(["jobs", 1, "request"], 32), ["jobs[nb].request", "32"]),
-    "factor_one": (_set(["jobs", 0, "factor"], 1), ["jobs[tab].factor", "1"]),
-    "table_missing_size": (_set(["jobs", 0, "runtime", "seconds"], {"2": 50.0, "4": 30.0}),
+    "missing_nodes": (drop_at(["nodes"]), ["nodes"]),
+    "missing_jobs": (drop_at(["jobs"]), ["jobs"]),
+    "missing_arrival": (drop_at(["jobs", 0, "arrival"]), ["jobs[0].arrival"]),
+    "missing_runtime": (drop_at(["jobs", 1, "runtime"]), ["jobs[1].runtime"]),
+    "missing_id": (drop_at(["jobs", 1, "id"]), ["jobs[1].id"]),
+    "unknown_top": (set_at(["walltime"], 3), ["walltime"]),
+    "unknown_job_field": (set_at(["jobs", 0, "walltime"], 3), ["jobs[0].walltime"]),
+    "negative_arrival": (set_at(["jobs", 0, "arrival"], -1), ["jobs[tab].arrival", "-1"]),
+    "nan_arrival": (set_at(["jobs", 0, "arrival"], math.nan), ["jobs[tab].arrival", "nan"]),
+    "inf_work": (set_at(["jobs", 0, "work"], math.inf), ["jobs[tab].work", "inf"]),
+    "zero_work": (set_at(["jobs", 0, "work"], 0), ["jobs[tab].work", "0"]),
+    "string_work": (set_at(["jobs", 0, "work"], "7"), ["jobs[tab].work", "'7'"]),
+    "bool_min": (set_at(["jobs", 0, "min_nodes"], True), ["jobs[tab].min_nodes", "True"]),
+    "float_max": (set_at(["jobs", 0, "max_nodes"], 8.0), ["jobs[tab].max_nodes", "8.0"]),
+    "huge_nodes": (set_at(["nodes"], 10**400), ["nodes", "1000000"]),
+    "zero_nodes": (set_at(["nodes"], 0), ["nodes", "0"]),
+    "min_above_max": (set_at(["jobs", 0, "min_nodes"], 16), ["jobs[tab].min_nodes", "16", "max_nodes", "8"]),
+    "max_above_cluster": (set_at(["nodes"], 4), ["jobs[tab].max_nodes", "8", "4"]),
+    "preferred_off_ladder": (set_at(["jobs", 0, "preferred"], 3), ["jobs[tab].preferred", "3", "ladder"]),
+    "submit_off_ladder": (set_at(["jobs", 0, "submit"], 6), ["jobs[tab].submit", "6", "ladder"]),
+    "request_off_ladder": (set_at(["jobs", 1, "request"], 32), ["jobs[nb].request", "32"]),
+    "factor_one": (set_at(["jobs", 0, "factor"], 1), ["jobs[tab].factor", "1"]),
+    "table_missing_size": (set_at(["jobs", 0, "runtime", "seconds"], {"2": 50.0, "4": 30.0}),
                            ["jobs[tab].runtime.seconds", "8"]),
-    "table_extra_size": (_set(["jobs", 0, "runtime", "seconds"], {"2": 5.0, "4": 3.0, "8": 2.0, "6": 1.0}),
+    "table_extra_size": (set_at(["jobs", 0, "runtime", "seconds"], {"2": 5.0, "4": 3.0, "8": 2.0, "6": 1.0}),
                          ["jobs[tab].runtime.seconds", "6"]),
-    "table_bad_key": (_set(["jobs", 0, "runtime", "seconds"], {"two": 5.0}), ["jobs[0].runtime.seconds", "two"]),
-    "table_negative": (_set(["jobs", 0, "runtime", "seconds", "4"], -3.0), ["jobs[tab].runtime.seconds[4]", "-3"]),
-    "table_not_object": (_set(["jobs", 0, "runtime", "seconds"], [1, 2]), ["jobs[0].runtime.seconds"]),
-    "runtime_model": (_set(["jobs", 0, "runtime"], {"model": "gustafson"}), ["jobs[0].runtime.model",
+    "table_bad_key": (set_at(["jobs", 0, "runtime", "seconds"], {"two": 5.0}), ["jobs[0].runtime.seconds", "two"]),
+    "table_negative": (set_at(["jobs", 0, "runtime", "seconds", "4"], -3.0), ["jobs[tab].runtime.seconds[4]", "-3"]),
+    "table_not_object": (set_at(["jobs", 0, "runtime", "seconds"], [1, 2]), ["jobs[0].runtime.seconds"]),
+    "runtime_model": (set_at(["jobs", 0, "runtime"], {"model": "gustafson"}), ["jobs[0].runtime.model",
                                                                               "gustafson"]),
-    "runtime_not_object": (_set(["jobs", 0, "runtime"], 5), ["jobs[0].runtime", "5"]),
-    "amdahl_serial": (_set(["jobs", 1, "runtime", "serial"], 1.5), ["jobs[nb].runtime.serial", "1.5"]),
-    "amdahl_extra_field": (_set(["jobs", 1, "runtime", "up_to"], 4), ["jobs[1].runtime.up_to"]),
-    "zero_period": (_set(["jobs", 0, "period"], 0), ["jobs[tab].period", "0"]),
-    "tiny_period": (_set(["jobs", 0, "period"], 1e-6), ["jobs[tab].period", "checks"]),
-    "negative_cost": (_set(["jobs", 0, "reconfig_s"], -0.1), ["jobs[tab].reconfig_s", "-0.1"]),
-    "negative_timeout": (_set(["jobs", 0, "timeout"], -1), ["jobs[tab].timeout", "-1"]),
-    "empty_app": (_set(["jobs", 0, "app"], ""), ["jobs[tab].app", "''"]),
-    "duplicate_ids": (_set(["jobs", 1, "id"], "tab"), ["tab", "unique"]),
-    "empty_jobs": (_set(["jobs"], []), ["jobs", "[]"]),
-    "jobs_not_list": (_set(["jobs"], {"a": 1}), ["jobs"]),
-    "job_not_object": (_set(["jobs", 0], [1, 2]), ["jobs[0]"]),
-    "empty_id": (_set(["jobs", 0, "id"], ""), ["id", "''"]),
-    "name_not_text": (_set(["name"], 5), ["name", "5"]),
+    "runtime_not_object": (set_at(["jobs", 0, "runtime"], 5), ["jobs[0].runtime", "5"]),
+    "amdahl_serial": (set_at(["jobs", 1, "runtime", "serial"], 1.5), ["jobs[nb].runtime.serial", "1.5"]),
+    "amdahl_extra_field": (set_at(["jobs", 1, "runtime", "up_to"], 4), ["jobs[1].runtime.up_to"]),
+    "zero_period": (set_at(["jobs", 0, "period"], 0), ["jobs[tab].period", "0"]),
+    "tiny_period": (set_at(["jobs", 0, "period"], 1e-6), ["jobs[tab].period", "checks"]),
+    "negative_cost": (set_at(["jobs", 0, "reconfig_s"], -0.1), ["jobs[tab].reconfig_s", "-0.1"]),
+    "negative_timeout": (set_at(["jobs", 0, "timeout"], -1), ["jobs[tab].timeout", "-1"]),
+    "empty_app": (set_at(["jobs", 0, "app"], ""), ["jobs[tab].app", "''"]),
+    "duplicate_ids": (set_at(["jobs", 1, "id"], "tab"), ["tab", "unique"]),
+    "empty_jobs": (set_at(["jobs"], []), ["jobs", "[]"]),
+    "jobs_not_list": (set_at(["jobs"], {"a": 1}), ["jobs"]),
+    "job_not_object": (set_at(["jobs", 0], [1, 2]), ["jobs[0]"]),
+    "empty_id": (set_at(["jobs", 0, "id"], ""), ["id", "''"]),
+    "name_not_text": (set_at(["name"], 5), ["name", "5"]),
 }
 
 

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from edits import drop_at, set_at
 
 from iosched.errors import InstanceError
 from iosched.evaluate.window import Selection, evaluate
@@ -175,64 +176,46 @@ def test_granularity_rounds_up():
 # --- bad input ------------------------------------------------------------------------------------
 
 
-def _set(path, value):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        d[last] = value
-    return mod
-
-
-def _drop(path):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        del d[last]
-    return mod
-
-
 SSD_CAP = {"nodes": 100, "burst_buffer": 100, "ssd_classes": [{"ssd": 128, "nodes": 50}, {"ssd": 256, "nodes": 50}]}
 
 BAD = {  # modification of the paper example's dict -> fragments the message must contain
-    "missing_capacity": (_drop(["capacity"]), ["capacity"]),
-    "missing_jobs": (_drop(["jobs"]), ["jobs"]),
-    "missing_capacity_bb": (_drop(["capacity", "burst_buffer"]), ["capacity.burst_buffer"]),
-    "missing_job_nodes": (_drop(["jobs", 0, "nodes"]), ["jobs[0].nodes"]),
-    "missing_job_id": (_drop(["jobs", 3, "id"]), ["jobs[3].id"]),
-    "negative_nodes": (_set(["jobs", 1, "nodes"], -3), ["jobs[J2].nodes", "-3"]),
-    "zero_nodes": (_set(["jobs", 1, "nodes"], 0), ["jobs[J2].nodes", "0"]),
-    "negative_bb": (_set(["jobs", 2, "burst_buffer"], -1), ["jobs[J3].burst_buffer", "-1"]),
-    "float_bb": (_set(["jobs", 1, "burst_buffer"], 1.5), ["jobs[J2].burst_buffer", "1.5"]),
-    "bool_nodes": (_set(["jobs", 0, "nodes"], True), ["jobs[J1].nodes", "True"]),
-    "bool_capacity": (_set(["capacity", "burst_buffer"], False), ["capacity.burst_buffer", "False"]),
-    "string_nodes": (_set(["jobs", 0, "nodes"], "80"), ["jobs[J1].nodes", "'80'"]),
-    "negative_capacity": (_set(["capacity", "nodes"], -1), ["capacity.nodes", "-1"]),
-    "duplicate_ids": (_set(["jobs", 1, "id"], "J1"), ["J1", "unique"]),
-    "empty_jobs": (_set(["jobs"], []), ["jobs", "[]"]),
-    "jobs_not_list": (_set(["jobs"], {"J1": 1}), ["jobs"]),
-    "empty_id": (_set(["jobs", 0, "id"], ""), ["id", "''"]),
-    "unknown_top": (_set(["walltime"], 3), ["walltime"]),
-    "unknown_capacity": (_set(["capacity", "cores"], 3), ["capacity.cores"]),
-    "unknown_job": (_set(["jobs", 2, "walltime"], 3), ["jobs[2].walltime"]),
-    "zero_granularity": (_set(["granularity"], 0), ["granularity", "0"]),
-    "ssd_sum": (_set(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 128, "nodes": 50},
+    "missing_capacity": (drop_at(["capacity"]), ["capacity"]),
+    "missing_jobs": (drop_at(["jobs"]), ["jobs"]),
+    "missing_capacity_bb": (drop_at(["capacity", "burst_buffer"]), ["capacity.burst_buffer"]),
+    "missing_job_nodes": (drop_at(["jobs", 0, "nodes"]), ["jobs[0].nodes"]),
+    "missing_job_id": (drop_at(["jobs", 3, "id"]), ["jobs[3].id"]),
+    "negative_nodes": (set_at(["jobs", 1, "nodes"], -3), ["jobs[J2].nodes", "-3"]),
+    "zero_nodes": (set_at(["jobs", 1, "nodes"], 0), ["jobs[J2].nodes", "0"]),
+    "negative_bb": (set_at(["jobs", 2, "burst_buffer"], -1), ["jobs[J3].burst_buffer", "-1"]),
+    "float_bb": (set_at(["jobs", 1, "burst_buffer"], 1.5), ["jobs[J2].burst_buffer", "1.5"]),
+    "bool_nodes": (set_at(["jobs", 0, "nodes"], True), ["jobs[J1].nodes", "True"]),
+    "bool_capacity": (set_at(["capacity", "burst_buffer"], False), ["capacity.burst_buffer", "False"]),
+    "string_nodes": (set_at(["jobs", 0, "nodes"], "80"), ["jobs[J1].nodes", "'80'"]),
+    "negative_capacity": (set_at(["capacity", "nodes"], -1), ["capacity.nodes", "-1"]),
+    "duplicate_ids": (set_at(["jobs", 1, "id"], "J1"), ["J1", "unique"]),
+    "empty_jobs": (set_at(["jobs"], []), ["jobs", "[]"]),
+    "jobs_not_list": (set_at(["jobs"], {"J1": 1}), ["jobs"]),
+    "empty_id": (set_at(["jobs", 0, "id"], ""), ["id", "''"]),
+    "unknown_top": (set_at(["walltime"], 3), ["walltime"]),
+    "unknown_capacity": (set_at(["capacity", "cores"], 3), ["capacity.cores"]),
+    "unknown_job": (set_at(["jobs", 2, "walltime"], 3), ["jobs[2].walltime"]),
+    "zero_granularity": (set_at(["granularity"], 0), ["granularity", "0"]),
+    "ssd_sum": (set_at(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 128, "nodes": 50},
                                                                 {"ssd": 256, "nodes": 40}]}),
                 ["ssd_classes", "90", "100"]),
-    "ssd_above_every_class": (lambda d: (_set(["capacity"], copy.deepcopy(SSD_CAP))(d),
-                                         _set(["jobs", 4, "ssd_per_node"], 300)(d)),
+    "ssd_above_every_class": (lambda d: (set_at(["capacity"], copy.deepcopy(SSD_CAP))(d),
+                                         set_at(["jobs", 4, "ssd_per_node"], 300)(d)),
                               ["jobs[J5].ssd_per_node", "300", "256"]),
-    "ssd_class_zero": (_set(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 0, "nodes": 100}]}),
+    "ssd_class_zero": (set_at(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 0, "nodes": 100}]}),
                        ["ssd", "0"]),
-    "huge_capacity": (_set(["capacity", "nodes"], 10**400), ["capacity.nodes", "1000000"]),
-    "capacity_nodes_beyond_any_machine": (_set(["capacity", "nodes"], 10**10), ["capacity.nodes", "10000000000"]),
-    "job_bb_beyond_int64": (_set(["jobs", 0, "burst_buffer"], 2**63), ["jobs[J1].burst_buffer"]),
+    "huge_capacity": (set_at(["capacity", "nodes"], 10**400), ["capacity.nodes", "1000000"]),
+    "capacity_nodes_beyond_any_machine": (set_at(["capacity", "nodes"], 10**10), ["capacity.nodes", "10000000000"]),
+    "job_bb_beyond_int64": (set_at(["jobs", 0, "burst_buffer"], 2**63), ["jobs[J1].burst_buffer"]),
     "bb_sum_beyond_int64": (lambda d: [j.update(burst_buffer=2**61) for j in d["jobs"]], ["burst_buffer", "2^62"]),
-    "name_list": (_set(["name"], ["x"]), ["name", "['x']"]),
-    "id_list": (_set(["jobs", 0, "id"], ["J1"]), ["id", "['J1']"]),
-    "nan_nodes": (_set(["jobs", 0, "nodes"], float("nan")), ["jobs[J1].nodes", "nan"]),
-    "ssd_class_unknown_field": (_set(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 1, "nodes": 100,
+    "name_list": (set_at(["name"], ["x"]), ["name", "['x']"]),
+    "id_list": (set_at(["jobs", 0, "id"], ["J1"]), ["id", "['J1']"]),
+    "nan_nodes": (set_at(["jobs", 0, "nodes"], float("nan")), ["jobs[J1].nodes", "nan"]),
+    "ssd_class_unknown_field": (set_at(["capacity"], {**SSD_CAP, "ssd_classes": [{"ssd": 1, "nodes": 100,
                                                                                  "x": 1}]}),
                                 ["capacity.ssd_classes[0].x"]),
 }
@@ -306,8 +289,8 @@ def test_load_specs(tmp_path):
     assert load(str(path)) == generate(8, 9)
 
 
-@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:S9", "random:3:12:S4:x", "random:3:12:S4:ssd:1", "random:3:0",
-                                  "random:-1", "paper:other", "no/such/file.json", ""])
+@pytest.mark.parametrize("spec", ["random:x", "random:", "random:3:12:S9", "random:3:12:S4:x", "random:3:12:S4:ssd:1",
+                                  "random:3:0", "random:-1", "paper:other", "no/such/file.json", ""])
 def test_load_bad_specs(spec):
     with pytest.raises(InstanceError):
         load(spec)
