@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from iosched.core import Problem, register_problem
 from iosched.errors import ParameterError
+from iosched.evaluate import filedomain as filedomain_eval
+from iosched.evaluate import forwarding as forwarding_eval
+from iosched.evaluate import malleable as malleable_eval
 from iosched.evaluate import periodic as periodic_eval
 from iosched.evaluate import window as window_eval
+from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: F401  (registers methods)
+from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: F401  (registers methods)
+from iosched.heuristics import malleable as _malleable_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
+from iosched.instances import filedomain as filedomain_instances
+from iosched.instances import forwarding as forwarding_instances
+from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
+from iosched.models import filedomain as filedomain_models
+from iosched.models import forwarding as forwarding_models
+from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
 
@@ -59,10 +71,6 @@ register_problem(Problem(
 
 
 # --- forwarding (DFRA, FAST'19) ---------------------------------------------------------------------
-from iosched.evaluate import forwarding as forwarding_eval  # noqa: E402
-from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: E402, F401  (registers methods)
-from iosched.instances import forwarding as forwarding_instances  # noqa: E402
-from iosched.models import forwarding as forwarding_models  # noqa: E402
 
 register_problem(Problem(
     name="forwarding",
@@ -80,10 +88,6 @@ register_problem(Problem(
 
 
 # --- malleable: expanding and shrinking jobs (DMR, Iserte et al.) ----------------------------------
-from iosched.evaluate import malleable as malleable_eval  # noqa: E402
-from iosched.heuristics import malleable as _malleable_heuristics  # noqa: E402, F401  (registers methods)
-from iosched.instances import malleable as malleable_instances  # noqa: E402
-from iosched.models import malleable as malleable_models  # noqa: E402  (registers the exact methods)
 
 register_problem(Problem(
     name="malleable",
@@ -101,11 +105,6 @@ register_problem(Problem(
 
 
 # --- filedomain: file domains for collective I/O ---------------------------------------------------
-
-from iosched.evaluate import filedomain as filedomain_eval  # noqa: E402
-from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: E402,F401  (registers methods)
-from iosched.instances import filedomain as filedomain_instances  # noqa: E402
-from iosched.models import filedomain as filedomain_models  # noqa: E402
 
 
 def _filedomain_bound(instance, objective):
