@@ -205,13 +205,19 @@ def _check_cells(n: int, P: int, what: str) -> None:
         raise ParameterError(f"{what} x aggregators = {n} x {P} = {n * P} exceeds the model limit {MAX_CELLS}")
 
 
-def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> pe.ConcreteModel:
-    """The unit-level MILP (module docstring); T in microseconds. ``granularity``: byte or unit."""
+def _model_units(instance: FileDomainInstance, granularity: str):
+    """What the MILP and CP-SAT models are built on: (lock units, their count U, aggregators P,
+    their weights in bytes), after checking ``granularity`` and the model's size."""
     choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     units = lock_units(instance, MAX_CELLS // instance.aggregators)
     U, P = len(units.weight), instance.aggregators
     _check_cells(U, P, "lock units")
-    w = [int(x) for x in units.weight]
+    return units, U, P, [int(x) for x in units.weight]
+
+
+def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> pe.ConcreteModel:
+    """The unit-level MILP (module docstring); T in microseconds. ``granularity``: byte or unit."""
+    units, U, P, w = _model_units(instance, granularity)
     bw = instance.bandwidth
     A, R = instance.acquire_s * US, instance.revoke_s * US
     seq_pairs = [[(int(s[i]), int(s[i + 1])) for i in range(len(s) - 1)] for s in units.sequences]
@@ -316,11 +322,7 @@ def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: f
     """(model, variables) of the CP-SAT formulation; T in whole nanoseconds."""
     from ortools.sat.python import cp_model
 
-    choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
-    units = lock_units(instance, MAX_CELLS // instance.aggregators)
-    U, P = len(units.weight), instance.aggregators
-    _check_cells(U, P, "lock units")
-    w = [int(x) for x in units.weight]
+    units, U, P, w = _model_units(instance, granularity)
     bw = instance.bandwidth
     agg = [_ns_per_byte(b) for b in bw.aggregator]
     node = [_ns_per_byte(b) for b in bw.node] if bw.node is not None else None
