@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from edits import drop_at, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,18 +92,6 @@ BASE = {"name": "t", "region": {"offset": 4096, "length": 10 * MiB},
         "locking": "extent", "lock_costs": {"acquire_s": 1e-4, "revoke_s": 1e-3}}
 
 
-def _at(path, value):
-    def mod(d):
-        *head, last = path
-        for k in head:
-            d = d[k]
-        if value is DROP:
-            del d[last]
-        else:
-            d[last] = value
-    return mod
-
-
 DROP = object()
 BAD = {
     "zero_stripe": (["striping", "stripe_size"], 0, ["striping.stripe_size", "0"]),
@@ -143,7 +132,7 @@ BAD = {
 def test_bad_input_names_field_and_value(key):
     path, value, fragments = BAD[key]
     d = copy.deepcopy(BASE)
-    _at(path, value)(d)
+    (drop_at(path) if value is DROP else set_at(path, value))(d)
     with pytest.raises(InstanceError) as err:
         FileDomainInstance.from_dict(d)
     for f in fragments:

@@ -6,6 +6,7 @@ import math
 import re
 
 import pytest
+from edits import drop_at, set_at
 
 from iosched.errors import InstanceError
 from iosched.instances.periodic import (
@@ -186,14 +187,7 @@ def good():
 def edit(path, value):
     """good() with the item at ``path`` (a tuple of keys) set to ``value`` (or deleted if DEL)."""
     d = copy.deepcopy(good())
-    *head, last = path
-    target = d
-    for key in head:
-        target = target[key]
-    if value is DEL:
-        del target[last]
-    else:
-        target[last] = value
+    (drop_at(path) if value is DEL else set_at(path, value))(d)
     return d
 
 
