@@ -39,7 +39,8 @@ SECONDS_PER_MILP_CELL = 1.3e-3  # the same for one time-indexed model (the first
 
 
 Slots = Annotated[int | None, Integer(2)]
-Periods = Annotated[list | float | None, ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)]  # s
+PERIODS_CHECK = ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)
+Periods = Annotated[list | float | None, PERIODS_CHECK]  # s
 
 
 def _profile(profile) -> Profile:
@@ -529,15 +530,11 @@ def _objective_bound(outcome, objective):
 
 
 def _periods(periods) -> list[float] | None:
-    """None, one positive period (s), or a non-empty list of at most MAX_PERIODS of them."""
+    """None, or the list of periods (s) that ``periods`` (one or a list) gives, checked as declared."""
     if periods is None:
         return None
-    if isinstance(periods, (list, tuple)):
-        if not periods or len(periods) > MAX_PERIODS:
-            raise ParameterError(f"periods must be a period or a non-empty list of at most {MAX_PERIODS} periods "
-                                 f"(s), got {periods!r}")
-        return [positive(f"periods[{i}]", p, error=ParameterError) for i, p in enumerate(periods)]
-    return [positive("periods", periods, error=ParameterError)]
+    checked = PERIODS_CHECK("periods", periods, ParameterError)
+    return checked if isinstance(checked, list) else [checked]
 
 
 def _milp(instance, objective, periods, slots, profile, k_prime, eps):
