@@ -269,3 +269,15 @@ def test_workers_die_with_a_killed_bench(tmp_path):
     while time.time() < deadline and any(_alive(k) for k in workers):
         time.sleep(0.2)
     assert not any(_alive(k) for k in workers)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("seeds = [-1]\nn_apps = 3", "seed must be an integer"),
+    ("seeds = [0]\nnapps = 3", "size parameters: "),
+    ("seeds = 3\nn_apps = 3", "seeds of a .* must be a non-empty list"),
+])
+def test_a_bad_generate_entry_is_refused_at_load(tmp_path, entry, message):
+    # the suite checks each generated instance as its task will build it (Problem.generate_instance)
+    text = f'problem = "periodic"\n[[instances.generate]]\n{entry}\n[[methods]]\nname = "persched"\n'
+    with pytest.raises(ParameterError, match=message):
+        load_suite(str(write(tmp_path, text)))

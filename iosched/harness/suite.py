@@ -166,11 +166,12 @@ def load_suite(name_or_path: str) -> Suite:
     for gen in inst.get("generate", []):
         size = {k: v for k, v in gen.items() if k != "seeds"}
         seeds = gen.get("seeds", [0])
+        if not isinstance(seeds, list) or not seeds:
+            raise fail(f"seeds of a [[instances.generate]] entry must be a non-empty list, got {seeds!r}", "generate")
         try:
-            inspect.signature(prob.generate).bind(0, **size)
             for seed in seeds:
-                prob.generate(seed, **size)
-        except (TypeError, InstanceError) as e:
+                prob.generate_instance(seed, **size)  # what the task will run, checked the same way
+        except (ParameterError, InstanceError) as e:
             raise fail(f"bad generator parameters {size}: {e}", "generate") from None
         specs += [f"generate:{seed}:{json.dumps(size, sort_keys=True)}" for seed in seeds]
     if not specs:
