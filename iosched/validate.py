@@ -74,6 +74,19 @@ def text(where: str, value, error=InstanceError) -> str:
     return value
 
 
+def real(x) -> bool:
+    """A real number (int, float or their numpy kinds), never a bool."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def finite(x) -> bool:
+    """``math.isfinite`` of a real number, False for an int beyond every float."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def finite_numbers(value) -> bool:
     """True when every number in a nested structure of lists, tuples and dicts is finite.
 
@@ -82,10 +95,7 @@ def finite_numbers(value) -> bool:
     if isinstance(value, bool):
         return True
     if isinstance(value, (int, float)):
-        try:
-            return math.isfinite(value)
-        except OverflowError:
-            return False
+        return finite(value)
     if isinstance(value, dict):
         return all(finite_numbers(v) for v in value.values())
     if isinstance(value, (list, tuple)):

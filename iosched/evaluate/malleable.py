@@ -44,6 +44,7 @@ import numpy as np
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.instances.malleable import MalleableInstance
+from iosched.validate import finite, real
 
 KINDS = ("run", "reconfig", "stall")
 WORK_TOL = 1e-6
@@ -106,17 +107,8 @@ class Evaluation:
                 "stalls": self.stalls, "abandoned": self.abandoned}
 
 
-def _number(x) -> bool:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        return False
-    try:
-        return math.isfinite(x)
-    except OverflowError:  # an integer beyond any float
-        return False
-
-
 def _well_formed(iv) -> bool:
-    return (isinstance(iv, Interval) and _number(iv.start) and _number(iv.end) and iv.kind in KINDS
+    return (isinstance(iv, Interval) and all(real(x) and finite(x) for x in (iv.start, iv.end)) and iv.kind in KINDS
             and not isinstance(iv.nodes, bool) and isinstance(iv.nodes, (int, np.integer)) and 1 <= iv.nodes <= 2**53)
 
 

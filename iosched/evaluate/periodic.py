@@ -33,6 +33,7 @@ import numpy as np
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.instances.periodic import PeriodicInstance
+from iosched.validate import finite, real
 
 REL_TOL = 1e-5
 
@@ -133,18 +134,6 @@ class Evaluation:
         }
 
 
-def _real(x) -> bool:
-    """A real number (int, float or their numpy kinds), never a bool."""
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
-
-
-def _finite(x) -> bool:
-    try:
-        return math.isfinite(x)
-    except OverflowError:  # an int beyond floats
-        return False
-
-
 def _checked_instance(instance) -> PeriodicInstance:
     if not isinstance(instance, PeriodicInstance):
         raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
@@ -234,14 +223,14 @@ def _read(instance: PeriodicInstance, applications, names) -> tuple[_Read | None
                 report("structure", f"{where}: not an instance (compute_start, io)")
                 continue
             c = inst.compute_start
-            if not _real(c):
+            if not real(c):
                 report("structure", f"{where} compute_start = {c!r}")
-            elif not _finite(c):
+            elif not finite(c):
                 report("non_finite", f"{where} compute_start = {c!r}")
             for j, seg in enumerate(inst.io):
-                if not isinstance(seg, (tuple, list)) or len(seg) != 3 or not all(_real(x) for x in seg):
+                if not isinstance(seg, (tuple, list)) or len(seg) != 3 or not all(real(x) for x in seg):
                     report("structure", f"{where} io[{j}] = {seg!r} (not [start, end, rate])")
-                elif not all(_finite(x) for x in seg):
+                elif not all(finite(x) for x in seg):
                     report("non_finite", f"{where} io[{j}] = {list(seg)!r}")
     if extra:
         bad.append(Violation(bad[-1].constraint, f"{extra} more entries", float(extra)))
@@ -315,8 +304,8 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
     if not isinstance(pattern, Pattern):
         return Evaluation(False, [Violation("structure", f"not a periodic pattern: {type(pattern).__name__}", 1.0)])
     T = pattern.period
-    if not _real(T) or not _finite(T) or not T > 0:
-        return Evaluation(False, [Violation("period", f"period = {T!r}", float(T) if _real(T) and _finite(T)
+    if not real(T) or not finite(T) or not T > 0:
+        return Evaluation(False, [Violation("period", f"period = {T!r}", float(T) if real(T) and finite(T)
                                             else math.nan)])
     T = float(T)
     apps = instance.applications
@@ -463,8 +452,8 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
     if not isinstance(trace, Trace):
         return Evaluation(False, [Violation("structure", f"not a trace: {type(trace).__name__}", 1.0)])
     H = trace.horizon
-    if not _real(H) or not _finite(H) or not H > 0:
-        return Evaluation(False, [Violation("horizon", f"horizon = {H!r}", float(H) if _real(H) and _finite(H)
+    if not real(H) or not finite(H) or not H > 0:
+        return Evaluation(False, [Violation("horizon", f"horizon = {H!r}", float(H) if real(H) and finite(H)
                                             else math.nan)])
     H = float(H)
     data, bad = _read(instance, trace.applications, [a.name for a in instance.applications])
