@@ -187,7 +187,10 @@ def test_the_same_allocation_unclaimed_is_fine():
     assert ok.feasible and ok.job_times["a"] == pytest.approx(10 / 0.25)
 
 
-@pytest.mark.parametrize("solution", [None, 3, "x", [1], {"jobs": 3}, {"jobs": {"a": {"mapping": 4}}}, {}])
+@pytest.mark.parametrize("solution", [None, 3, "x", [1], {"jobs": 3}, {"jobs": {"a": {"mapping": 4}}}, {},
+                                      # a flag that is not true or false (NaN was read as false, and feasible)
+                                      {"jobs": {"a": {"mapping": [[0, 256]], "dedicated": math.nan}}},
+                                      {"jobs": {"a": {"mapping": [[0, 256]]}}, "avoid_anomalous": "yes"}])
 def test_malformed_json_solutions_are_infeasible(solution):
     ev = evaluate_any(two_jobs(), solution)
     assert not ev.feasible and ev.violations

@@ -62,7 +62,7 @@ from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.fluid import max_min_fair
 from iosched.instances.forwarding import TRAITS, ForwardingInstance, Job
-from iosched.validate import finite_numbers
+from iosched.validate import boolean, finite_numbers
 
 OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown", "forwarding_nodes_used")
 
@@ -91,9 +91,10 @@ class Allocation:
             if not isinstance(entry, dict) or not isinstance(entry.get("mapping"), list):
                 raise InstanceError(f"allocation jobs[{jid}] must have a 'mapping' list, got {str(entry)[:200]}")
             mapping[jid] = tuple(tuple(g) if isinstance(g, list) else g for g in entry["mapping"])
-            if entry.get("dedicated", False) is True:
+            if boolean(f"allocation jobs[{jid}].dedicated", entry.get("dedicated", False)):
                 dedicated.add(jid)
-        return cls(mapping, frozenset(dedicated), d.get("avoid_anomalous", False) is True)
+        avoid = boolean("allocation avoid_anomalous", d.get("avoid_anomalous", False))
+        return cls(mapping, frozenset(dedicated), avoid)
 
 
 @dataclass
