@@ -18,3 +18,15 @@ def drop_at(path):
     def edit(d):
         del _parent(d, path)[path[-1]]
     return edit
+
+
+def json_paths(doc, prefix=()) -> list[tuple]:
+    """Every place in a JSON value (root excluded), in document order: the keys and indices to it."""
+    out = [prefix] if prefix else []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += json_paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += json_paths(v, prefix + (i,))
+    return out

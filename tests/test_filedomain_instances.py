@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from edits import drop_at, set_at
+from edits import drop_at, json_paths, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -182,29 +182,18 @@ def _mutations():
     return st.lists(st.tuples(st.integers(0, 40), leaf), min_size=1, max_size=3)
 
 
-def _paths(d, prefix=()):
-    out = [prefix] if prefix else []
-    if isinstance(d, dict):
-        for k, v in d.items():
-            out += _paths(v, prefix + (k,))
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            out += _paths(v, prefix + (i,))
-    return out
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_mutations(), st.sampled_from(["paper:fig2d", "example:gpfs", "example:requests"]))
 def test_mutated_json_raises_only_instance_error(mutations, name):
     d = json.loads(load(name).to_json())
-    paths = _paths(d)
+    paths = json_paths(d)
     for index, value in mutations:
         *head, last = paths[index % len(paths)]
         target = d
         for k in head:
             target = target[k]
         target[last] = value
-        paths = _paths(d) or [("name",)]
+        paths = json_paths(d) or [("name",)]
     try:
         FileDomainInstance.from_dict(d)
     except InstanceError:

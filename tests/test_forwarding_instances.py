@@ -5,7 +5,7 @@ import json
 from collections import Counter
 
 import pytest
-from edits import drop_at, set_at
+from edits import drop_at, json_paths, set_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -314,23 +314,12 @@ GARBAGE = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.flo
                     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
 
 
-def _paths(d, prefix=()):
-    if isinstance(d, dict):
-        for k, v in d.items():
-            yield prefix + (k,)
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            yield prefix + (i,)
-            yield from _paths(v, prefix + (i,))
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_mutated_json_raises_only_instance_errors(data):
     d = base()
     d["default_mapping"] = [0, 1, 2, 3]
-    paths = list(_paths(d))
+    paths = list(json_paths(d))
     path = data.draw(st.sampled_from(paths))
     value = data.draw(GARBAGE)
     target = d

@@ -11,6 +11,7 @@ import json
 import math
 
 import pytest
+from edits import json_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,20 +33,6 @@ assert set(FUZZ) == set(PROBLEMS), "every registered problem is fuzzed: add it t
 
 NASTY = [None, True, -1, 0, 0.5, 1e308, -1e308, math.nan, math.inf, -math.inf, 10**400, 2**63, "abc", "", [], {},
          [1, 2], {"x": 1}, "1e3", 1e-300]
-
-
-def _paths(node, prefix=()):
-    """Every path (tuple of keys / indices) to a value in a JSON tree, the root excluded."""
-    out = []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.append(prefix + (k,))
-            out += _paths(v, prefix + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out.append(prefix + (i,))
-            out += _paths(v, prefix + (i,))
-    return out
 
 
 def _mutate(doc, path, how, value):
@@ -78,7 +65,7 @@ DOCS = {p: _seed_docs(p) for p in FUZZ}
 @given(data=st.data())
 def test_mutated_instances_raise_only_our_errors(problem, data):
     doc = data.draw(st.sampled_from(DOCS[problem]))
-    path = data.draw(st.sampled_from(_paths(doc)))
+    path = data.draw(st.sampled_from(json_paths(doc)))
     how = data.draw(st.sampled_from(["replace", "delete", "add"]))
     mutant = _mutate(doc, path, how, data.draw(st.sampled_from(NASTY)))
     text = json.dumps(mutant)  # NaN and Infinity as Python's json writes them
@@ -110,7 +97,7 @@ def test_mutated_solutions_are_rejected_or_checked(problem, data):
     inst = iosched.load_instance(problem, doc)
     method, params = FUZZ[problem][1][0]
     solution = iosched.solve(problem, inst, method, **params).solution.to_dict(inst)
-    paths = _paths(solution)
+    paths = json_paths(solution)
     if not paths:
         return
     path = data.draw(st.sampled_from(paths))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from edits import drop_at, set_at
+from edits import drop_at, json_paths, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -264,22 +264,11 @@ JUNK = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floa
                                                                                              st.integers(), max_size=2))
 
 
-def _paths(d, prefix=()):
-    if isinstance(d, dict):
-        for k, v in d.items():
-            yield prefix + (k,)
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            yield prefix + (i,)
-            yield from _paths(v, prefix + (i,))
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_json_raises_only_instance_error(data):
     d = _base()
-    paths = list(_paths(d))
+    paths = list(json_paths(d))
     path = data.draw(st.sampled_from(paths))
     target = d
     for k in path[:-1]:

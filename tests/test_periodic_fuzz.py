@@ -9,6 +9,7 @@ import json
 import math
 
 import pytest
+from edits import json_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,18 +34,6 @@ VALUES = st.one_of(
 )
 
 
-def _paths(value, prefix=()):
-    """Every place in a JSON value: the path of keys and indices to it."""
-    if prefix:
-        yield prefix
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _paths(v, (*prefix, i))
-
-
 def _get(d, path):
     for p in path:
         d = d[p]
@@ -55,7 +44,7 @@ def _get(d, path):
 def mutated(draw):
     d = json.loads(json.dumps(draw(st.sampled_from(BASES))))
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(_paths(d))
+        paths = list(json_paths(d))
         path = draw(st.sampled_from(paths))
         parent, key = _get(d, path[:-1]), path[-1]
         op = draw(st.sampled_from(["replace", "scale", "scale", "delete", "add", "duplicate"]))
