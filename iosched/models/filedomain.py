@@ -64,14 +64,16 @@ from fractions import Fraction
 from typing import Annotated
 
 import numpy as np
-import pyomo.environ as pe
 
+from iosched import lazy
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo, solve_pyomo_within
 from iosched.validate import Boolean, OneOf, choice
+
+pe = lazy.module("pyomo.environ")
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused

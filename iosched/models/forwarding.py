@@ -46,8 +46,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Annotated
 
-import pyomo.environ as pe
-
+from iosched import lazy
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import (
@@ -62,6 +61,8 @@ from iosched.evaluate.forwarding import (
 from iosched.instances.forwarding import ForwardingInstance, even_groups
 from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import Integer, OneOf, choice
+
+pe = lazy.module("pyomo.environ")
 
 MODEL_OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown")
 Configurations = Annotated[int, Integer(1, 10**7)]

@@ -14,8 +14,7 @@ import math
 import time
 from typing import Annotated
 
-import pyomo.environ as pe
-
+from iosched import lazy
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
@@ -24,6 +23,8 @@ from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
+
+pe = lazy.module("pyomo.environ")
 
 # What one exact run may build, measured on a 2-core, 24 GiB machine (load average 5): the
 # compaction LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in

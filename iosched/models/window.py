@@ -21,14 +21,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pyomo.environ as pe
 from numba import njit
 
+from iosched import lazy
 from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint
 from iosched.instances.window import WindowInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
+
+pe = lazy.module("pyomo.environ")
 
 
 @njit(cache=True)
