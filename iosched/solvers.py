@@ -164,6 +164,7 @@ def solve_pyomo(model, profile: Profile, load: bool = True) -> SolveOutcome:
 
     With ``load`` the incumbent (if any) is loaded into the model's variables.
     """
+    import pyomo.environ  # noqa: F401  (loads Pyomo's solver plugins: 'highs' is unknown before)
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
     from pyomo.contrib.solver.common.results import TerminationCondition as TC

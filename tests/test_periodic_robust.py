@@ -74,12 +74,11 @@ def outcome(fn):
 def runaway():
     """Every case that crashed, hung or grew without bound, in one child process."""
     return _isolated(CASES + """
-from iosched.heuristics.periodic import _card_units, _fill, compile_kernel
-compile_kernel()
+from iosched.heuristics.periodic import _card_units, kernel
 res = {v: outcome(lambda: persched(variant(2, "io_volume", float(v)))) for v in ("1e-6", "1e-9", "1e-20")}
 # the kernel alone, below the checks, at the period where it used to write past its arrays
 units, B = _card_units(variant(2, "io_volume", 1e-6))
-res["kernel"] = int(_fill(16484.816, B, 1.5625e-12, *units, 500_000, 6_000_000)[0])
+res["kernel"] = int(kernel()(16484.816, B, 1.5625e-12, *units, 500_000, 6_000_000)[0])
 res["eps"] = outcome(lambda: persched(paper_set(2), eps=1e-9))
 res["t_min"] = outcome(lambda: persched(PeriodicInstance.from_dict({**paper_set(2).to_dict(), "t_min": 1e-4})))
 res["k_prime"] = outcome(lambda: persched(paper_set(2), k_prime=1e6))

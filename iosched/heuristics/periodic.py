@@ -49,14 +49,15 @@ returns the best pattern so far with status ``time_limit``.
 from __future__ import annotations
 
 import math
+import sys
+import threading
 import time
 from bisect import bisect_left
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
-from numba import njit
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
@@ -70,7 +71,6 @@ from iosched.validate import Integer, Number, choice, integer, number, positive
 PRECISION = 2e-5
 
 
-@njit(cache=True)
 def _fmod(x, T, P):
     """fmod(x, T), with results within P of T taken as 0 (the authors' myFmod)."""
     r = np.fmod(x, T)
@@ -79,30 +79,90 @@ def _fmod(x, T, P):
     return r
 
 
-@njit(cache=True)
+# The kernel below is plain Python that numba compiles on first use (:func:`kernel`), so that
+# ``import iosched`` does not import numba. Its helpers are loops rather than np.searchsorted,
+# np.argsort and slice assignment, which numba compiles in less time.
+
+
+def _lower(a, n, x):
+    """The first index i < n with a[i] >= x (n if none): np.searchsorted(a[:n], x)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _upper(a, n, x):
+    """The first index i < n with a[i] > x (n if none): np.searchsorted(a[:n], x, side="right")."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _order_desc(key, m):
+    """Indices of key[:m] by decreasing key, ties in index order (a stable bottom-up merge sort)."""
+    idx = np.empty(m, np.int64)
+    tmp = np.empty(m, np.int64)
+    for i in range(m):
+        idx[i] = i
+    width = 1
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid, hi = min(lo + width, m), min(lo + 2 * width, m)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if key[idx[j]] > key[idx[i]]:
+                    tmp[o] = idx[j]
+                    j += 1
+                else:
+                    tmp[o] = idx[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                tmp[o] = idx[i]
+                i += 1
+                o += 1
+            while j < hi:
+                tmp[o] = idx[j]
+                j += 1
+                o += 1
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
+
+
 def _find(dates, n, x, P):
     """Index of the date within P of x, or -1."""
-    i = np.searchsorted(dates[:n], x - P)
+    i = _lower(dates, n, x - P)
     if i < n and dates[i] <= x + P:
         return i
     return -1
 
 
-@njit(cache=True)
 def _grow(a):
     b = np.empty(2 * a.shape[0], a.dtype)
-    b[: a.shape[0]] = a
+    for i in range(a.shape[0]):
+        b[i] = a[i]
     return b
 
 
-@njit(cache=True)
 def _grow_rows(a):
     b = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
-    b[:, : a.shape[1]] = a
+    for r in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            b[r, i] = a[r, i]
     return b
 
 
-@njit(cache=True)
 def _shift_in(a, n, i, x):
     """Insert x at a[i], shifting a[i:n] right (a has room for n + 1)."""
     for j in range(n, i, -1):
@@ -113,7 +173,6 @@ def _shift_in(a, n, i, x):
 OK, TOO_LARGE, BROKEN = 0, 1, 2  # what _fill reports
 
 
-@njit(cache=True)
 def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     """Build one period's pattern; see the module docstring for the rules.
 
@@ -183,7 +242,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 free = np.empty(m)
                 for i in range(m):
                     free[i] = min(B - tot[i], beta_k)
-                order = np.argsort(-free, kind="mergesort")
+                order = _order_desc(free, m)
                 chosen = np.zeros(m, np.bool_)
                 add_at = np.zeros(m)
                 busy = 0.0
@@ -209,14 +268,14 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         else:
             # Insert-In-Pattern: after the last inserted instance of k
             ni = n_inst[k]
-            j = np.searchsorted(starts[k, :ni], last[k])
+            j = _lower(starts[k], ni, last[k])
             end_io = starts[k, (j + 1) % ni]
             e = _find(dates, nd, T if end_io == 0 else end_io, P)
             nr = n_runs[k]
             ok = nr > 0 and e >= 0  # a lost date fails the insertion (never reads before or past the dates)
             if ok:
                 d = dates[e]
-                r = np.searchsorted(run_ts[k, :nr], d, side="right") - 1
+                r = _upper(run_ts[k], nr, d) - 1
                 if r < 0:
                     begin_io = run_te[k, nr - 1]
                 elif run_te[k, r] > d:
@@ -233,7 +292,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                     ok = False
             if ok:
                 x = _fmod(_fmod(begin_io + wk, T, P) + T, T, P)
-                i = np.searchsorted(dates[:nd], x - P)
+                i = _lower(dates, nd, x - P)
                 if not (i < nd and dates[i] <= x + P):
                     _shift_in(dates, nd, i, x)
                     _shift_in(tot, nd, i, tot[i - 1])
@@ -271,13 +330,13 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         if not 0 <= x < T:
             code = BROKEN
             break
-        i = np.searchsorted(dates[:nd], x - P)
+        i = _lower(dates, nd, x - P)
         if not (i < nd and dates[i] <= x + P):
             _shift_in(dates, nd, i, x)
             _shift_in(tot, nd, i, tot[i - 1])
             nd += 1
         ni = n_inst[k]
-        j = np.searchsorted(starts[k, :ni], c)
+        j = _lower(starts[k], ni, c)
         if j == ni or starts[k, j] != c:
             if ni == starts.shape[1]:
                 starts = _grow_rows(starts)
@@ -289,7 +348,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
             if not 0 <= x < T:
                 code = BROKEN
                 break
-            i = np.searchsorted(dates[:nd], x - P)
+            i = _lower(dates, nd, x - P)
             if not (i < nd and dates[i] <= x + P):
                 _shift_in(dates, nd, i, x)
                 _shift_in(tot, nd, i, tot[i - 1])
@@ -332,7 +391,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 nr = n_runs[k]
                 if nr == run_ts.shape[1]:
                     run_ts, run_te = _grow_rows(run_ts), _grow_rows(run_te)
-                q = np.searchsorted(run_ts[k, :nr], run_start)
+                q = _lower(run_ts[k], nr, run_start)
                 _shift_in(run_ts[k], nr, q, run_start)
                 _shift_in(run_te[k], nr, q, run_end)
                 n_runs[k] = nr + 1
@@ -496,7 +555,7 @@ def _counts_at(args):
     """(code, counts) of the pattern built at one period, from card units."""
     T, units, B, precision = args
     w, vol, beta, tio = units
-    out = _fill(float(T), float(B), float(precision), w, vol, beta, tio, MAX_INSTANCES, MAX_PIECES)
+    out = kernel()(float(T), float(B), float(precision), w, vol, beta, tio, MAX_INSTANCES, MAX_PIECES)
     return out[0], out[1].tolist()
 
 
@@ -507,7 +566,7 @@ def build_pattern(instance: PeriodicInstance, period: float, precision: float | 
     precision = positive("precision", precision, error=ParameterError) if precision is not None else max(
         default_precision(instance), 1e-13 * period)
     units, B = _card_units(instance)
-    code, _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = _fill(
+    code, _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = kernel()(
         period, float(B), precision, *units, MAX_INSTANCES, MAX_PIECES)
     if code == TOO_LARGE:
         raise ParameterError(f"period = {period!r} s: the pattern holds more than {MAX_INSTANCES} instances or "
@@ -556,7 +615,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     ``objective`` "sys_efficiency" keeps the best SysEfficiency and refines the
     period downward; "dilation" then takes the least Dilation over every pattern
     both loops built (the paper's min Dilation column). ``workers`` > 1 builds
-    the periods of the upward loop in parallel processes.
+    the periods of the upward loop in that many threads (the compiled kernel releases the GIL).
 
     With a ``deadline`` no period starts once the time left is shorter than the last
     period took plus READ_BACK times that for reading the chosen pattern back (what
@@ -592,7 +651,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     tasks = [(T, units, B, plan.precision) for T in grid]
     if workers > 1 and len(tasks) > 1:
         batch = 4 * workers
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             for lo in range(0, len(tasks), batch):
                 if out_of_time(last):
                     out["stopped"] = "time_limit"
@@ -687,19 +746,42 @@ def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_
     return MethodOutput(pattern, Status.TIME_LIMIT if found["stopped"] else Status.FEASIBLE, info=info)
 
 
-_WARM = []
+_KERNEL = ("_fmod", "_lower", "_upper", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill")
+_LOCK = threading.Lock()
+NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s; longer means it compiles
+
+
+def kernel():
+    """The insertion kernel ``_fill``, compiled by numba (or loaded from its disk cache) once per process.
+
+    numba is imported here, not with the module. The first compilation after installation (or
+    after an edit of this file) takes 10-15 s on a 2-core machine; when loading takes more than
+    NOTICE_AFTER s a line on stderr says what is happening, and :func:`method_deadline` keeps the
+    time out of a method's budget.
+    """
+    with _LOCK:
+        g = globals()
+        if not hasattr(g["_fill"], "py_func"):
+            from numba import njit
+
+            notice = threading.Timer(NOTICE_AFTER, lambda: print(
+                "iosched: compiling PerSched's kernel with numba (once after installation or an upgrade, "
+                "about 10-15 s; cached for later runs) ...", file=sys.stderr, flush=True))
+            notice.daemon = True
+            notice.start()
+            try:
+                for name in _KERNEL:
+                    g[name] = njit(cache=True, nogil=True)(g[name])
+                one = np.ones(1)
+                g["_fill"](2.0, 1.0, 1e-9, one, one, one, one, 10, 10)
+            finally:
+                notice.cancel()
+        return g["_fill"]
 
 
 def compile_kernel() -> None:
-    """Compile (or load from numba's disk cache) the insertion kernel, once per process.
-
-    The first compilation after installation takes 10-30 s; :func:`method_deadline` keeps
-    it out of a method's budget.
-    """
-    if not _WARM:
-        one = np.ones((1, 1))
-        _fill(2.0, 1.0, 1e-9, one[0], one[0], one[0], one[0], 10, 10)
-        _WARM.append(True)
+    """Compile (or load) the kernel now; see :func:`kernel`."""
+    kernel()
 
 
 COMPILING = 2.0  # s: loading the kernel took longer than this only if numba compiled it

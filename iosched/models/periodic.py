@@ -449,6 +449,7 @@ HANDOVER_LP = 2.5
 def warm_solver() -> None:
     """Import the solver layer (its first import takes seconds): methods call it inside their budget,
     before they measure what is left."""
+    import pyomo.environ  # noqa: F401  (loads Pyomo's solver plugins: 'highs' is unknown before)
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     SolverFactory("highs").available()  # imports highspy
