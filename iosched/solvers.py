@@ -213,6 +213,8 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
     meaningless; Pyomo's models hold no cycles worth collecting during a solve.
     """
+    import pyomo.environ  # noqa: F401  (imported on first use: not part of the build time the estimate scales)
+
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -82,6 +82,41 @@ def test_error_in_one_task_does_not_stop_the_others(tmp_path):
     assert run_suite(suite, tmp_path / "out", workers=2, progress=False) == {"done": 0, "failed": 0, "skipped": 12}
 
 
+WARM = """problem = "window"
+profile = "quick"
+timeout = {timeout}
+[instances]
+names = ["paper:example", "random:0:10", "random:1:10", "random:2:10"]
+{methods}
+"""
+
+
+def test_solver_free_tasks_share_warm_workers_and_solver_tasks_get_their_own(tmp_path):
+    methods = '[[methods]]\nname = "naive"\n[[methods]]\nname = "weighted"\n[[methods]]\nname = "exact"\n' \
+              'params = { engine = "milp" }'
+    suite = load_suite(str(write(tmp_path, WARM.format(timeout=600, methods=methods))))
+    counts = run_suite(suite, tmp_path / "out", workers=2, progress=False)
+    rows = results(tmp_path / "out")
+    assert counts == {"done": 12, "failed": 0, "skipped": 0} and all(r["feasible"] for r in rows)
+    warm = [r for r in rows if r["method"] != "exact"]
+    fresh = [r for r in rows if r["method"] == "exact"]
+    assert {r["worker"] for r in warm} == {"warm"} and {r["worker"] for r in fresh} == {"fresh"}
+    assert len({r["pid"] for r in warm}) <= 2  # eight tasks, two processes
+    assert len({r["pid"] for r in fresh}) == 4 and not {r["pid"] for r in fresh} & {r["pid"] for r in warm}
+
+
+def test_a_task_past_its_timeout_takes_its_warm_worker_down_and_the_next_task_runs(tmp_path):
+    methods = '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000 }\n[[methods]]\nname = "naive"'
+    suite = load_suite(str(write(tmp_path, WARM.format(timeout=5, methods=methods))))
+    counts = run_suite(suite, tmp_path / "out", workers=1, progress=False)
+    rows = results(tmp_path / "out")
+    assert counts["done"] == 8 and counts["failed"] == 4
+    ga = [r for r in rows if r["method"] == "bbsched-ga"]
+    assert all(r["status"] == "ERROR" and "timeout of 5 s" in r["message"] for r in ga)
+    naive = [r for r in rows if r["method"] == "naive"]
+    assert all(r["status"] == "OK" and r["feasible"] and r["worker"] == "warm" for r in naive)
+
+
 def test_time_limit_gives_incumbent_and_bound(tmp_path, monkeypatch):
     solvers = write(tmp_path, "[default]\ntime_limit = 10\nrel_gap = 0\nthreads = 1\nseed = 0\n"
                     "[short]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n", "solvers.toml")

@@ -1,13 +1,20 @@
-"""Run a suite: every task in a fresh process, each result written the moment it exists.
+"""Run a suite: tasks in worker processes, each result written the moment it exists.
+
+A task whose method runs a solver (its function takes a ``profile``: HiGHS fixes its thread pool
+per process, CP-SAT its workers) runs in a fresh process of its own; every other task runs in one
+of ``workers`` warm worker processes, each of which imports iosched once and then runs task after
+task (a task that times out, dies or runs out of memory takes its worker down, and the next task
+starts a new one). In a warm worker the recorded ``peak_rss_mb`` is the worker's peak so far, not
+the task's alone.
 
 Results go to ``OUT/results/<task key>.json`` by an atomic rename, so a run killed at any
 moment (even SIGKILL) leaves only whole files, and a rerun skips what is done; a result file
 that does not read back (truncated or edited by hand) counts as missing and its task runs
 again. ``retry_failed`` reruns the tasks whose result is ERROR or OOM (crashed, killed by
 the task timeout or the memory limit). One run at a time per directory (a lock file,
-``OUT/.lock``). Tasks run on a local pool of ``workers`` (each waits on its own child
-process, which exits when the bench process dies), or on an existing Dask cluster given its
-scheduler address (``pip install iosched[dask]``).
+``OUT/.lock``). Tasks run on a local pool of ``workers`` (every child process exits when the
+bench process dies), or on an existing Dask cluster given its scheduler address (``pip install
+iosched[dask]``), where each task has a fresh process.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import queue
 import resource
 import socket
 import subprocess
@@ -58,15 +66,15 @@ def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-def _child(task: dict, memory_mb: int | None, conn, parent: int) -> None:
-    """In a fresh process: load, solve, evaluate; send back one record."""
-    import threading
-
-    threading.Thread(target=_orphan_watch, args=(parent,), daemon=True).start()
-    start = time.perf_counter()
+def _limit_memory(memory_mb: int | None) -> None:
     if memory_mb:
         limit = memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _run_task(task: dict, memory_mb: int | None) -> dict:
+    """Load, solve, evaluate one task in this process; its record."""
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         import iosched
         from iosched.harness.suite import load_instance
@@ -87,8 +95,57 @@ def _child(task: dict, memory_mb: int | None, conn, parent: int) -> None:
         record = {"status": ERROR, "message": f"{type(e).__name__}: {e}"}
     record["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     record["process_s"] = time.perf_counter() - start
-    conn.send(record)
+    record["process_cpu_s"] = time.process_time() - cpu
+    record["pid"] = os.getpid()
+    return record
+
+
+def _child(task: dict, memory_mb: int | None, conn, parent: int) -> None:
+    """In a fresh process: one task, one record sent back."""
+    import threading
+
+    threading.Thread(target=_orphan_watch, args=(parent,), daemon=True).start()
+    _limit_memory(memory_mb)
+    conn.send({**_run_task(task, memory_mb), "worker": "fresh"})
     conn.close()
+
+
+def _serve(conn, memory_mb: int | None, parent: int) -> None:
+    """A warm worker: import iosched once, say so, then run each task received until told to stop."""
+    import threading
+
+    threading.Thread(target=_orphan_watch, args=(parent,), daemon=True).start()
+    _limit_memory(memory_mb)
+    import iosched  # noqa: F401  (once, before the first task)
+
+    conn.send("ready")
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        conn.send({**_run_task(task, memory_mb), "worker": "warm"})
+
+
+def _lost(elapsed: float, timeout: float, exitcode: int | None, memory_mb: int | None) -> dict:
+    """The record of a task whose process gave no answer."""
+    if elapsed >= timeout:
+        return {"status": ERROR, "message": f"killed after the task timeout of {timeout:g} s"}
+    if exitcode == -9:
+        return {"status": OOM, "message": "killed by signal 9 (out of memory?)"}
+    if memory_mb and exitcode in (-6, 1, 120):
+        return {"status": OOM, "message": f"the worker could not start or allocate within --memory-mb "
+                                          f"{memory_mb} (exit code {exitcode}): give it more memory"}
+    return {"status": ERROR, "message": f"the worker process died (exit code {exitcode})"}
+
+
+def _stop(proc) -> None:
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
 
 
 def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> dict:
@@ -105,21 +162,75 @@ def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> di
             record = parent.recv()
         except EOFError:
             record = None
-    proc.join(5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
+    _stop(proc)
     if record is None:
-        if time.perf_counter() - start >= timeout:
-            record = {"status": ERROR, "message": f"killed after the task timeout of {timeout:g} s"}
-        elif proc.exitcode == -9:
-            record = {"status": OOM, "message": "killed by signal 9 (out of memory?)"}
-        elif memory_mb and proc.exitcode in (-6, 1, 120):
-            record = {"status": OOM, "message": f"the worker could not start or allocate within --memory-mb "
-                                                f"{memory_mb} (exit code {proc.exitcode}): give it more memory"}
-        else:
-            record = {"status": ERROR, "message": f"the worker process died (exit code {proc.exitcode})"}
+        record = _lost(time.perf_counter() - start, timeout, proc.exitcode, memory_mb)
     return {**task.to_dict(), "key": task.key, **record}
+
+
+START_TIMEOUT = 300.0  # s for a warm worker to import iosched (a few seconds on an idle machine)
+
+
+class WarmWorker:
+    """One worker process that runs solver-free tasks one after another (see the module docstring)."""
+
+    def __init__(self, memory_mb: int | None = None):
+        self.memory_mb = memory_mb
+        self.proc = None
+        self.conn = None
+
+    def _start(self) -> bool:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, self.memory_mb, os.getpid()), daemon=True)
+        self.proc.start()
+        child.close()
+        try:
+            return self.conn.poll(START_TIMEOUT) and self.conn.recv() == "ready"
+        except EOFError:
+            return False
+
+    def run(self, task: Task, timeout: float) -> dict:
+        """The task's record; a worker that gave no answer (or ran out of memory) is replaced next time."""
+        if self.proc is None and not self._start():
+            exitcode = self.close(kill=True)
+            return {**task.to_dict(), "key": task.key, **_lost(0.0, timeout, exitcode, self.memory_mb)}
+        start = time.perf_counter()
+        record = None
+        try:
+            self.conn.send(task.to_dict())
+            if self.conn.poll(timeout):
+                record = self.conn.recv()
+        except (EOFError, OSError):
+            record = None
+        if record is None or record["status"] == OOM:
+            exitcode = self.close(kill=True)
+            if record is None:
+                record = _lost(time.perf_counter() - start, timeout, exitcode, self.memory_mb)
+        return {**task.to_dict(), "key": task.key, **record}
+
+    def close(self, kill: bool = False) -> int | None:
+        """Stop the process (at once with ``kill``); its exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if kill:
+            proc.kill()
+        else:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+        _stop(proc)
+        self.conn.close()
+        return proc.exitcode
+
+
+def needs_fresh_process(task: Task) -> bool:
+    """A method that runs a solver (it takes a ``profile``) gets a process of its own."""
+    import inspect
+
+    from iosched.core import get_method
+
+    return "profile" in inspect.signature(get_method(task.problem, task.method).run).parameters
 
 
 def _write(out: Path, record: dict, env: dict) -> None:
@@ -224,10 +335,28 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed) -> d
                 finish(fut.result())
     else:
         workers = workers or max(1, (os.cpu_count() or 1) // _threads(suite.profile))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_isolated, t, suite.timeout, memory_mb) for t in todo]
-            for fut in as_completed(futures):
-                finish(fut.result())
+        idle = queue.SimpleQueue()
+        warm = [WarmWorker(memory_mb) for _ in range(workers)]
+        for w in warm:
+            idle.put(w)
+
+        def run(task):
+            if needs_fresh_process(task):
+                return run_isolated(task, suite.timeout, memory_mb)
+            worker = idle.get()
+            try:
+                return worker.run(task, suite.timeout)
+            finally:
+                idle.put(worker)
+
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(run, t) for t in todo]
+                for fut in as_completed(futures):
+                    finish(fut.result())
+        finally:
+            for w in warm:
+                w.close()
     bar.close()
     return counts
 
