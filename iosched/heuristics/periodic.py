@@ -187,7 +187,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     dates = np.empty(64)
     tot = np.empty(64)
     dates[0], dates[1], tot[0], tot[1] = 0.0, T, 0.0, 0.0
-    nd = 2
+    nd = np.int64(2)  # not the literal 2: numba would compile the helpers for Literal[int](2) too
     starts = np.empty((K, 8))
     n_inst = np.zeros(K, np.int64)
     last = np.zeros(K)
