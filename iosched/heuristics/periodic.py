@@ -81,31 +81,8 @@ def _fmod(x, T, P):
 
 # The kernel below is plain Python that numba compiles on first use (:func:`kernel`), so that
 # ``import iosched`` does not import numba. Its helpers are loops rather than np.searchsorted,
-# np.argsort and slice assignment, which numba compiles in less time.
-
-
-def _lower(a, n, x):
-    """The first index i < n with a[i] >= x (n if none): np.searchsorted(a[:n], x)."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def _upper(a, n, x):
-    """The first index i < n with a[i] > x (n if none): np.searchsorted(a[:n], x, side="right")."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+# np.argsort and slice assignment, which numba compiles in less time; the searches start from
+# where the last one of their kind landed (the pattern is built forward in time).
 
 
 def _order_desc(key, m):
@@ -140,9 +117,43 @@ def _order_desc(key, m):
     return idx
 
 
-def _find(dates, n, x, P):
-    """Index of the date within P of x, or -1."""
-    i = _lower(dates, n, x - P)
+def _lower_near(a, n, x, h):
+    """The first index i < n with a[i] >= x (n if none), as np.searchsorted(a[:n], x), galloping
+    outward from index h: O(log d) steps for an answer d places from h.
+
+    The kernel's searches land next to the previous one of their kind (the pattern is built
+    forward in time), where a plain binary search over all the dates costs its full depth.
+    """
+    if n == 0:
+        return 0
+    h = min(max(h, 0), n - 1)
+    step = 1
+    if a[h] < x:  # the answer is in (h, n]
+        lo = hi = h + 1
+        while hi < n and a[hi] < x:
+            lo = hi + 1
+            hi = lo + step
+            step <<= 1
+        hi = min(hi, n)
+    else:  # the answer is in [0, h]
+        lo = hi = h
+        while lo > 0 and a[lo - 1] >= x:
+            hi = lo - 1
+            lo = hi - step
+            step <<= 1
+        lo = max(lo, 0)
+    while lo < hi:  # a[lo - 1] < x (or lo == 0) and a[hi] >= x (or hi == n)
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _find(dates, n, x, P, h):
+    """Index of the date within P of x, or -1 (searched from index h, see _lower_near)."""
+    i = _lower_near(dates, n, x - P, h)
     if i < n and dates[i] <= x + P:
         return i
     return -1
@@ -188,6 +199,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     tot = np.empty(64)
     dates[0], dates[1], tot[0], tot[1] = 0.0, T, 0.0, 0.0
     nd = np.int64(2)  # not the literal 2: numba would compile the helpers for Literal[int](2) too
+    near = near_wrap = np.int64(0)  # where the last search of dates near the front / at a wrap landed
     starts = np.empty((K, 8))
     n_inst = np.zeros(K, np.int64)
     last = np.zeros(K)
@@ -268,14 +280,15 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         else:
             # Insert-In-Pattern: after the last inserted instance of k
             ni = n_inst[k]
-            j = _lower(starts[k], ni, last[k])
+            j = _lower_near(starts[k], ni, last[k], ni - 1)  # the last instance is mostly the latest
             end_io = starts[k, (j + 1) % ni]
-            e = _find(dates, nd, T if end_io == 0 else end_io, P)
+            e = _find(dates, nd, T if end_io == 0 else end_io, P, near_wrap)
+            near_wrap = e
             nr = n_runs[k]
             ok = nr > 0 and e >= 0  # a lost date fails the insertion (never reads before or past the dates)
             if ok:
                 d = dates[e]
-                r = _upper(run_ts[k], nr, d) - 1
+                r = _lower_near(run_ts[k], nr, np.nextafter(d, np.inf), 0) - 1  # the last run starting <= d
                 if r < 0:
                     begin_io = run_te[k, nr - 1]
                 elif run_te[k, r] > d:
@@ -292,12 +305,12 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                     ok = False
             if ok:
                 x = _fmod(_fmod(begin_io + wk, T, P) + T, T, P)
-                i = _lower(dates, nd, x - P)
+                i = near = _lower_near(dates, nd, x - P, near)
                 if not (i < nd and dates[i] <= x + P):
                     _shift_in(dates, nd, i, x)
                     _shift_in(tot, nd, i, tot[i - 1])
                     nd += 1
-                stop = _find(dates, nd, end_io, P)
+                stop = _find(dates, nd, end_io, P, near_wrap)
                 end = nd - 1
                 while ts_.shape[0] < nd + 2:
                     ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
@@ -330,13 +343,13 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         if not 0 <= x < T:
             code = BROKEN
             break
-        i = _lower(dates, nd, x - P)
+        i = near = _lower_near(dates, nd, x - P, near)
         if not (i < nd and dates[i] <= x + P):
             _shift_in(dates, nd, i, x)
             _shift_in(tot, nd, i, tot[i - 1])
             nd += 1
         ni = n_inst[k]
-        j = _lower(starts[k], ni, c)
+        j = _lower_near(starts[k], ni, c, ni - 1)
         if j == ni or starts[k, j] != c:
             if ni == starts.shape[1]:
                 starts = _grow_rows(starts)
@@ -348,7 +361,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
             if not 0 <= x < T:
                 code = BROKEN
                 break
-            i = _lower(dates, nd, x - P)
+            i = near = _lower_near(dates, nd, x - P, near)
             if not (i < nd and dates[i] <= x + P):
                 _shift_in(dates, nd, i, x)
                 _shift_in(tot, nd, i, tot[i - 1])
@@ -363,7 +376,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         for p in range(npieces + 1):
             if p < npieces:
                 te = _fmod(te_[p] + T, T, P)
-                i = first = _find(dates, nd, _fmod(ts_[p] + T, T, P), P)
+                i = first = near = _find(dates, nd, _fmod(ts_[p] + T, T, P), P, near)
                 if first < 0:
                     code = BROKEN
                     break
@@ -391,7 +404,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 nr = n_runs[k]
                 if nr == run_ts.shape[1]:
                     run_ts, run_te = _grow_rows(run_ts), _grow_rows(run_te)
-                q = _lower(run_ts[k], nr, run_start)
+                q = _lower_near(run_ts[k], nr, run_start, nr - 1)
                 _shift_in(run_ts[k], nr, q, run_start)
                 _shift_in(run_te[k], nr, q, run_end)
                 n_runs[k] = nr + 1
@@ -746,7 +759,7 @@ def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_
     return MethodOutput(pattern, Status.TIME_LIMIT if found["stopped"] else Status.FEASIBLE, info=info)
 
 
-_KERNEL = ("_fmod", "_lower", "_upper", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill")
+_KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill")
 _LOCK = threading.Lock()
 NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s; longer means it compiles
 
