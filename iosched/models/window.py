@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numba import njit
 
 from iosched import lazy
 from iosched.core import Status
@@ -31,35 +30,6 @@ from iosched.instances.window import WindowInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
 
 pe = lazy.module("pyomo.environ")
-
-
-@njit(cache=True)
-def _merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
-    """Sorted union of ``keys`` and ``keys + shift`` (pairs staying within the capacity)."""
-    out = np.empty(2 * keys.shape[0], np.int64)
-    i = j = k = 0
-    m = keys.shape[0]
-    shifted = 0
-    while i < m or j < m:
-        if j < m:
-            n, b = keys[j] // stride, keys[j] % stride
-            if n + dn > n_cap or b + db > b_cap:
-                j += 1
-                continue
-            shifted = keys[j] + shift
-        if j >= m or (i < m and keys[i] < shifted):
-            v = keys[i]
-            i += 1
-        elif i < m and keys[i] == shifted:
-            v = keys[i]
-            i += 1
-            j += 1
-        else:
-            v = shifted
-            j += 1
-        out[k] = v
-        k += 1
-    return out[:k]
 
 
 def _fill_table(nodes: np.ndarray, n_cap: int):
@@ -116,6 +86,8 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     optimistic final point (all remaining requests added, capped by the capacity) is
     weakly dominated by an incumbent cannot give a new front vector and is dropped.
     """
+    from iosched.models._window_kernels import merge_shifted  # numba: loaded on the first front only
+
     nodes, bbs = instance.nodes(), instance.bbs()
     N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
     zero = np.flatnonzero(bbs == 0)
@@ -140,7 +112,7 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
         _check(deadline, "two-objective")
         if s:
             i = withbb[s - 1]
-            keys = _merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
+            keys = merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
                                   N, Bc, stride)
         else:
             keys = stages[0]
