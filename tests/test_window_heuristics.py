@@ -9,12 +9,12 @@ import pytest
 import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, front_quality, hypervolume
-from iosched.heuristics.window import bbsched_ga, bin_packing, decide, naive, nsga2
+from iosched.heuristics.window import bbsched_ga, bin_packing, decide, first_fit, naive, nsga2
 from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
 from iosched.models.window import pareto_front
 
 FRONT_METHODS = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
-SINGLE = [("naive", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}),
+SINGLE = [("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}),
           ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}), ("constrained-bb", {})]
 
 
@@ -72,9 +72,9 @@ def test_single_methods_feasible(seed):
 
 
 @pytest.mark.parametrize("seed", range(10))
-@pytest.mark.parametrize("greedy", [naive, bin_packing])
+@pytest.mark.parametrize("greedy", [first_fit, bin_packing])
 def test_greedy_is_maximal(greedy, seed):
-    """Naive and bin-packing stop only when no left-over job fits the remaining capacity."""
+    """First-fit and bin-packing stop only when no left-over job fits the remaining capacity."""
     inst = window(seed)
     (p,) = greedy(inst)
     assert sums(inst, p.jobs) == (p.nodes, p.burst_buffer)
@@ -83,6 +83,24 @@ def test_greedy_is_maximal(greedy, seed):
     for i, j in enumerate(inst.jobs):
         if j.id not in p.jobs:
             assert j.nodes > free_n or inst.bb(i) > free_b
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_naive_stops_at_the_first_job_that_does_not_fit(seed):
+    """The paper's naive: a prefix of the window, and the next job does not fit beside it."""
+    inst = window(seed)
+    (p,) = naive(inst)
+    k = len(p.jobs)
+    assert p.jobs == tuple(j.id for j in inst.jobs[:k])
+    if k < len(inst.jobs):
+        assert (p.nodes + inst.jobs[k].nodes > inst.capacity.nodes
+                or p.burst_buffer + inst.bb(k) > inst.capacity.burst_buffer)
+
+
+def test_naive_does_not_skip_a_blocked_job():
+    inst = WindowInstance(Capacity(10, 10), (Job("a", 6), Job("b", 6), Job("c", 4)))
+    assert iosched.solve("window", inst, "naive").solution.selected == ("a",)
+    assert iosched.solve("window", inst, "first-fit").solution.selected == ("a", "c")
 
 
 def test_evaluator_rejects_bad_selections():
@@ -136,7 +154,10 @@ def _picked(method, **params):
 
 
 def test_paper_naive():
+    # Table 1b's naive is J1 then J4 by EASY backfilling: naive stops at J2 (BB), first-fit takes J4
     sel, util = _picked("naive")
+    assert sel == ("J1",) and util == pytest.approx((0.8, 0.2))
+    sel, util = _picked("first-fit")
     assert sel == ("J1", "J4") and util == pytest.approx((0.9, 0.2))
 
 
