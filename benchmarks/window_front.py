@@ -1,6 +1,6 @@
 """Exact front vs the paper's GA and NSGA-II at Theta's scale (4392 nodes, 1.26 PB in GB).
 
-    python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2]
+    python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2] [--init one-job]
     python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100]
     python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20]
 
@@ -45,7 +45,7 @@ def dominated(p, front) -> bool:
 
 def quality(args) -> None:
     methods = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
-    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}, G = 500, P = 20, p_m = 0.0005")
+    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}, G = 500, P = 20, p_m = 0.0005, init {args.init or 'default'}")
     print("| w | method | IGD (median) | HV ratio (mean) | decision = exact | dominated | "
           "nodes lost pp (mean / max) | time s (median) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -56,7 +56,7 @@ def quality(args) -> None:
             exact = pareto_front(inst)
             best = decide(inst, exact)
             for name, fn in methods.items():
-                (front, _), wall, _ = timed(fn, inst, seed=seed)
+                (front, _), wall, _ = timed(fn, inst, seed=seed, **({"init": args.init} if args.init else {}))
                 q = front_quality(inst, front, exact)
                 chosen = decide(inst, front)
                 same = (chosen.nodes, chosen.burst_buffer) == (best.nodes, best.burst_buffer)
@@ -110,6 +110,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=None)
     ap.add_argument("--mix", default="S2")
     ap.add_argument("--ssd-mix", default=None)
+    ap.add_argument("--init", choices=("greedy", "one-job"), default=None, help="the GAs' first generation")
     args = ap.parse_args()
     if args.sizes is None:
         args.sizes = [16, 18, 20] if args.what == "ssd" else [10, 20, 50, 100]
