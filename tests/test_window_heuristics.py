@@ -1,6 +1,7 @@
 """Window heuristics: feasibility, the exactly-solved baselines, the paper's example, the decision rule,
 reproducibility of the GA / NSGA-II, and front quality against the exact front."""
 
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -10,12 +11,13 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, front_quality, hypervolume
 from iosched.heuristics.window import bbsched_ga, bin_packing, decide, first_fit, initial_rows, naive, nsga2
-from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
+from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, Machine, WindowInstance, generate
 from iosched.models.window import pareto_front
 
 FRONT_METHODS = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
-SINGLE = [("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}),
-          ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}), ("constrained-bb", {})]
+SINGLE = [("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}),
+          ("weighted", {"node_weight": 0.8}), ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}),
+          ("constrained-bb", {})]
 
 
 def window(seed):
@@ -232,6 +234,45 @@ def test_decide_exactly_2x_with_decimal_shares():
     cap100 = WindowInstance(Capacity(100, 100), (Job("a", 1),))
     chosen = [decide(cap100, [P(100, 0), P(*other)]) for other in [(90, 20), (70, 60), (80, 40)]]
     assert chosen == [P(100, 0)] * 3  # none of the three gains is *more* than 2x its loss
+
+
+def test_decide_exactly_2x_of_the_machine():
+    # free 128 x 128 in a machine of 128 nodes x 256 BB: gain 64/256 = .25 is exactly 2 x 16/128, not more
+    inst = replace(CAP128, machine=Machine(128, 256))
+    assert decide(inst, [P(128, 16), P(112, 80)]) == P(112, 80)  # of the free capacity: gain .5 > 2 x .125
+    assert decide(inst, [P(128, 16), P(112, 80)], normalise="machine") == P(128, 16)
+    assert decide(inst, [P(128, 16), P(112, 81)], normalise="machine") == P(112, 81)
+
+
+MACHINE_EXAMPLE = replace(PAPER_EXAMPLE, machine=Machine(100, 1000))  # Table 1's window, a 10x larger BB
+
+
+@pytest.mark.parametrize("method,params", [("exact", {}), ("bbsched-ga", {}), ("nsga2", {"generations": 50})])
+def test_normalise_machine_changes_the_decision(method, params):
+    """As shares of the free capacity J2-J5 gains .7 BB for .2 nodes; of a 1000 TB machine only .07."""
+    free = iosched.solve("window", MACHINE_EXAMPLE, method, **params)
+    machine = iosched.solve("window", MACHINE_EXAMPLE, method, normalise="machine", **params)
+    assert free.solution.selected == ("J2", "J3", "J4", "J5")
+    assert machine.solution.selected == ("J1", "J5")
+    assert machine.evaluation.feasible
+
+
+def test_normalise_machine_bin_packing_and_weighted():
+    # free shares: b (2 nodes, 9 BB) aligns 1.1 against a's .9; of a 100-unit BB machine b aligns .209
+    inst = WindowInstance(Capacity(10, 10), (Job("a", 9, 0), Job("b", 2, 9)), machine=Machine(10, 100))
+    assert iosched.solve("window", inst, "bin-packing").solution.selected == ("b",)
+    assert iosched.solve("window", inst, "bin-packing", normalise="machine").solution.selected == ("a",)
+    # weighted 50/50: b scores .1 + .45 > a's .45; of the machine b scores .1 + .045 < .45
+    assert iosched.solve("window", inst, "weighted").solution.selected == ("b",)
+    assert iosched.solve("window", inst, "weighted", normalise="machine").solution.selected == ("a",)
+
+
+@pytest.mark.parametrize("method", ["exact", "bbsched-ga", "bin-packing", "weighted"])
+def test_normalise_machine_needs_machine_totals(method):
+    with pytest.raises(ParameterError, match="machine totals"):
+        iosched.solve("window", PAPER_EXAMPLE, method, normalise="machine")
+    with pytest.raises(ParameterError, match="normalise"):
+        iosched.solve("window", MACHINE_EXAMPLE, method, normalise="total")
 
 
 # --- (5) reproducibility --------------------------------------------------------------------------

@@ -41,16 +41,30 @@ from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer, Number, OneOf
 
 
-def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -> FrontPoint:
+def scale(instance: WindowInstance, normalise: str = "free") -> tuple[int, int]:
+    """The (nodes, burst buffer) that shares are taken of: the free capacity (``free``) or the
+    whole machine (``machine``, as the authors' code does in a running system)."""
+    if normalise == "free":
+        return instance.capacity.nodes, instance.capacity.burst_buffer
+    if normalise != "machine":
+        raise ParameterError(f"normalise must be 'free' or 'machine', got {normalise!r}")
+    if instance.machine is None:
+        raise ParameterError("normalise='machine' needs the instance's machine totals (machine.nodes, "
+                             f"machine.burst_buffer); instance {instance.name!r} has none")
+    return instance.machine.nodes, instance.machine.burst_buffer
+
+
+def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2, normalise: str = "free") -> FrontPoint:
     """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer).
 
-    Gains and losses are shares of the free capacity, compared exactly in integers:
+    Gains and losses are shares of the free capacity (or, ``normalise='machine'``, of the whole
+    machine), compared exactly in integers:
     (b_p - b_f) / B > factor (n_f - n_p) / N  <=>  (b_p - b_f) N > factor (n_f - n_p) B.
     With SSD classes it is the SSD section's form, with twice the factor (4x).
     """
     if instance.has_ssd:
-        return _decide_ssd(instance, front, 2 * factor)
-    N, B = max(instance.capacity.nodes, 1), max(instance.capacity.burst_buffer, 1)
+        return _decide_ssd(instance, front, 2 * factor, normalise)
+    N, B = (max(x, 1) for x in scale(instance, normalise))
     first = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     best, best_gain = first, 0  # gains in units of 1 / (N B)
     for p in front:
@@ -60,13 +74,13 @@ def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -
     return best
 
 
-def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4) -> FrontPoint:
+def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4, normalise: str = "free"):
     """The SSD section's rule: most nodes, replaced by the point whose gains in BB utilisation,
     SSD utilisation and reduction of the wasted-SSD share sum to more than ``factor`` x its
-    node-utilisation loss (the largest such sum)."""
+    node-utilisation loss (the largest such sum). SSD shares are of the free nodes' SSD."""
     from fractions import Fraction
 
-    cap, total = instance.capacity, ssd_capacity(instance)
+    (N, B), total = scale(instance, normalise), ssd_capacity(instance)
 
     def share(x, whole):
         return Fraction(x, whole) if whole else Fraction(0)
@@ -74,9 +88,9 @@ def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int =
     first = max(front, key=lambda p: p.vector())
     best, best_gain = first, Fraction(0)
     for p in front:
-        gain = (share(p.burst_buffer - first.burst_buffer, cap.burst_buffer) + share(p.ssd - first.ssd, total)
+        gain = (share(p.burst_buffer - first.burst_buffer, B) + share(p.ssd - first.ssd, total)
                 + share(first.wasted_ssd - p.wasted_ssd, total))
-        if gain > factor * share(first.nodes - p.nodes, cap.nodes) and gain > best_gain:
+        if gain > factor * share(first.nodes - p.nodes, N) and gain > best_gain:
             best, best_gain = p, gain
     return best
 
@@ -257,9 +271,11 @@ def first_fit(instance: WindowInstance) -> list[FrontPoint]:
     return [_point(instance, chosen)]
 
 
-def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
-    cap = instance.capacity
-    free_n, free_b = cap.nodes, cap.burst_buffer
+def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[FrontPoint]:
+    """Repeatedly the fitting job of largest alignment: request . free resources, both as shares
+    of the free capacity (or of the whole machine, ``normalise='machine'``)."""
+    N, B = scale(instance, normalise)
+    free_n, free_b = instance.capacity.nodes, instance.capacity.burst_buffer
     left = list(range(len(instance.jobs)))
     chosen = []
     def share(x, total):
@@ -269,9 +285,8 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
         fits = [i for i in left if _fits(instance, chosen, i)]
         if not fits:
             break
-        free = (share(free_n, cap.nodes), share(free_b, cap.burst_buffer))
-        scores = {i: share(instance.jobs[i].nodes, cap.nodes) * free[0]
-                  + share(instance.bb(i), cap.burst_buffer) * free[1] for i in fits}
+        free = (share(free_n, N), share(free_b, B))
+        scores = {i: share(instance.jobs[i].nodes, N) * free[0] + share(instance.bb(i), B) * free[1] for i in fits}
         best = max(fits, key=lambda i: (scores[i], -i))
         chosen.append(best)
         left.remove(best)
@@ -280,9 +295,9 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
     return [_point(instance, sorted(chosen))]
 
 
-def _front_method(instance, front, compare, decision="paper", exact=None):
+def _front_method(instance, front, compare, decision="paper", exact=None, normalise="free"):
     if decision == "paper":
-        chosen = decide(instance, front)
+        chosen = decide(instance, front, normalise=normalise)
     else:
         chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     info = {}
@@ -298,12 +313,15 @@ Population = Annotated[int, Integer(2, 100_000)]
 Rate = Annotated[float, Number(0, 1)]
 Seconds = Annotated[float, Number(0, 10**7, lo_open=True)]
 Init = Annotated[str, OneOf(("greedy", "one-job"))]
+Normalise = Annotated[str, OneOf(("free", "machine"))]
 
 
 @register("window", "exact", objective="hypervolume")
 def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
-          decision: Decision = "paper", profile: str = "default", compare: Compare = None) -> MethodOutput:
-    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision.
+          decision: Decision = "paper", profile: str = "default", compare: Compare = None,
+          normalise: Normalise = "free") -> MethodOutput:
+    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision
+    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``).
 
     The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
     the result is ``time_limit`` with the front points proved so far (each at zero gap).
@@ -317,7 +335,7 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
         front, complete, why = epsilon_front(instance, engine, profile)
     if not front:  # the time limit struck before the first point: no selection to offer
         return MethodOutput(None, Status.TIME_LIMIT, info={"front": why})
-    out = _front_method(instance, front, compare, decision, exact=front if complete else None)
+    out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
     if not complete:
         out.info["front"] = f"{len(front)} point(s) proved; {why}"
@@ -328,18 +346,18 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
 def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
               p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
               seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy") -> MethodOutput:
+              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
     """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s.
 
     ``init``: the first generation, random maximal selections (``greedy``) or one job per row
     (``one-job``, the authors' code); see :func:`initial_rows`."""
     return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init),
-                      generations, compare, decision)
+                      generations, compare, decision, normalise)
 
 
-def _ga_output(instance, found, generations, compare, decision) -> MethodOutput:
+def _ga_output(instance, found, generations, compare, decision, normalise) -> MethodOutput:
     front, done = found
-    out = _front_method(instance, front, compare, decision)
+    out = _front_method(instance, front, compare, decision, normalise=normalise)
     out.info["generations"] = done
     if done < generations:
         out.info["stopped"] = f"time_limit after {done} of {generations} generations"
@@ -350,10 +368,10 @@ def _ga_output(instance, found, generations, compare, decision) -> MethodOutput:
 def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
                  p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
                  seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy") -> MethodOutput:
+              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
     """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s."""
     return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init),
-                      generations, compare, decision)
+                      generations, compare, decision, normalise)
 
 
 def _single(points: list[FrontPoint]) -> MethodOutput:
@@ -373,14 +391,16 @@ def first_fit_method(instance: WindowInstance) -> MethodOutput:
 
 
 @register("window", "bin-packing", objective="hypervolume")
-def bin_packing_method(instance: WindowInstance) -> MethodOutput:
-    """Greedy by alignment score (normalised request · normalised free resources)."""
-    return _single(bin_packing(instance))
+def bin_packing_method(instance: WindowInstance, normalise: Normalise = "free") -> MethodOutput:
+    """Greedy by alignment score (request · free resources, as shares of the free capacity or of the machine)."""
+    return _single(bin_packing(instance, normalise))
 
 
 @register("window", "weighted", objective="hypervolume")
-def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None) -> MethodOutput:
-    """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly.
+def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None,
+             normalise: Normalise = "free") -> MethodOutput:
+    """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly
+    (node and BB utilisation of the free capacity, or of the machine with ``normalise='machine'``).
 
     Default node_weight: 0.5 (two objectives), 0.25 with SSD classes (all four equal, as in the
     paper's SSD section, where the fourth is one minus the wasted-SSD share).
@@ -391,6 +411,9 @@ def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Numb
         shares = ssd_utilisations(instance, [p.vector() for p in front])
     else:
         shares = utilisations(instance, [(p.nodes, p.burst_buffer) for p in front])
+    N, B = scale(instance, normalise)
+    shares[:, 0] *= instance.capacity.nodes / N if N else 0.0  # shares of the free capacity -> of N, B
+    shares[:, 1] *= instance.capacity.burst_buffer / B if B else 0.0
     score = weight * shares[:, 0] + (1 - weight) * shares[:, 1:].mean(axis=1)
     return _single([front[int(np.argmax(score))]])
 
