@@ -275,6 +275,36 @@ def test_normalise_machine_needs_machine_totals(method):
         iosched.solve("window", MACHINE_EXAMPLE, method, normalise="total")
 
 
+# --- (4b) the tie rule: of equal (nodes, BB) subsets, jobs nearest the front of the window ----------
+
+TIE = WindowInstance(Capacity(3, 10), (Job("a", 2), Job("b", 3), Job("c", 1)))  # {a, c} and {b}: 3 nodes
+
+
+@pytest.mark.parametrize("method", ["exact", "bbsched-ga", "nsga2"])
+def test_ties_go_to_the_front_of_the_window(method):
+    for seed in range(3):
+        r = iosched.solve("window", TIE, method, **({} if method == "exact" else {"seed": seed}))
+        assert r.solution.selected == ("a", "c")
+        assert r.evaluation.feasible
+
+
+def earliest_by_brute_force(inst, n, b):
+    X, tn, tb, _ = subsets(inst)
+    rows = X[(tn == n) & (tb == b)]
+    best = max(map(tuple, rows))  # the largest 0/1 vector in window order
+    return tuple(inst.jobs[i].id for i in np.flatnonzero(best))
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_exact_decision_is_the_earliest_subset(k):
+    inst = generate(k, 12, mix=("S1", "S2", "S3", "S4")[k % 4], load=(0.05, 0.1, 0.2, 0.3)[k % 4], nodes=64,
+                    burst_buffer=100_000, max_request=30_000)
+    for params in ({}, {"decision": "nodes"}):
+        r = iosched.solve("window", inst, "exact", **params)
+        assert r.solution.selected == earliest_by_brute_force(inst, r.evaluation.nodes, r.evaluation.burst_buffer)
+        assert r.solution.selected in [p.jobs for p in r.solution.front]
+
+
 # --- (5) reproducibility --------------------------------------------------------------------------
 
 

@@ -36,7 +36,7 @@ from iosched.evaluate.window import (
     utilisations,
 )
 from iosched.instances.window import WindowInstance
-from iosched.models.window import FrontTimeLimit, epsilon_front, pareto_front
+from iosched.models.window import FrontTimeLimit, earliest_subset, epsilon_front, pareto_front
 from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer, Number, OneOf
 
@@ -115,13 +115,14 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
-    """Distinct non-dominated feasible rows of X as front points (most nodes first)."""
+    """Distinct non-dominated feasible rows of X as front points (most nodes first); of rows with
+    equal objectives, the one with jobs nearest the front of the window (the paper's tie rule)."""
     F, ok, _ = _objectives(instance, X)
     X, F = X[ok], F[ok]
     if len(X) == 0:
         return [FrontPoint(0, 0, ())]
-    seen, front = set(), []
-    for i in sorted(np.flatnonzero(_nondominated(F)), key=lambda i: tuple(-F[i])):
+    seen, front = set(), []  # per vector the row with jobs nearest the front of the window (largest 0/1 row)
+    for i in sorted(np.flatnonzero(_nondominated(F)), key=lambda i: (tuple(-F[i]), tuple(-X[i]))):
         v = tuple(int(x) for x in F[i])
         if v not in seen:
             seen.add(v)
@@ -321,14 +322,16 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
           decision: Decision = "paper", profile: str = "default", compare: Compare = None,
           normalise: Normalise = "free") -> MethodOutput:
     """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision
-    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``).
+    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``);
+    the chosen point's subset is the one with jobs nearest the front of the window (two objectives).
 
     The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
     the result is ``time_limit`` with the front points proved so far (each at zero gap).
     """
+    deadline = Deadline(load_profile(profile).time_limit)
     if engine == "dp":
         try:
-            front, complete, why = pareto_front(instance, time_limit=load_profile(profile).time_limit), True, ""
+            front, complete, why = pareto_front(instance, time_limit=deadline.seconds), True, ""
         except FrontTimeLimit as e:
             front, complete, why = [], False, str(e)
     else:
@@ -336,6 +339,13 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
     if not front:  # the time limit struck before the first point: no selection to offer
         return MethodOutput(None, Status.TIME_LIMIT, info={"front": why})
     out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
+    chosen = next(p for p in front if p.jobs == out.solution.selected)
+    try:  # the paper's tie rule: of the subsets at the chosen point, jobs nearest the front of the window
+        earliest = earliest_subset(instance, chosen, deadline)
+    except FrontTimeLimit as e:
+        out.info["ties"] = f"not broken: {e}; the subset is the dynamic program's"
+    else:
+        out.solution = Selection(earliest.jobs, tuple(earliest if p is chosen else p for p in front))
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
     if not complete:
         out.info["front"] = f"{len(front)} point(s) proved; {why}"

@@ -151,6 +151,78 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     return tuple(front)
 
 
+def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: int,
+           deadline: Deadline | None) -> list[int] | None:
+    """Some subset of ``jobs`` (indices) whose nodes sum to exactly tn and burst buffer to tb, or None.
+
+    The front's dynamic program aimed at one target: zero-request jobs by a bitset, the others
+    as sorted (nodes, BB) keys, dropping any partial sum that cannot reach the target."""
+    from iosched.models._window_kernels import merge_shifted
+
+    zero = jobs[bbs[jobs] == 0]
+    pos = jobs[(bbs[jobs] > 0) & (bbs[jobs] <= tb) & (nodes[jobs] <= tn)]
+    unit = int(np.gcd.reduce(bbs[pos])) if len(pos) else 1
+    if tb % unit:
+        return None
+    tb //= unit
+    pos = pos[np.argsort(-bbs[pos], kind="stable")]
+    best_fill, via = _fill_table(nodes[zero], tn)
+    stride = tb + 1
+    rest_n = np.concatenate([np.cumsum(nodes[pos][::-1])[::-1], [0]]) + int(best_fill[tn])
+    rest_b = np.concatenate([np.cumsum(bbs[pos][::-1] // unit)[::-1], [0]])
+    stages = [np.zeros(1, dtype=np.int64)]
+    for s, i in enumerate(pos, start=1):
+        _check(deadline, "tie-break")
+        keys = merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]) // unit, int(nodes[i]),
+                             int(bbs[i]) // unit, tn, tb, stride)
+        n, b = keys // stride, keys % stride
+        stages.append(keys[(n + rest_n[s] >= tn) & (b + rest_b[s] >= tb)])
+    n, b = stages[-1] // stride, stages[-1] % stride
+    hit = np.flatnonzero((b == tb) & (best_fill[tn - n] == tn - n))
+    if not len(hit):
+        return None
+    key, chosen = int(stages[-1][hit[0]]), []
+    for st in range(len(pos), 0, -1):
+        prev = stages[st - 1]
+        k = np.searchsorted(prev, key)
+        if k < len(prev) and prev[k] == key:
+            continue
+        i = pos[st - 1]
+        chosen.append(int(i))
+        key -= int(nodes[i]) * stride + int(bbs[i]) // unit
+    fill = tn - key // stride
+    while fill > 0:
+        j = int(via[fill])
+        chosen.append(int(zero[j]))
+        fill -= int(nodes[zero[j]])
+    return chosen
+
+
+def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadline | None = None) -> FrontPoint:
+    """``point`` with, among all subsets at its (nodes, BB) sums, the one with jobs nearest the front
+    of the window (the paper's tie rule): the largest 0/1 vector in window order, built job by job,
+    taking a job whenever the rest of the window can still complete the sums. Two objectives only
+    (with SSD classes the point is returned as it is). Raises FrontTimeLimit past the deadline."""
+    if instance.has_ssd:
+        return point
+    nodes, bbs = instance.nodes(), instance.bbs()
+    index = {j.id: i for i, j in enumerate(instance.jobs)}
+    witness = {index[j] for j in point.jobs}  # jobs after the current one completing the sums
+    tn, tb, chosen = point.nodes, point.burst_buffer, []
+    for i in range(len(nodes)):
+        if i not in witness:
+            if nodes[i] > tn or bbs[i] > tb:
+                continue
+            found = _reach(nodes, bbs, np.arange(i + 1, len(nodes)), tn - int(nodes[i]), tb - int(bbs[i]), deadline)
+            if found is None:
+                continue
+            witness = set(found)
+        witness.discard(i)
+        chosen.append(i)
+        tn, tb = tn - int(nodes[i]), tb - int(bbs[i])
+    return replace(point, jobs=tuple(instance.jobs[i].id for i in chosen))
+
+
 # --- the SSD extension: four objectives ------------------------------------------------------------
 
 MAX_SSD_STATES = 2_000_000
