@@ -2,7 +2,7 @@
 
     python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2] [--init one-job]
     python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100]
-    python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20]
+    python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20] [--ssd-mix S6] [--baseline /work/main]
 
 ``quality``: for each window size and method (GA, NSGA-II with G = 500, P = 20,
 p_m = 0.0005, seed = the window's seed) over the windows ``random:SEED:w:MIX``: the
@@ -18,14 +18,17 @@ BB) point, the one with jobs nearest the front of the window): the time of the e
 front and decision, the time of the tie break after it, and in how many windows it
 changed the chosen subset.
 
-``ssd``: CPU and wall time of the exact four-objective SSD front (mix S2 with SSD
-classes; ``--ssd-mix`` S5/S6/S7 where the generator has them), median over the seeds.
+``ssd``: CPU and wall time of the exact four-objective SSD front (mix S5, or
+``--ssd-mix`` S6 / S7), median over the seeds; with ``--baseline`` also another
+checkout's SSD front on the same windows (asserting the same front vectors), and the
+CPU time ratio, in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 from iosched.evaluate.window import front_quality
@@ -93,20 +96,42 @@ def ties(args) -> None:
               f"{sum(changed)}/{len(rows)} |", flush=True)
 
 
+def baseline_module(checkout: str):
+    """``iosched/models/window.py`` of another checkout (e.g. main), loaded beside this one."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("baseline_window", Path(checkout) / "iosched/models/window.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def ssd(args) -> None:
-    print("| w | SSD front wall s (median) | CPU s (median) | points (median) | seeds |")
-    print("|---|---|---|---|---|")
+    from iosched.models.window import pareto_ssd
+
+    base = baseline_module(args.baseline) if args.baseline else None
+    pareto_ssd(generate(0, 8, mix="S5"))  # warm-up: the numba kernel loads from its cache
+    mix = args.ssd_mix or "S5"
+    print(f"mix {mix}, seeds 0-{args.seeds - 1}; medians" + (f"; baseline: {args.baseline}" if base else ""))
+    print("| w | points | wall s | CPU s |" + (" baseline wall s | baseline CPU s | CPU ratio |" if base else ""))
+    print("|---|---|---|---|" + ("---|---|---|" if base else ""))
     for w in args.sizes:
         rows = []
         for seed in range(args.seeds):
-            inst = generate(seed, w, mix=args.mix, ssd=True) if args.ssd_mix is None else \
-                generate(seed, w, mix=args.ssd_mix)
-            _FRONTS.clear()
-            front, wall, cpu = timed(pareto_front, inst)
-            rows.append((wall, cpu, len(front)))
-        wall, cpu, points = zip(*rows)
-        print(f"| {w} | {statistics.median(wall):.3f} | {statistics.median(cpu):.3f} | "
-              f"{statistics.median(points):g} | 0-{args.seeds - 1} |", flush=True)
+            inst = generate(seed, w, mix=mix)
+            front, wall, cpu = timed(pareto_ssd, inst)
+            row = [len(front), wall, cpu]
+            if base:
+                old, old_wall, old_cpu = timed(base.pareto_ssd, inst)
+                assert sorted(p.vector() for p in old) == sorted(p.vector() for p in front), (w, seed)
+                row += [old_wall, old_cpu]
+            rows.append(row)
+        med = [statistics.median(col) for col in zip(*rows)]
+        line = f"| {w} | {med[0]:g} | {med[1]:.3f} | {med[2]:.3f} |"
+        if base:
+            line += f" {med[3]:.3f} | {med[4]:.3f} | {med[4] / med[2]:.1f}x |"
+        print(line, flush=True)
 
 
 def main() -> None:
@@ -117,9 +142,11 @@ def main() -> None:
     ap.add_argument("--mix", default="S2")
     ap.add_argument("--ssd-mix", default=None)
     ap.add_argument("--init", choices=("greedy", "one-job"), default=None, help="the GAs' first generation")
+    ap.add_argument("--baseline", default=None, help="ssd: also time this checkout's SSD front (same fronts)")
     args = ap.parse_args()
     if args.sizes is None:
         args.sizes = [16, 18, 20] if args.what == "ssd" else [10, 20, 50, 100]
+    args.seeds = min(args.seeds, 3) if args.what == "ssd" and "--seeds" not in sys.argv else args.seeds
     pareto_front(generate(0, 10))  # warm-up: the numba kernel loads from its cache
     {"quality": quality, "ties": ties, "ssd": ssd}[args.what](args)
 

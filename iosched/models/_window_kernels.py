@@ -34,3 +34,28 @@ def merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
         out[k] = v
         k += 1
     return out[:k]
+
+
+@njit(cache=True)
+def nondominated_sorted(V):
+    """Indices of the non-dominated rows of V (distinct rows sorted lexicographically descending,
+    all columns maximised: only an earlier row can dominate a later one)."""
+    n, d = V.shape
+    keep = np.empty(n, np.int64)
+    size = 0
+    for k in range(n):
+        dominated = False
+        for a in range(size):
+            j = keep[a]
+            at_least = True
+            for c in range(d):
+                if V[j, c] < V[k, c]:
+                    at_least = False
+                    break
+            if at_least:
+                dominated = True
+                break
+        if not dominated:
+            keep[size] = k
+            size += 1
+    return keep[:size]

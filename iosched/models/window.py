@@ -228,60 +228,76 @@ def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadl
 MAX_SSD_STATES = 2_000_000
 
 
+def _placed_ssd(counts: np.ndarray, class_nodes: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows of nodes per SSD category (the smallest class a job may use): whether they all fit
+    on the classes, and the SSD GB of the nodes they take, largest category first, each on the
+    smallest classes it may use (the placement of :func:`ssd_placement`)."""
+    above = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # nodes needing class k or larger
+    fits = np.all(above <= np.cumsum(class_nodes[::-1])[::-1], axis=1)
+    free = np.broadcast_to(class_nodes, counts.shape).copy()
+    used = np.zeros(len(counts), dtype=np.int64)
+    for c in range(counts.shape[1] - 1, -1, -1):
+        left = counts[:, c].copy()
+        for k in range(c, counts.shape[1]):
+            take = np.minimum(left, free[:, k])
+            free[:, k] -= take
+            left -= take
+            used += take * sizes[k]
+    return fits, used
+
+
 def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tuple[FrontPoint, ...]:
     """The exact four-objective front (most nodes, BB, requested SSD; least wasted SSD).
 
     A dynamic program over the reachable states (nodes per SSD category, BB, SSD requested),
     where a job's category is the smallest class it may use: with the placement of
-    :func:`ssd_placement` the wasted SSD depends only on those, so one subset per state
-    suffices. States that do not fit (nodes, BB, or SSD placement) are dropped; more than
-    two million states raise an error rather than run for long.
+    :func:`ssd_placement` whether a state fits and the SSD it wastes depend only on those,
+    so one subset per state suffices. The states of each stage are one sorted integer array,
+    grown job by job with numpy (each new state remembers its parent, to rebuild its subset);
+    more than two million states raise an error rather than run for long.
     """
-    from iosched.evaluate.window import ssd_placement
+    from iosched.models._window_kernels import nondominated_sorted  # numba: loaded on the first front only
 
     jobs = instance.jobs
-    sizes = sorted(c.ssd for c in instance.capacity.ssd_classes)
-    category = [next(c for c, size in enumerate(sizes) if size >= j.ssd_per_node) for j in jobs]
-    N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
-    states: dict[tuple, int] = {((0,) * len(sizes), 0, 0): 0}  # -> bitmask of one subset
+    sizes = np.array(sorted(c.ssd for c in instance.capacity.ssd_classes), dtype=np.int64)
+    class_nodes = np.array([c.nodes for c in sorted(instance.capacity.ssd_classes, key=lambda c: c.ssd)],
+                           dtype=np.int64)
+    K, N, Bc = len(sizes), instance.capacity.nodes, instance.capacity.burst_buffer
+    states = np.zeros((1, K + 2), dtype=np.int64)  # nodes per category, BB, SSD requested
+    parents, took = [], []
     for i, job in enumerate(jobs):
-        b_i = instance.bb(i)
-        grown = {}
-        for seen, ((counts, b, ssd), mask) in enumerate(states.items()):
-            if seen % 4096 == 0:
-                _check(deadline, "SSD")
-            if sum(counts) + job.nodes > N or b + b_i > Bc:
-                continue
-            new_counts = tuple(x + job.nodes * (c == category[i]) for c, x in enumerate(counts))
-            key = (new_counts, b + b_i, ssd + job.ssd_per_node * job.nodes)
-            if key in states or key in grown:
-                continue
-            chosen = [k for k in range(i) if mask >> k & 1] + [i]
-            if ssd_placement(instance, chosen)[0] == 0:
-                grown[key] = mask | (1 << i)
-        states.update(grown)
+        _check(deadline, "SSD")
+        delta = np.zeros(K + 2, dtype=np.int64)
+        delta[int(np.searchsorted(sizes, job.ssd_per_node))] = job.nodes
+        delta[K], delta[K + 1] = instance.bb(i), job.ssd_per_node * job.nodes
+        grown = states + delta
+        ok = (grown[:, :K].sum(axis=1) <= N) & (grown[:, K] <= Bc)
+        ok[ok] = _placed_ssd(grown[ok, :K], class_nodes, sizes)[0]
+        rows = np.vstack([states, grown[ok]])
+        origin = np.concatenate([np.arange(len(states)), np.flatnonzero(ok)])
+        _, first = np.unique(rows, axis=0, return_index=True)  # a state reached both ways: without job i
+        states = rows[first]
+        parents.append(origin[first])
+        took.append(first >= len(origin) - int(ok.sum()))
         if len(states) > MAX_SSD_STATES:
             raise ParameterError(f"the exact SSD front passed {MAX_SSD_STATES} states at job {i + 1} of "
                                  f"{len(jobs)}; use a smaller window")
-    points = {}
-    for seen, mask in enumerate(states.values()):
-        if seen % 4096 == 0:
-            _check(deadline, "SSD")
-        chosen = [k for k in range(len(jobs)) if mask >> k & 1]
-        _, ssd, waste = ssd_placement(instance, chosen)
-        p = FrontPoint(int(sum(jobs[k].nodes for k in chosen)), int(sum(instance.bb(k) for k in chosen)),
-                       tuple(jobs[k].id for k in chosen), int(ssd), int(waste))
-        points.setdefault(p.vector(), p)
-    V = np.array(sorted(points, reverse=True))  # a vector can only be dominated by one before it
-    front = np.empty_like(V)
-    size = 0
-    for seen, v in enumerate(V):
-        if seen % 4096 == 0:
-            _check(deadline, "SSD")
-        if not np.any(np.all(front[:size] >= v, axis=1)):
-            front[size] = v
-            size += 1
-    return tuple(points[tuple(int(x) for x in v)] for v in front[:size])
+    _check(deadline, "SSD")
+    _, placed = _placed_ssd(states[:, :K], class_nodes, sizes)
+    V = np.column_stack([states[:, :K].sum(axis=1), states[:, K], states[:, K + 1], states[:, K + 1] - placed])
+    V, where = np.unique(V, axis=0, return_index=True)  # one state per vector
+    V, where = V[::-1], where[::-1]  # lexicographically descending: only an earlier vector can dominate
+    keep = nondominated_sorted(V)
+    front = []
+    for v, k in zip(V[keep], where[keep]):
+        chosen = []
+        for st in range(len(jobs) - 1, -1, -1):
+            if took[st][k]:
+                chosen.append(st)
+            k = parents[st][k]
+        front.append(FrontPoint(int(v[0]), int(v[1]), tuple(jobs[j].id for j in sorted(chosen)), int(v[2]),
+                                int(-v[3])))
+    return tuple(front)
 
 
 # --- ε-constraint cross-checks ------------------------------------------------------------------
