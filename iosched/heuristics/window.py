@@ -326,27 +326,34 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
     the chosen point's subset is the one with jobs nearest the front of the window (two objectives).
 
     The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
-    the result is ``time_limit`` with the front points proved so far (each at zero gap).
+    the result is ``time_limit`` with the front points proved so far (each at zero gap). Sizes the
+    dp cannot pack into 63 bits go to cpsat (said in ``info["engine"]``).
     """
-    deadline = Deadline(load_profile(profile).time_limit)
+    deadline, fallback = Deadline(load_profile(profile).time_limit), ""
     if engine == "dp":
         try:
             front, complete, why = pareto_front(instance, time_limit=deadline.seconds), True, ""
         except FrontTimeLimit as e:
             front, complete, why = [], False, str(e)
-    else:
+        except ParameterError as e:  # sizes beyond the dynamic program: CP-SAT counts in int64
+            if instance.has_ssd:
+                raise
+            engine, fallback = "cpsat", f"engine cpsat: {e}"
+    if engine != "dp":
         front, complete, why = epsilon_front(instance, engine, profile)
     if not front:  # the time limit struck before the first point: no selection to offer
-        return MethodOutput(None, Status.TIME_LIMIT, info={"front": why})
+        return MethodOutput(None, Status.TIME_LIMIT, info={"front": why, **({"engine": fallback} if fallback else {})})
     out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
     chosen = next(p for p in front if p.jobs == out.solution.selected)
     try:  # the paper's tie rule: of the subsets at the chosen point, jobs nearest the front of the window
         earliest = earliest_subset(instance, chosen, deadline)
-    except FrontTimeLimit as e:
-        out.info["ties"] = f"not broken: {e}; the subset is the dynamic program's"
+    except (FrontTimeLimit, ParameterError) as e:
+        out.info["ties"] = f"not broken: {e}; the subset is the {engine} engine's"
     else:
         out.solution = Selection(earliest.jobs, tuple(earliest if p is chosen else p for p in front))
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
+    if fallback:
+        out.info["engine"] = fallback
     if not complete:
         out.info["front"] = f"{len(front)} point(s) proved; {why}"
     return out

@@ -165,6 +165,9 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
     if tb % unit:
         return None
     tb //= unit
+    if (tn + 1) * (tb + 1) >= 2**62:
+        raise ParameterError(f"the tie break packs (nodes, burst buffer) into 63 bits: {tn} nodes and {tb} burst "
+                             f"buffer units of {unit} are too fine")
     pos = pos[np.argsort(-bbs[pos], kind="stable")]
     best_fill, via = _fill_table(nodes[zero], tn)
     stride = tb + 1
@@ -202,7 +205,8 @@ def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadl
     """``point`` with, among all subsets at its (nodes, BB) sums, the one with jobs nearest the front
     of the window (the paper's tie rule): the largest 0/1 vector in window order, built job by job,
     taking a job whenever the rest of the window can still complete the sums. Two objectives only
-    (with SSD classes the point is returned as it is). Raises FrontTimeLimit past the deadline."""
+    (with SSD classes the point is returned as it is). Raises FrontTimeLimit past the deadline,
+    ParameterError where the sums do not pack into 63 bits."""
     if instance.has_ssd:
         return point
     nodes, bbs = instance.nodes(), instance.bbs()
