@@ -136,7 +136,12 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
     """The first generation: ``population`` 0/1 rows that all fit.
 
     ``greedy``: each row takes the jobs of a fresh random order of the window, each one that
-    still fits beside those taken (a maximal selection). ``one-job`` (the authors' code):
+    still fits beside those taken (a maximal selection). Even rows use uniform orders; odd
+    rows draw the order with probabilities growing with the job's size (weighted sampling
+    without replacement, weight = node share + BB share of the free capacity), so that large
+    jobs, which a uniform order seldom places before the small ones fill the machine, start
+    some rows (at w = 100 uniform orders alone lost 14 pp of nodes on average against the exact
+    decision, 77 pp in one window: benchmarks/window_front.py). ``one-job`` (the authors' code):
     row r holds one job alone, the r-th of a random order of the jobs that fit alone
     (cycling; empty rows if none fits). The paper only says "initialized randomly"; rows
     with each gene 1 with probability 1/2 almost never fit once a window holds more jobs
@@ -150,9 +155,12 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
         for r in range(population if alone else 0):
             rows[r, order[r % len(order)]] = 1
         return rows
+    size = (instance.nodes() / max(instance.capacity.nodes, 1)
+            + instance.bbs() / max(instance.capacity.burst_buffer, 1))
     for r in range(population):
+        order = np.argsort(-np.log(rng.random(w)) / np.maximum(size, 1e-12)) if r % 2 else rng.permutation(w)
         chosen: list[int] = []
-        for i in rng.permutation(w):
+        for i in order:
             if _fits(instance, chosen, int(i)):
                 chosen.append(int(i))
         rows[r, chosen] = 1
