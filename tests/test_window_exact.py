@@ -232,3 +232,16 @@ def test_exact_beyond_the_dp_falls_back_to_cpsat():
     assert [(p.nodes, p.burst_buffer) for p in res.solution.front] == [(7, x), (6, x + 1)]
     assert res.evaluation.feasible and res.solution.selected == ("d", "c")  # of {d, c} and {c, a}: d is first
     assert res.bound is None  # the bound is the dp's front: absent, not an error
+
+
+def test_window_modules_do_not_import_numba_at_module_top():
+    """numba loads with the first exact front (iosched.models._window_kernels), not with ``import iosched``."""
+    import ast
+    from pathlib import Path
+
+    root = Path(iosched.__file__).parent
+    for path in ("models/window.py", "heuristics/window.py", "instances/window.py", "evaluate/window.py"):
+        tree = ast.parse((root / path).read_text())
+        top = [a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names]
+        top += [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
+        assert not [m for m in top if m.split(".")[0] == "numba" or m.endswith("_window_kernels")], (path, top)
