@@ -2,10 +2,12 @@
 
 Front methods return a Pareto set and the point the decision maker chooses from it:
 
-* ``decide``: the paper's rule -- the point of most nodes (its subset already prefers
-  jobs nearer the front of the window), replaced by another point whose burst-buffer gain
-  is more than 2x its node loss (both as shares of the free capacity), the largest such
-  gain if several.
+* ``decide``: the paper's rule -- the point of most nodes, replaced by another point whose
+  burst-buffer gain is more than 2x its node loss (both as shares of the free capacity, or
+  of the machine with ``normalise='machine'``), the largest such gain if several. Of the
+  subsets at the chosen point, the one with jobs nearest the front of the window (the
+  paper's tie rule): ``exact`` finds it over all subsets (``earliest_subset``), the GAs
+  among the rows they hold.
 
 Baselines: ``naive`` (the paper's, as Slurm: window order until the first job that does not
 fit; the paper's Table 1 adds EASY backfilling, which a simulator does), ``first-fit``
