@@ -32,12 +32,13 @@ from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_
 pe = lazy.module("pyomo.environ")
 
 
-def _fill_table(nodes: np.ndarray, n_cap: int):
+def _fill_table(nodes: np.ndarray, n_cap: int, deadline: Deadline | None = None):
     """Subset sums of ``nodes`` up to n_cap: best[s] = most nodes within s, and how each sum was first reached."""
     reach = np.zeros(n_cap + 1, dtype=bool)
     reach[0] = True
     via = np.full(n_cap + 1, -1, dtype=np.int64)
     for j, n in enumerate(nodes):
+        _check(deadline, "node-fill")
         if n > n_cap:
             continue
         new = np.zeros_like(reach)
@@ -93,7 +94,6 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     zero = np.flatnonzero(bbs == 0)
     withbb = np.flatnonzero((bbs > 0) & (bbs <= Bc) & (nodes <= N))
     withbb = withbb[np.argsort(-bbs[withbb], kind="stable")]  # big requests first: the bounds bite sooner
-    best_fill, via = _fill_table(nodes[zero], N)
     # (nodes, BB) pairs are packed into one int64 key: count BB in units of the requests' gcd
     # (exact: a sum of multiples of g fits Bc iff it fits g * floor(Bc / g)), capped by all requests
     unit = int(np.gcd.reduce(bbs[withbb])) if len(withbb) else 1
@@ -103,6 +103,7 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
         raise ParameterError(f"the exact front packs (nodes, burst buffer) into 63 bits: capacity.nodes = {N} and "
                              f"capacity.burst_buffer = {instance.capacity.burst_buffer} (in units of {unit}) are too "
                              "fine; count burst buffer in coarser units or set granularity")
+    best_fill, via = _fill_table(nodes[zero], N, deadline)
     stride = Bc + 1
     rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
     rest_b = np.concatenate([np.cumsum(bbs[withbb][::-1])[::-1], [0]])
@@ -169,7 +170,7 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
         raise ParameterError(f"the tie break packs (nodes, burst buffer) into 63 bits: {tn} nodes and {tb} burst "
                              f"buffer units of {unit} are too fine")
     pos = pos[np.argsort(-bbs[pos], kind="stable")]
-    best_fill, via = _fill_table(nodes[zero], tn)
+    best_fill, via = _fill_table(nodes[zero], tn, deadline)
     stride = tb + 1
     rest_n = np.concatenate([np.cumsum(nodes[pos][::-1])[::-1], [0]]) + int(best_fill[tn])
     rest_b = np.concatenate([np.cumsum(bbs[pos][::-1] // unit)[::-1], [0]])
