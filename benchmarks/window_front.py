@@ -1,53 +1,154 @@
 """Exact front vs the paper's GA and NSGA-II at Theta's scale (4392 nodes, 1.26 PB in GB).
 
-    python benchmarks/window_front.py [--seeds 5] [--sizes 10 20 50 100]
+    python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2] [--init one-job]
+    python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100]
+    python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20] [--ssd-mix S6] [--baseline /work/main]
 
-For each window size: the median time of the exact front (dp), of the GA and of NSGA-II
-(G = 500, P = 20, p_m = 0.0005), their median IGD against the exact front (pymoo, on
-normalised objectives), and the ratio GA time / exact time, all measured in this run.
-Windows come from the generator's default mix (S2) at half the machine free.
+``quality``: for each window size and method (GA, NSGA-II with G = 500, P = 20,
+p_m = 0.0005, seed = the window's seed) over the windows ``random:SEED:w:MIX``: the
+median IGD against the exact front (pymoo, on 1 - utilisation), the mean hypervolume
+ratio (method / exact), in how many windows the decision rule picks the same (nodes, BB)
+point on the method's front as on the exact front, in how many the method's decision is
+dominated by an exact front point, the mean and largest node utilisation lost against
+the exact decision (percentage points of the free nodes), the mean burst-buffer
+utilisation lost (pp of the free BB), and the median time.
+
+``ties``: the cost of the decision rule's tie break (among subsets at the chosen (nodes,
+BB) point, the one with jobs nearest the front of the window): the time of the exact
+front and decision, the time of the tie break after it, and in how many windows it
+changed the chosen subset.
+
+``ssd``: CPU and wall time of the exact four-objective SSD front (mix S5, or
+``--ssd-mix`` S6 / S7), median over the seeds; with ``--baseline`` also another
+checkout's SSD front on the same windows (asserting the same front vectors), and the
+CPU time ratio, in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 from iosched.evaluate.window import front_quality
-from iosched.heuristics.window import bbsched_ga, nsga2
+from iosched.heuristics.window import bbsched_ga, decide, nsga2
 from iosched.instances.window import generate
-from iosched.models.window import pareto_front
+from iosched.models.window import _FRONTS, pareto_front
 
 
 def timed(fn, *args, **kw):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn(*args, **kw)
-    return out, time.perf_counter() - start
+    return out, time.perf_counter() - start, time.process_time() - cpu
+
+
+def dominated(p, front) -> bool:
+    return any(q.nodes >= p.nodes and q.burst_buffer >= p.burst_buffer
+               and (q.nodes, q.burst_buffer) != (p.nodes, p.burst_buffer) for q in front)
+
+
+def quality(args) -> None:
+    methods = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
+    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}, G = 500, P = 20, p_m = 0.0005, init {args.init or 'default'}")
+    print("| w | method | IGD (median) | HV ratio (mean) | decision = exact | dominated | "
+          "nodes lost pp (mean / max) | BB lost pp (mean) | time s (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for w in args.sizes:
+        stats = {m: [] for m in methods}
+        for seed in range(args.seeds):
+            inst = generate(seed, w, mix=args.mix)
+            exact = pareto_front(inst)
+            best = decide(inst, exact)
+            for name, fn in methods.items():
+                (front, _), wall, _ = timed(fn, inst, seed=seed, **({"init": args.init} if args.init else {}))
+                q = front_quality(inst, front, exact)
+                chosen = decide(inst, front)
+                same = (chosen.nodes, chosen.burst_buffer) == (best.nodes, best.burst_buffer)
+                lost = 100 * (best.nodes - chosen.nodes) / max(inst.capacity.nodes, 1)
+                lost_bb = 100 * (best.burst_buffer - chosen.burst_buffer) / max(inst.capacity.burst_buffer, 1)
+                ratio = q["hv"] / q["hv_reference"] if q["hv_reference"] else 1.0
+                stats[name].append((q["igd"], ratio, same, dominated(chosen, exact), lost, lost_bb, wall))
+        for name, rows in stats.items():
+            igd, ratio, same, dom, lost, lost_bb, wall = zip(*rows)
+            print(f"| {w} | {name} | {statistics.median(igd):.4f} | {statistics.mean(ratio):.3f} | "
+                  f"{sum(same)}/{len(rows)} | {sum(dom)}/{len(rows)} | {statistics.mean(lost):.1f} / "
+                  f"{max(lost):.1f} | {statistics.mean(lost_bb):.2f} | {statistics.median(wall):.2f} |", flush=True)
+
+
+def ties(args) -> None:
+    from iosched.models.window import earliest_subset
+
+    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}: the exact decision (front + rule), then its tie break")
+    print("| w | front + decision s (median) | tie break s (median / max) | subset changed |")
+    print("|---|---|---|---|")
+    for w in args.sizes:
+        rows = []
+        for seed in range(args.seeds):
+            inst = generate(seed, w, mix=args.mix)
+            _FRONTS.clear()
+            front, t_front, _ = timed(pareto_front, inst)
+            chosen, t_decide, _ = timed(decide, inst, front)
+            earliest, t_ties, _ = timed(earliest_subset, inst, chosen)
+            rows.append((t_front + t_decide, t_ties, earliest.jobs != chosen.jobs))
+        front, tie, changed = zip(*rows)
+        print(f"| {w} | {statistics.median(front):.4f} | {statistics.median(tie):.4f} / {max(tie):.3f} | "
+              f"{sum(changed)}/{len(rows)} |", flush=True)
+
+
+def baseline_module(checkout: str):
+    """``iosched/models/window.py`` of another checkout (e.g. main), loaded beside this one."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("baseline_window", Path(checkout) / "iosched/models/window.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ssd(args) -> None:
+    from iosched.models.window import pareto_ssd
+
+    base = baseline_module(args.baseline) if args.baseline else None
+    pareto_ssd(generate(0, 8, mix="S5"))  # warm-up: the numba kernel loads from its cache
+    mix = args.ssd_mix or "S5"
+    print(f"mix {mix}, seeds 0-{args.seeds - 1}; medians" + (f"; baseline: {args.baseline}" if base else ""))
+    print("| w | points | wall s | CPU s |" + (" baseline wall s | baseline CPU s | CPU ratio |" if base else ""))
+    print("|---|---|---|---|" + ("---|---|---|" if base else ""))
+    for w in args.sizes:
+        rows = []
+        for seed in range(args.seeds):
+            inst = generate(seed, w, mix=mix)
+            front, wall, cpu = timed(pareto_ssd, inst)
+            row = [len(front), wall, cpu]
+            if base:
+                old, old_wall, old_cpu = timed(base.pareto_ssd, inst)
+                assert sorted(p.vector() for p in old) == sorted(p.vector() for p in front), (w, seed)
+                row += [old_wall, old_cpu]
+            rows.append(row)
+        med = [statistics.median(col) for col in zip(*rows)]
+        line = f"| {w} | {med[0]:g} | {med[1]:.3f} | {med[2]:.3f} |"
+        if base:
+            line += f" {med[3]:.3f} | {med[4]:.3f} | {med[4] / med[2]:.1f}x |"
+        print(line, flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--sizes", type=int, nargs="*", default=[10, 20, 50, 100])
+    ap.add_argument("what", nargs="?", choices=("quality", "ties", "ssd"), default="quality")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--sizes", type=int, nargs="*", default=None)
+    ap.add_argument("--mix", default="S2")
+    ap.add_argument("--ssd-mix", default=None)
+    ap.add_argument("--init", choices=("greedy", "one-job"), default=None, help="the GAs' first generation")
+    ap.add_argument("--baseline", default=None, help="ssd: also time this checkout's SSD front (same fronts)")
     args = ap.parse_args()
+    if args.sizes is None:
+        args.sizes = [16, 18, 20] if args.what == "ssd" else [10, 20, 50, 100]
+    args.seeds = min(args.seeds, 3) if args.what == "ssd" and "--seeds" not in sys.argv else args.seeds
     pareto_front(generate(0, 10))  # warm-up: the numba kernel loads from its cache
-    print("| w | exact s | front points | GA s | GA IGD | NSGA-II s | NSGA-II IGD | GA / exact time |")
-    print("|---|---|---|---|---|---|---|---|")
-    for w in args.sizes:
-        rows = []
-        for seed in range(args.seeds):
-            inst = generate(seed, w)
-            exact, t_exact = timed(pareto_front, inst)
-            ref = [(p.nodes, p.burst_buffer) for p in exact]
-            (ga, _), t_ga = timed(bbsched_ga, inst, seed=seed)
-            (ns, _), t_ns = timed(nsga2, inst, seed=seed)
-            igd_ga = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ga], ref)["igd"]
-            igd_ns = front_quality(inst, [(p.nodes, p.burst_buffer) for p in ns], ref)["igd"]
-            rows.append((t_exact, len(exact), t_ga, igd_ga, t_ns, igd_ns))
-        med = [statistics.median(col) for col in zip(*rows)]
-        print(f"| {w} | {med[0]:.4f} | {med[1]:g} | {med[2]:.3f} | {med[3]:.4f} | {med[4]:.3f} | {med[5]:.4f} | "
-              f"{med[2] / med[0]:.0f}x |", flush=True)
+    {"quality": quality, "ties": ties, "ssd": ssd}[args.what](args)
 
 
 if __name__ == "__main__":

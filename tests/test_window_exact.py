@@ -219,3 +219,29 @@ def test_sizes_beyond_the_dp_are_an_error_for_exact_and_an_absent_bound_for_heur
         pareto_dp(inst)
     res = iosched.solve("window", inst, "naive")
     assert res.bound is None and res.evaluation.feasible and res.status.value == "feasible"
+
+
+def test_exact_beyond_the_dp_falls_back_to_cpsat():
+    """Burst buffer in units 10^17 fine: the dp cannot pack it, CP-SAT (int64) proves the front."""
+    x = 10**17 + 1
+    jobs = (Job("d", 3, x), Job("b", 2, x + 1), Job("c", 4, 0), Job("a", 3, x))
+    inst = WindowInstance(Capacity(10**6, x + 1), jobs, name="fine")
+    res = iosched.solve("window", inst, "exact", profile="quick")
+    assert res.status.value == "optimal" and "engine cpsat" in res.info["engine"]
+    assert "capacity.burst_buffer = 100000000000000002" in res.info["engine"]
+    assert [(p.nodes, p.burst_buffer) for p in res.solution.front] == [(7, x), (6, x + 1)]
+    assert res.evaluation.feasible and res.solution.selected == ("d", "c")  # of {d, c} and {c, a}: d is first
+    assert res.bound is None  # the bound is the dp's front: absent, not an error
+
+
+def test_window_modules_do_not_import_numba_at_module_top():
+    """numba loads with the first exact front (iosched.models._window_kernels), not with ``import iosched``."""
+    import ast
+    from pathlib import Path
+
+    root = Path(iosched.__file__).parent
+    for path in ("models/window.py", "heuristics/window.py", "instances/window.py", "evaluate/window.py"):
+        tree = ast.parse((root / path).read_text())
+        top = [a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names]
+        top += [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
+        assert not [m for m in top if m.split(".")[0] == "numba" or m.endswith("_window_kernels")], (path, top)

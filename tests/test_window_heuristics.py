@@ -1,6 +1,7 @@
 """Window heuristics: feasibility, the exactly-solved baselines, the paper's example, the decision rule,
 reproducibility of the GA / NSGA-II, and front quality against the exact front."""
 
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -9,13 +10,14 @@ import pytest
 import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, front_quality, hypervolume
-from iosched.heuristics.window import bbsched_ga, bin_packing, decide, naive, nsga2
-from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
+from iosched.heuristics.window import bbsched_ga, bin_packing, decide, first_fit, initial_rows, naive, nsga2
+from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, Machine, WindowInstance, generate
 from iosched.models.window import pareto_front
 
 FRONT_METHODS = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}
-SINGLE = [("naive", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}),
-          ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}), ("constrained-bb", {})]
+SINGLE = [("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("weighted", {"node_weight": 0.5}),
+          ("weighted", {"node_weight": 0.8}), ("weighted", {"node_weight": 0.2}), ("constrained-cpu", {}),
+          ("constrained-bb", {})]
 
 
 def window(seed):
@@ -72,9 +74,9 @@ def test_single_methods_feasible(seed):
 
 
 @pytest.mark.parametrize("seed", range(10))
-@pytest.mark.parametrize("greedy", [naive, bin_packing])
+@pytest.mark.parametrize("greedy", [first_fit, bin_packing])
 def test_greedy_is_maximal(greedy, seed):
-    """Naive and bin-packing stop only when no left-over job fits the remaining capacity."""
+    """First-fit and bin-packing stop only when no left-over job fits the remaining capacity."""
     inst = window(seed)
     (p,) = greedy(inst)
     assert sums(inst, p.jobs) == (p.nodes, p.burst_buffer)
@@ -83,6 +85,24 @@ def test_greedy_is_maximal(greedy, seed):
     for i, j in enumerate(inst.jobs):
         if j.id not in p.jobs:
             assert j.nodes > free_n or inst.bb(i) > free_b
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_naive_stops_at_the_first_job_that_does_not_fit(seed):
+    """The paper's naive: a prefix of the window, and the next job does not fit beside it."""
+    inst = window(seed)
+    (p,) = naive(inst)
+    k = len(p.jobs)
+    assert p.jobs == tuple(j.id for j in inst.jobs[:k])
+    if k < len(inst.jobs):
+        assert (p.nodes + inst.jobs[k].nodes > inst.capacity.nodes
+                or p.burst_buffer + inst.bb(k) > inst.capacity.burst_buffer)
+
+
+def test_naive_does_not_skip_a_blocked_job():
+    inst = WindowInstance(Capacity(10, 10), (Job("a", 6), Job("b", 6), Job("c", 4)))
+    assert iosched.solve("window", inst, "naive").solution.selected == ("a",)
+    assert iosched.solve("window", inst, "first-fit").solution.selected == ("a", "c")
 
 
 def test_evaluator_rejects_bad_selections():
@@ -136,7 +156,10 @@ def _picked(method, **params):
 
 
 def test_paper_naive():
+    # Table 1b's naive is J1 then J4 by EASY backfilling: naive stops at J2 (BB), first-fit takes J4
     sel, util = _picked("naive")
+    assert sel == ("J1",) and util == pytest.approx((0.8, 0.2))
+    sel, util = _picked("first-fit")
     assert sel == ("J1", "J4") and util == pytest.approx((0.9, 0.2))
 
 
@@ -213,6 +236,75 @@ def test_decide_exactly_2x_with_decimal_shares():
     assert chosen == [P(100, 0)] * 3  # none of the three gains is *more* than 2x its loss
 
 
+def test_decide_exactly_2x_of_the_machine():
+    # free 128 x 128 in a machine of 128 nodes x 256 BB: gain 64/256 = .25 is exactly 2 x 16/128, not more
+    inst = replace(CAP128, machine=Machine(128, 256))
+    assert decide(inst, [P(128, 16), P(112, 80)]) == P(112, 80)  # of the free capacity: gain .5 > 2 x .125
+    assert decide(inst, [P(128, 16), P(112, 80)], normalise="machine") == P(128, 16)
+    assert decide(inst, [P(128, 16), P(112, 81)], normalise="machine") == P(112, 81)
+
+
+MACHINE_EXAMPLE = replace(PAPER_EXAMPLE, machine=Machine(100, 1000))  # Table 1's window, a 10x larger BB
+
+
+@pytest.mark.parametrize("method,params", [("exact", {}), ("bbsched-ga", {}), ("nsga2", {"generations": 50})])
+def test_normalise_machine_changes_the_decision(method, params):
+    """As shares of the free capacity J2-J5 gains .7 BB for .2 nodes; of a 1000 TB machine only .07."""
+    free = iosched.solve("window", MACHINE_EXAMPLE, method, **params)
+    machine = iosched.solve("window", MACHINE_EXAMPLE, method, normalise="machine", **params)
+    assert free.solution.selected == ("J2", "J3", "J4", "J5")
+    assert machine.solution.selected == ("J1", "J5")
+    assert machine.evaluation.feasible
+
+
+def test_normalise_machine_bin_packing_and_weighted():
+    # free shares: b (2 nodes, 9 BB) aligns 1.1 against a's .9; of a 100-unit BB machine b aligns .209
+    inst = WindowInstance(Capacity(10, 10), (Job("a", 9, 0), Job("b", 2, 9)), machine=Machine(10, 100))
+    assert iosched.solve("window", inst, "bin-packing").solution.selected == ("b",)
+    assert iosched.solve("window", inst, "bin-packing", normalise="machine").solution.selected == ("a",)
+    # weighted 50/50: b scores .1 + .45 > a's .45; of the machine b scores .1 + .045 < .45
+    assert iosched.solve("window", inst, "weighted").solution.selected == ("b",)
+    assert iosched.solve("window", inst, "weighted", normalise="machine").solution.selected == ("a",)
+
+
+@pytest.mark.parametrize("method", ["exact", "bbsched-ga", "bin-packing", "weighted"])
+def test_normalise_machine_needs_machine_totals(method):
+    with pytest.raises(ParameterError, match="machine totals"):
+        iosched.solve("window", PAPER_EXAMPLE, method, normalise="machine")
+    with pytest.raises(ParameterError, match="normalise"):
+        iosched.solve("window", MACHINE_EXAMPLE, method, normalise="total")
+
+
+# --- (4b) the tie rule: of equal (nodes, BB) subsets, jobs nearest the front of the window ----------
+
+TIE = WindowInstance(Capacity(3, 10), (Job("a", 2), Job("b", 3), Job("c", 1)))  # {a, c} and {b}: 3 nodes
+
+
+@pytest.mark.parametrize("method", ["exact", "bbsched-ga", "nsga2"])
+def test_ties_go_to_the_front_of_the_window(method):
+    for seed in range(3):
+        r = iosched.solve("window", TIE, method, **({} if method == "exact" else {"seed": seed}))
+        assert r.solution.selected == ("a", "c")
+        assert r.evaluation.feasible
+
+
+def earliest_by_brute_force(inst, n, b):
+    X, tn, tb, _ = subsets(inst)
+    rows = X[(tn == n) & (tb == b)]
+    best = max(map(tuple, rows))  # the largest 0/1 vector in window order
+    return tuple(inst.jobs[i].id for i in np.flatnonzero(best))
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_exact_decision_is_the_earliest_subset(k):
+    inst = generate(k, 12, mix=("S1", "S2", "S3", "S4")[k % 4], load=(0.05, 0.1, 0.2, 0.3)[k % 4], nodes=64,
+                    burst_buffer=100_000, max_request=30_000)
+    for params in ({}, {"decision": "nodes"}):
+        r = iosched.solve("window", inst, "exact", **params)
+        assert r.solution.selected == earliest_by_brute_force(inst, r.evaluation.nodes, r.evaluation.burst_buffer)
+        assert r.solution.selected in [p.jobs for p in r.solution.front]
+
+
 # --- (5) reproducibility --------------------------------------------------------------------------
 
 
@@ -230,7 +322,8 @@ def test_same_seed_same_front(method):
 def test_seeds_matter(method):
     fn = FRONT_METHODS[method]
     inst = window(9)
-    fronts = {tuple(fn(inst, generations=20, seed=s)[0]) for s in range(5)}
+    # two generations: from a first generation that fits, NSGA-II reaches one front for all seeds by the fifth
+    fronts = {tuple(fn(inst, generations=2, seed=s)[0]) for s in range(5)}
     assert len(fronts) > 1
 
 
@@ -239,6 +332,48 @@ def test_ga_keeps_pareto_vectors_it_found():
     assert early == [(100, 20), (80, 90)]
     later = vectors(bbsched_ga(PAPER_EXAMPLE, generations=20, seed=0)[0])  # same random stream for 5 generations
     assert later == early  # only 2 Pareto vectors, population 20: an elitist GA cannot lose either
+
+
+@pytest.mark.parametrize("w", [50, 100])
+@pytest.mark.parametrize("method", sorted(FRONT_METHODS))
+@pytest.mark.parametrize("init", ["greedy", "one-job"])
+def test_first_generation_fits_in_large_windows(method, w, init):
+    """At Theta's scale no row with each gene drawn 1/2 fits a window of 50: the first
+    generation must still start from selections that fit (one generation run here)."""
+    for seed in range(3):
+        inst = generate(seed, w)
+        front, _ = FRONT_METHODS[method](inst, generations=1, seed=seed, init=init)
+        assert max(p.nodes for p in front) > 0
+        assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_first_generation_is_maximal_and_one_job_rows_hold_one_job(seed):
+    inst = window(seed)
+    rng = np.random.default_rng(seed)
+    for row in initial_rows(inst, 20, rng, "greedy"):
+        chosen = [int(i) for i in np.flatnonzero(row)]
+        p = FrontPoint(*sums(inst, [inst.jobs[i].id for i in chosen]), ())
+        assert p.nodes <= inst.capacity.nodes and p.burst_buffer <= inst.capacity.burst_buffer
+        for i in set(range(len(inst.jobs))) - set(chosen):  # nothing left out that would still fit
+            assert (p.nodes + inst.jobs[i].nodes > inst.capacity.nodes
+                    or p.burst_buffer + inst.bb(i) > inst.capacity.burst_buffer)
+    rows = initial_rows(inst, 20, rng, "one-job")
+    assert set(rows.sum(axis=1)) == {1}
+
+
+def test_greedy_first_generation_places_a_large_job():
+    """A 100-node job in 100 free nodes behind fifty 3-node jobs fits only first: a uniform order puts
+    it there once in 51 rows; the size-weighted orders of half the rows do so about 2 times in 5."""
+    inst = WindowInstance(Capacity(100, 10), tuple(Job(f"s{i}", 3) for i in range(50)) + (Job("big", 100),))
+    for seed in range(5):
+        rows = initial_rows(inst, 20, np.random.default_rng(seed), "greedy")
+        assert rows[:, -1].any()
+
+
+def test_bad_init():
+    with pytest.raises(ParameterError, match="init"):
+        iosched.solve("window", PAPER_EXAMPLE, "bbsched-ga", init="random")
 
 
 # --- (6) front quality against the exact front ----------------------------------------------------

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from edits import drop_at, set_at
 
+import iosched
 from iosched.errors import InstanceError
 from iosched.evaluate.window import Selection, evaluate
 from iosched.instances.window import (
@@ -17,6 +18,7 @@ from iosched.instances.window import (
     THETA_NODES,
     Capacity,
     Job,
+    Machine,
     SSDClass,
     WindowInstance,
     generate,
@@ -107,7 +109,8 @@ def test_generate_reproducible_and_seed_dependent():
 
 @pytest.mark.parametrize("mix", sorted(MIXES))
 def test_generate_mixes(mix):
-    share, smallest = {"S1": (0.5, 5000), "S2": (0.75, 5000), "S3": (0.5, 20000), "S4": (0.75, 20000)}[mix]
+    share, smallest = {"S1": (0.5, 5000), "S2": (0.75, 5000), "S3": (0.5, 20000), "S4": (0.75, 20000),
+                       "S5": (0.75, 5000), "S6": (0.75, 5000), "S7": (0.75, 5000)}[mix]
     inst = generate(11, 4000, mix=mix)
     bbs = np.array([j.burst_buffer for j in inst.jobs])
     with_bb = bbs[bbs > 0]
@@ -147,7 +150,50 @@ def test_generate_ssd():
     assert not generate(9, 20).has_ssd
 
 
-@pytest.mark.parametrize("kwargs", [dict(size=0), dict(mix="S5"), dict(load=0.0), dict(load=1.5)])
+@pytest.mark.parametrize("mix,big", [("S5", 0.2), ("S6", 0.5), ("S7", 0.8)])
+def test_generate_ssd_mixes(mix, big):
+    """The paper's S5-S7: S2's burst buffer, and 20 / 50 / 80 % of jobs need 129-256 GB of SSD per node."""
+    inst = generate(9, 3000, mix=mix)
+    assert inst.has_ssd and [c.ssd for c in inst.capacity.ssd_classes] == [128, 256]
+    need = np.array([j.ssd_per_node for j in inst.jobs])
+    assert need.min() >= 1 and need.max() <= 256
+    assert abs((need > 128).mean() - big) < 0.04
+    assert inst.name == f"random:9:3000:{mix}"
+
+
+@pytest.mark.parametrize("kwargs", [{}, dict(mix="S6"), dict(mix="S7", load=0.3), dict(mix="S3", ssd=True),
+                                    dict(mix="S1", nodes=100, burst_buffer=100_000, max_request=9000),
+                                    dict(load=1), dict(load=0.1 + 0.2), dict(mix="S5", burst_buffer=0)])
+def test_generated_names_load_back(kwargs):
+    """A generated window's name, given to load (and so to every command), is that same window."""
+    inst = generate(3, 12, **kwargs)
+    assert load(inst.name) == inst
+    assert iosched.load_instance("window", inst.name) == inst
+
+
+@pytest.mark.parametrize("spec", ["random:1:5:S2:load", "random:1:5:S2:size=3", "random:1:5:S2:load=x",
+                                  "random:1:5:S2:load=0.3:load=0.4", "random:1:5:S2:load=0.3:ssd"])
+def test_bad_random_names(spec):
+    with pytest.raises(InstanceError, match="random windows|load"):
+        load(spec)
+
+
+def test_machine_round_trip_and_checks():
+    inst = generate(2, 10, load=0.3)
+    assert inst.machine == Machine(THETA_NODES, THETA_BB_GB)
+    assert WindowInstance.from_json(inst.to_json()) == inst
+    d = PAPER_EXAMPLE.to_dict()
+    assert "machine" not in d and WindowInstance.from_dict(d).machine is None
+    with pytest.raises(InstanceError, match="machine.nodes = 50 is less than the free capacity.nodes = 100"):
+        WindowInstance.from_dict({**d, "machine": {"nodes": 50, "burst_buffer": 100}})
+    for bad, field in (({"nodes": 1.5, "burst_buffer": 100}, "machine.nodes"),
+                       ({"nodes": 100, "burst_buffer": -1}, "machine.burst_buffer"),
+                       ({"nodes": 100}, "burst_buffer"), ("big", "machine")):
+        with pytest.raises(InstanceError, match=field):
+            WindowInstance.from_dict({**d, "machine": bad})
+
+
+@pytest.mark.parametrize("kwargs", [dict(size=0), dict(mix="S8"), dict(load=0.0), dict(load=1.5)])
 def test_generate_bad_arguments(kwargs):
     with pytest.raises(InstanceError):
         generate(1, **kwargs)

@@ -92,6 +92,23 @@ def test_exact_four_objective_front_is_brute_force(seed):
     assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_front_is_brute_force_on_the_ssd_mixes_and_three_classes(seed):
+    import numpy as np
+
+    if seed < 6:
+        inst = generate(seed, 10, mix=("S6", "S7")[seed % 2], load=0.05 + 0.02 * (seed % 3))
+    else:  # three classes, jobs needing no SSD at all, small sizes: many equal sums
+        rng = np.random.default_rng(seed)
+        classes = (SSDClass(64, 3), SSDClass(128, 2), SSDClass(512, 2))
+        jobs = tuple(Job(f"j{i}", int(rng.integers(1, 4)), int(rng.integers(0, 4)) * 5,
+                         int(rng.choice([0, 30, 64, 100, 128, 300, 512]))) for i in range(10))
+        inst = WindowInstance(Capacity(7, 20, classes), jobs)
+    front = pareto_front(inst)
+    assert sorted(p.vector() for p in front) == _brute_front(inst)
+    assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible
+
+
 def test_four_times_rule_by_hand():
     inst = WindowInstance(Capacity(100, 100, (SSDClass(100, 100),)), (Job("x", 1, 0, 1),))
     first = FrontPoint(100, 0, ("a",), 0, 0)

@@ -2,12 +2,16 @@
 
 Front methods return a Pareto set and the point the decision maker chooses from it:
 
-* ``decide``: the paper's rule -- the point of most nodes (its subset already prefers
-  jobs nearer the front of the window), replaced by another point whose burst-buffer gain
-  is more than 2x its node loss (both as shares of the free capacity), the largest such
-  gain if several.
+* ``decide``: the paper's rule -- the point of most nodes, replaced by another point whose
+  burst-buffer gain is more than 2x its node loss (both as shares of the free capacity, or
+  of the machine with ``normalise='machine'``), the largest such gain if several. Of the
+  subsets at the chosen point, the one with jobs nearest the front of the window (the
+  paper's tie rule): ``exact`` finds it over all subsets (``earliest_subset``), the GAs
+  among the rows they hold.
 
-Baselines: ``naive`` (window order, start each job that fits: Slurm), ``bin-packing``
+Baselines: ``naive`` (the paper's, as Slurm: window order until the first job that does not
+fit; the paper's Table 1 adds EASY backfilling, which a simulator does), ``first-fit``
+(window order, every job that still fits), ``bin-packing``
 (repeatedly the fitting job with the largest dot product between its normalised request
 and the normalised free resources), and the single-objective methods solved exactly on
 the exact front (a linear objective with positive weights is maximised at a front point):
@@ -34,21 +38,35 @@ from iosched.evaluate.window import (
     utilisations,
 )
 from iosched.instances.window import WindowInstance
-from iosched.models.window import FrontTimeLimit, epsilon_front, pareto_front
+from iosched.models.window import FrontTimeLimit, earliest_subset, epsilon_front, pareto_front
 from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer, Number, OneOf
 
 
-def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -> FrontPoint:
+def scale(instance: WindowInstance, normalise: str = "free") -> tuple[int, int]:
+    """The (nodes, burst buffer) that shares are taken of: the free capacity (``free``) or the
+    whole machine (``machine``, as the authors' code does in a running system)."""
+    if normalise == "free":
+        return instance.capacity.nodes, instance.capacity.burst_buffer
+    if normalise != "machine":
+        raise ParameterError(f"normalise must be 'free' or 'machine', got {normalise!r}")
+    if instance.machine is None:
+        raise ParameterError("normalise='machine' needs the instance's machine totals (machine.nodes, "
+                             f"machine.burst_buffer); instance {instance.name!r} has none")
+    return instance.machine.nodes, instance.machine.burst_buffer
+
+
+def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2, normalise: str = "free") -> FrontPoint:
     """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer).
 
-    Gains and losses are shares of the free capacity, compared exactly in integers:
+    Gains and losses are shares of the free capacity (or, ``normalise='machine'``, of the whole
+    machine), compared exactly in integers:
     (b_p - b_f) / B > factor (n_f - n_p) / N  <=>  (b_p - b_f) N > factor (n_f - n_p) B.
     With SSD classes it is the SSD section's form, with twice the factor (4x).
     """
     if instance.has_ssd:
-        return _decide_ssd(instance, front, 2 * factor)
-    N, B = max(instance.capacity.nodes, 1), max(instance.capacity.burst_buffer, 1)
+        return _decide_ssd(instance, front, 2 * factor, normalise)
+    N, B = (max(x, 1) for x in scale(instance, normalise))
     first = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     best, best_gain = first, 0  # gains in units of 1 / (N B)
     for p in front:
@@ -58,13 +76,13 @@ def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2) -
     return best
 
 
-def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4) -> FrontPoint:
+def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4, normalise: str = "free"):
     """The SSD section's rule: most nodes, replaced by the point whose gains in BB utilisation,
     SSD utilisation and reduction of the wasted-SSD share sum to more than ``factor`` x its
-    node-utilisation loss (the largest such sum)."""
+    node-utilisation loss (the largest such sum). SSD shares are of the free nodes' SSD."""
     from fractions import Fraction
 
-    cap, total = instance.capacity, ssd_capacity(instance)
+    (N, B), total = scale(instance, normalise), ssd_capacity(instance)
 
     def share(x, whole):
         return Fraction(x, whole) if whole else Fraction(0)
@@ -72,9 +90,9 @@ def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int =
     first = max(front, key=lambda p: p.vector())
     best, best_gain = first, Fraction(0)
     for p in front:
-        gain = (share(p.burst_buffer - first.burst_buffer, cap.burst_buffer) + share(p.ssd - first.ssd, total)
+        gain = (share(p.burst_buffer - first.burst_buffer, B) + share(p.ssd - first.ssd, total)
                 + share(first.wasted_ssd - p.wasted_ssd, total))
-        if gain > factor * share(first.nodes - p.nodes, cap.nodes) and gain > best_gain:
+        if gain > factor * share(first.nodes - p.nodes, N) and gain > best_gain:
             best, best_gain = p, gain
     return best
 
@@ -99,13 +117,14 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
-    """Distinct non-dominated feasible rows of X as front points (most nodes first)."""
+    """Distinct non-dominated feasible rows of X as front points (most nodes first); of rows with
+    equal objectives, the one with jobs nearest the front of the window (the paper's tie rule)."""
     F, ok, _ = _objectives(instance, X)
     X, F = X[ok], F[ok]
     if len(X) == 0:
         return [FrontPoint(0, 0, ())]
-    seen, front = set(), []
-    for i in sorted(np.flatnonzero(_nondominated(F)), key=lambda i: tuple(-F[i])):
+    seen, front = set(), []  # per vector the row with jobs nearest the front of the window (largest 0/1 row)
+    for i in sorted(np.flatnonzero(_nondominated(F)), key=lambda i: (tuple(-F[i]), tuple(-X[i]))):
         v = tuple(int(x) for x in F[i])
         if v not in seen:
             seen.add(v)
@@ -114,27 +133,57 @@ def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
     return front
 
 
+def initial_rows(instance: WindowInstance, population: int, rng: np.random.Generator,
+                 init: str = "greedy") -> np.ndarray:
+    """The first generation: ``population`` 0/1 rows that all fit.
+
+    ``greedy``: each row takes the jobs of a fresh random order of the window, each one that
+    still fits beside those taken (a maximal selection). Even rows use uniform orders; odd
+    rows draw the order with probabilities growing with the job's size (weighted sampling
+    without replacement, weight = node share + BB share of the free capacity), so that large
+    jobs, which a uniform order seldom places before the small ones fill the machine, start
+    some rows (at w = 100 uniform orders alone lost 14 pp of nodes on average against the exact
+    decision, 77 pp in one window: benchmarks/window_front.py). ``one-job`` (the authors' code):
+    row r holds one job alone, the r-th of a random order of the jobs that fit alone
+    (cycling; empty rows if none fits). The paper only says "initialized randomly"; rows
+    with each gene 1 with probability 1/2 almost never fit once a window holds more jobs
+    than the free capacity takes (w >= 50 at Theta's scale), leaving a search on mutation alone.
+    """
+    w = len(instance.jobs)
+    rows = np.zeros((population, w), dtype=np.int64)
+    if init == "one-job":
+        alone = [i for i in range(w) if _fits(instance, [], i)]
+        order = rng.permutation(alone) if alone else []
+        for r in range(population if alone else 0):
+            rows[r, order[r % len(order)]] = 1
+        return rows
+    size = (instance.nodes() / max(instance.capacity.nodes, 1)
+            + instance.bbs() / max(instance.capacity.burst_buffer, 1))
+    for r in range(population):
+        order = np.argsort(-np.log(rng.random(w)) / np.maximum(size, 1e-12)) if r % 2 else rng.permutation(w)
+        chosen: list[int] = []
+        for i in order:
+            if _fits(instance, chosen, int(i)):
+                chosen.append(int(i))
+        rows[r, chosen] = 1
+    return rows
+
+
 def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-               seed: int | None = 0, time_limit: float = math.inf) -> tuple[list[FrontPoint], int]:
+               seed: int | None = 0, time_limit: float = math.inf,
+               init: str = "greedy") -> tuple[list[FrontPoint], int]:
     """The paper's GA. Each generation: P/2 crossovers of two random parents at one random
     point give P children; each gene flips with probability p_m; infeasible children are
     discarded. Survivors: the Pareto set of parents and children first, newer before older;
     if it holds fewer than P, the rest fill up, newer first. Ages grow by one a generation.
     Identical chromosomes count once (at their youngest age): copies of one Pareto point
     would otherwise crowd the others out of the survivors.
-    The initial population is random, each gene 1 with probability 1/2, infeasible rows
-    resampled (up to 100 times, then the empty selection). Stops early after ``time_limit``
-    seconds; returns the front and the generations run."""
+    The initial population is :func:`initial_rows` (``init``). Stops early after
+    ``time_limit`` seconds; returns the front and the generations run."""
     deadline = Deadline(time_limit)
     rng = np.random.default_rng(0 if seed is None else seed)
     w = len(instance.jobs)
-    pop = np.zeros((population, w), dtype=np.int64)
-    for r in range(population):
-        for _ in range(100):
-            row = rng.integers(0, 2, w)
-            if _objectives(instance, row[None, :])[1][0]:
-                pop[r] = row
-                break
+    pop = initial_rows(instance, population, rng, init)
     age = np.zeros(population, dtype=np.int64)
     done = 0
     while done < generations and not deadline.expired():
@@ -160,16 +209,17 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
 
 
 def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
-          seed: int | None = 0, time_limit: float = math.inf) -> tuple[list[FrontPoint], int]:
-    """pymoo's NSGA-II on the same problem and budget: binary random sampling, one-point
-    crossover, bit-flip mutation with per-gene probability p_m, duplicates eliminated;
+          seed: int | None = 0, time_limit: float = math.inf,
+          init: str = "greedy") -> tuple[list[FrontPoint], int]:
+    """pymoo's NSGA-II on the same problem and budget: the GA's first generation
+    (:func:`initial_rows`, distinct rows), one-point crossover, bit-flip mutation with
+    per-gene probability p_m, duplicates eliminated;
     the capacities are constraints (infeasible rows lose to feasible ones). Stops early after
     ``time_limit`` seconds; returns the front and the generations run."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
     from pymoo.operators.crossover.pntx import SinglePointCrossover
     from pymoo.operators.mutation.bitflip import BitflipMutation
-    from pymoo.operators.sampling.rnd import BinaryRandomSampling
 
     nodes = instance.nodes()
     cap = instance.capacity
@@ -188,7 +238,9 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
                 G.append(unplaced)
             out["G"] = np.column_stack(G)
 
-    algorithm = NSGA2(pop_size=population, sampling=BinaryRandomSampling(), crossover=SinglePointCrossover(),
+    first = np.unique(initial_rows(instance, population, np.random.default_rng(0 if seed is None else seed), init),
+                      axis=0).astype(bool)
+    algorithm = NSGA2(pop_size=population, sampling=first, crossover=SinglePointCrossover(),
                       mutation=BitflipMutation(prob_var=p_m), eliminate_duplicates=True)
     deadline = Deadline(time_limit)
     algorithm.setup(Window(), termination=("n_gen", generations), seed=0 if seed is None else seed, verbose=False)
@@ -212,6 +264,17 @@ def _point(instance: WindowInstance, chosen: list[int]) -> FrontPoint:
 
 
 def naive(instance: WindowInstance) -> list[FrontPoint]:
+    """The paper's naive method (Slurm): jobs in window order until the first that does not fit."""
+    chosen: list[int] = []
+    for i in range(len(instance.jobs)):
+        if not _fits(instance, chosen, i):
+            break
+        chosen.append(i)
+    return [_point(instance, chosen)]
+
+
+def first_fit(instance: WindowInstance) -> list[FrontPoint]:
+    """Window order, every job that still fits (past the ones that do not)."""
     chosen: list[int] = []
     for i in range(len(instance.jobs)):
         if _fits(instance, chosen, i):
@@ -219,9 +282,11 @@ def naive(instance: WindowInstance) -> list[FrontPoint]:
     return [_point(instance, chosen)]
 
 
-def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
-    cap = instance.capacity
-    free_n, free_b = cap.nodes, cap.burst_buffer
+def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[FrontPoint]:
+    """Repeatedly the fitting job of largest alignment: request . free resources, both as shares
+    of the free capacity (or of the whole machine, ``normalise='machine'``)."""
+    N, B = scale(instance, normalise)
+    free_n, free_b = instance.capacity.nodes, instance.capacity.burst_buffer
     left = list(range(len(instance.jobs)))
     chosen = []
     def share(x, total):
@@ -231,9 +296,8 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
         fits = [i for i in left if _fits(instance, chosen, i)]
         if not fits:
             break
-        free = (share(free_n, cap.nodes), share(free_b, cap.burst_buffer))
-        scores = {i: share(instance.jobs[i].nodes, cap.nodes) * free[0]
-                  + share(instance.bb(i), cap.burst_buffer) * free[1] for i in fits}
+        free = (share(free_n, N), share(free_b, B))
+        scores = {i: share(instance.jobs[i].nodes, N) * free[0] + share(instance.bb(i), B) * free[1] for i in fits}
         best = max(fits, key=lambda i: (scores[i], -i))
         chosen.append(best)
         left.remove(best)
@@ -242,9 +306,9 @@ def bin_packing(instance: WindowInstance) -> list[FrontPoint]:
     return [_point(instance, sorted(chosen))]
 
 
-def _front_method(instance, front, compare, decision="paper", exact=None):
+def _front_method(instance, front, compare, decision="paper", exact=None, normalise="free"):
     if decision == "paper":
-        chosen = decide(instance, front)
+        chosen = decide(instance, front, normalise=normalise)
     else:
         chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     info = {}
@@ -259,27 +323,47 @@ Generations = Annotated[int, Integer(1, 1_000_000)]
 Population = Annotated[int, Integer(2, 100_000)]
 Rate = Annotated[float, Number(0, 1)]
 Seconds = Annotated[float, Number(0, 10**7, lo_open=True)]
+Init = Annotated[str, OneOf(("greedy", "one-job"))]
+Normalise = Annotated[str, OneOf(("free", "machine"))]
 
 
 @register("window", "exact", objective="hypervolume")
 def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
-          decision: Decision = "paper", profile: str = "default", compare: Compare = None) -> MethodOutput:
-    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision.
+          decision: Decision = "paper", profile: str = "default", compare: Compare = None,
+          normalise: Normalise = "free") -> MethodOutput:
+    """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision
+    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``);
+    the chosen point's subset is the one with jobs nearest the front of the window (two objectives).
 
     The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
-    the result is ``time_limit`` with the front points proved so far (each at zero gap).
+    the result is ``time_limit`` with the front points proved so far (each at zero gap). Sizes the
+    dp cannot pack into 63 bits go to cpsat (said in ``info["engine"]``).
     """
+    deadline, fallback = Deadline(load_profile(profile).time_limit), ""
     if engine == "dp":
         try:
-            front, complete, why = pareto_front(instance, time_limit=load_profile(profile).time_limit), True, ""
+            front, complete, why = pareto_front(instance, time_limit=deadline.seconds), True, ""
         except FrontTimeLimit as e:
             front, complete, why = [], False, str(e)
-    else:
+        except ParameterError as e:  # sizes beyond the dynamic program: CP-SAT counts in int64
+            if instance.has_ssd:
+                raise
+            engine, fallback = "cpsat", f"engine cpsat: {e}"
+    if engine != "dp":
         front, complete, why = epsilon_front(instance, engine, profile)
     if not front:  # the time limit struck before the first point: no selection to offer
-        return MethodOutput(None, Status.TIME_LIMIT, info={"front": why})
-    out = _front_method(instance, front, compare, decision, exact=front if complete else None)
+        return MethodOutput(None, Status.TIME_LIMIT, info={"front": why, **({"engine": fallback} if fallback else {})})
+    out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
+    chosen = next(p for p in front if p.jobs == out.solution.selected)
+    try:  # the paper's tie rule: of the subsets at the chosen point, jobs nearest the front of the window
+        earliest = earliest_subset(instance, chosen, deadline)
+    except (FrontTimeLimit, ParameterError) as e:
+        out.info["ties"] = f"not broken: {e}; the subset is the {engine} engine's"
+    else:
+        out.solution = Selection(earliest.jobs, tuple(earliest if p is chosen else p for p in front))
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
+    if fallback:
+        out.info["engine"] = fallback
     if not complete:
         out.info["front"] = f"{len(front)} point(s) proved; {why}"
     return out
@@ -288,15 +372,19 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
 @register("window", "bbsched-ga", objective="hypervolume", randomized=True)
 def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
               p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
-              seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60) -> MethodOutput:
-    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s."""
-    return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit), generations,
-                      compare, decision)
+              seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
+              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
+    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s.
+
+    ``init``: the first generation, random maximal selections (``greedy``) or one job per row
+    (``one-job``, the authors' code); see :func:`initial_rows`."""
+    return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init),
+                      generations, compare, decision, normalise)
 
 
-def _ga_output(instance, found, generations, compare, decision) -> MethodOutput:
+def _ga_output(instance, found, generations, compare, decision, normalise) -> MethodOutput:
     front, done = found
-    out = _front_method(instance, front, compare, decision)
+    out = _front_method(instance, front, compare, decision, normalise=normalise)
     out.info["generations"] = done
     if done < generations:
         out.info["stopped"] = f"time_limit after {done} of {generations} generations"
@@ -306,10 +394,11 @@ def _ga_output(instance, found, generations, compare, decision) -> MethodOutput:
 @register("window", "nsga2", objective="hypervolume", randomized=True)
 def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
                  p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
-                 seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60) -> MethodOutput:
-    """pymoo's NSGA-II with the GA's budget, and the decision rule; stops after time_limit s."""
-    return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit), generations,
-                      compare, decision)
+                 seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
+              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
+    """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s."""
+    return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init),
+                      generations, compare, decision, normalise)
 
 
 def _single(points: list[FrontPoint]) -> MethodOutput:
@@ -318,19 +407,27 @@ def _single(points: list[FrontPoint]) -> MethodOutput:
 
 @register("window", "naive", objective="hypervolume")
 def naive_method(instance: WindowInstance) -> MethodOutput:
-    """In window order, start each job that fits (Slurm's behaviour)."""
+    """The paper's naive method (Slurm's): in window order, stop at the first job that does not fit."""
     return _single(naive(instance))
 
 
+@register("window", "first-fit", objective="hypervolume")
+def first_fit_method(instance: WindowInstance) -> MethodOutput:
+    """In window order, start every job that still fits (a stronger baseline than naive)."""
+    return _single(first_fit(instance))
+
+
 @register("window", "bin-packing", objective="hypervolume")
-def bin_packing_method(instance: WindowInstance) -> MethodOutput:
-    """Greedy by alignment score (normalised request · normalised free resources)."""
-    return _single(bin_packing(instance))
+def bin_packing_method(instance: WindowInstance, normalise: Normalise = "free") -> MethodOutput:
+    """Greedy by alignment score (request · free resources, as shares of the free capacity or of the machine)."""
+    return _single(bin_packing(instance, normalise))
 
 
 @register("window", "weighted", objective="hypervolume")
-def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None) -> MethodOutput:
-    """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly.
+def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None,
+             normalise: Normalise = "free") -> MethodOutput:
+    """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly
+    (node and BB utilisation of the free capacity, or of the machine with ``normalise='machine'``).
 
     Default node_weight: 0.5 (two objectives), 0.25 with SSD classes (all four equal, as in the
     paper's SSD section, where the fourth is one minus the wasted-SSD share).
@@ -341,6 +438,9 @@ def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Numb
         shares = ssd_utilisations(instance, [p.vector() for p in front])
     else:
         shares = utilisations(instance, [(p.nodes, p.burst_buffer) for p in front])
+    N, B = scale(instance, normalise)
+    shares[:, 0] *= instance.capacity.nodes / N if N else 0.0  # shares of the free capacity -> of N, B
+    shares[:, 1] *= instance.capacity.burst_buffer / B if B else 0.0
     score = weight * shares[:, 0] + (1 - weight) * shares[:, 1:].mean(axis=1)
     return _single([front[int(np.argmax(score))]])
 

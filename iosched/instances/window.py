@@ -57,6 +57,19 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class Machine:
+    """The whole machine, busy or free: its nodes and burst buffer units (for shares of the
+    machine's total capacity, as a running system measures them)."""
+
+    nodes: int
+    burst_buffer: int
+
+    def __post_init__(self):
+        _count("machine.nodes", self.nodes, positive=True, top=MAX_NODES)
+        _count("machine.burst_buffer", self.burst_buffer)
+
+
+@dataclass(frozen=True)
 class Job:
     """A queued job: nodes, burst buffer units, and local SSD GB per node (0: none)."""
 
@@ -74,12 +87,14 @@ class Job:
 
 @dataclass(frozen=True)
 class WindowInstance(JsonInstance):
-    """A window of jobs (front first) and the free capacity; burst buffer rounded up to ``granularity``."""
+    """A window of jobs (front first) and the free capacity; burst buffer rounded up to ``granularity``;
+    optionally the whole ``machine`` (None: unknown)."""
 
     capacity: Capacity
     jobs: tuple[Job, ...]
     name: str = "window"
     granularity: int = 1
+    machine: Machine | None = None
 
     def __post_init__(self):
         validate.text("name", self.name)
@@ -95,6 +110,14 @@ class WindowInstance(JsonInstance):
                             ("ssd_per_node x nodes", sum(j.ssd_per_node * j.nodes for j in self.jobs))):
             if total > MAX_UNITS:
                 raise InstanceError(f"the jobs' {what} sum to {total}, above 2^62: count in coarser units")
+        m = self.machine
+        if m is not None:
+            if not isinstance(m, Machine):
+                raise InstanceError(f"machine must be a Machine (nodes, burst_buffer), got {m!r}")
+            for what in ("nodes", "burst_buffer"):
+                if getattr(m, what) < getattr(self.capacity, what):
+                    raise InstanceError(f"machine.{what} = {getattr(m, what)} is less than the free "
+                                        f"capacity.{what} = {getattr(self.capacity, what)}")
         if self.capacity.ssd_classes:
             biggest = max(c.ssd for c in self.capacity.ssd_classes)
             for j in self.jobs:
@@ -130,11 +153,13 @@ class WindowInstance(JsonInstance):
         d = {"name": self.name, "capacity": cap, "jobs": jobs}
         if self.granularity != 1:
             d["granularity"] = self.granularity
+        if self.machine is not None:
+            d["machine"] = {"nodes": self.machine.nodes, "burst_buffer": self.machine.burst_buffer}
         return d
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "window") -> WindowInstance:
-        check_top(d, "window instance", ("capacity", "jobs"), ("name", "granularity"))
+        check_top(d, "window instance", ("capacity", "jobs"), ("name", "granularity", "machine"))
         cap = d["capacity"]
         check_fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
         if not isinstance(cap.get("ssd_classes", []), list):
@@ -146,7 +171,8 @@ class WindowInstance(JsonInstance):
             raise InstanceError(f"jobs must be a list, got {d['jobs']!r}")
         jobs = tuple(build(Job, j, f"jobs[{i}]", optional=("burst_buffer", "ssd_per_node"))
                      for i, j in enumerate(d["jobs"]))
-        return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1))
+        machine = build(Machine, d["machine"], "machine") if d.get("machine") is not None else None
+        return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1), machine=machine)
 
 
 # --- the paper's example and the generator --------------------------------------------------------
@@ -163,7 +189,10 @@ THETA_NODES = 4392
 THETA_BB_GB = 1_260_000
 MIXES = {  # the paper's synthetic workloads: share of jobs with a BB request, smallest request (GB)
     "S1": (0.50, 5_000), "S2": (0.75, 5_000), "S3": (0.50, 20_000), "S4": (0.75, 20_000),
+    "S5": (0.75, 5_000), "S6": (0.75, 5_000), "S7": (0.75, 5_000),  # S2's burst buffer, and local SSD
 }
+SSD_MIXES = {"S5": 0.2, "S6": 0.5, "S7": 0.8}  # share of jobs needing 129-256 GB of SSD per node (else 1-128)
+DEFAULTS = {"nodes": THETA_NODES, "burst_buffer": THETA_BB_GB, "max_request": 285_000, "load": 0.5}
 
 
 def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODES,
@@ -174,9 +203,12 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
     Job sizes are powers of two skewed to small ones (P(2^k) ~ 2^-k/2, up to ``nodes``);
     a share of jobs (by ``mix``: S1/S3 50 %, S2/S4 75 %) requests burst buffer uniformly
     in [smallest, ``max_request``] GB (S1/S2 from 5 TB, S3/S4 from 20 TB). The free
-    capacity is ``load`` times the whole machine. With ``ssd`` half the nodes have 128 GB
-    and half 256 GB of SSD, and 80 % of jobs need up to 128 GB per node, 20 % up to 256.
-    Same seed, same window.
+    capacity is ``load`` times the whole machine (``nodes``, ``burst_buffer``: the
+    instance's ``machine``). The SSD mixes S5, S6, S7 are S2 with local SSD: half the free
+    nodes have 128 GB and half 256 GB, and 20 %, 50 %, 80 % of jobs need 129-256 GB per
+    node, the others 1-128 GB; ``ssd`` adds S5's SSD requests to any of S1-S4.
+    Same seed, same window; the name (``random:SEED:SIZE:MIX``, then ``:ssd`` and every
+    non-default ``key=value``) loads it back.
     """
     _count("size", size, positive=True, top=MAX_JOBS)
     validate.choice("mix", mix, MIXES)
@@ -186,6 +218,7 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
     validate.number("load", load, 0, 1, lo_open=True)
     validate.boolean("ssd", ssd)
     share, smallest = MIXES[mix]
+    ssd_share = SSD_MIXES.get(mix, SSD_MIXES["S5"] if ssd else None)
     if max_request < smallest:
         raise InstanceError(f"max_request must be at least the {mix} mix's smallest request {smallest}, "
                             f"got {max_request!r}")
@@ -198,26 +231,47 @@ def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODE
         n = int(min(2 ** rng.choice(top + 1, p=weights / weights.sum()), nodes))
         bb = int(rng.integers(smallest, max_request + 1)) if rng.random() < share else 0
         ssd_need = 0
-        if ssd:
-            ssd_need = int(rng.integers(1, 129)) if rng.random() < 0.8 else int(rng.integers(129, 257))
+        if ssd_share is not None:
+            ssd_need = int(rng.integers(129, 257)) if rng.random() < ssd_share else int(rng.integers(1, 129))
         jobs.append(Job(f"j{i + 1}", n, bb, ssd_need))
-    classes = (SSDClass(128, free_nodes // 2), SSDClass(256, free_nodes - free_nodes // 2)) if ssd else ()
-    return WindowInstance(Capacity(free_nodes, free_bb, classes), tuple(jobs),
-                          name=f"random:{seed}:{size}:{mix}" + (":ssd" if ssd else ""))
+    classes = ((SSDClass(128, free_nodes // 2), SSDClass(256, free_nodes - free_nodes // 2))
+               if ssd_share is not None else ())
+    given = {"nodes": nodes, "burst_buffer": burst_buffer, "max_request": max_request, "load": float(load)}
+    name = f"random:{seed}:{size}:{mix}" + (":ssd" if ssd and mix not in SSD_MIXES else "")
+    name += "".join(f":{k}={v!r}" for k, v in given.items() if v != DEFAULTS[k])
+    return WindowInstance(Capacity(free_nodes, free_bb, classes), tuple(jobs), name=name,
+                          machine=Machine(nodes, burst_buffer))
+
+
+def _load_random(spec: str) -> WindowInstance:
+    """``random:SEED[:SIZE[:MIX[:ssd]]]`` then ``:key=value`` for the other generator parameters."""
+    form = "random:SEED[:SIZE[:MIX[:ssd]]][:nodes=N][:burst_buffer=B][:max_request=R][:load=L]"
+    parts = spec.split(":")[1:]
+    plain = [p for p in parts if "=" not in p]
+    keyed = parts[len(plain):]
+    ssd = len(plain) == 4 and plain[3] == "ssd"
+    if (not 1 <= len(plain) - ssd <= 3 or not all(p.isdigit() for p in plain[:2])
+            or any("=" not in p for p in keyed)):
+        raise InstanceError(f"random windows are {form}, got {spec!r}")
+    kwargs = {}
+    for part in keyed:
+        key, _, value = part.partition("=")
+        if key not in DEFAULTS or key in kwargs:
+            raise InstanceError(f"random windows are {form}: unknown or repeated {key!r} in {spec!r}")
+        try:
+            kwargs[key] = float(value) if key == "load" else int(value)
+        except ValueError:
+            raise InstanceError(f"{key} must be a number in {spec!r}, got {value!r}") from None
+    return generate(*[int(p) for p in plain[:2]], *plain[2:3], ssd=ssd, **kwargs)
 
 
 def load(spec: str) -> WindowInstance:
-    """``paper:example``, ``random:SEED[:SIZE[:MIX[:ssd]]]`` (the name a generated window carries),
-    or a JSON file path."""
+    """``paper:example``, ``random:SEED[:SIZE[:MIX[:ssd]]][:key=value...]`` (the name a generated
+    window carries), or a JSON file path."""
     if spec == "paper:example":
         return PAPER_EXAMPLE
     if spec.startswith("random:"):
-        parts = spec.split(":")[1:]
-        ssd = len(parts) == 4 and parts[3] == "ssd"
-        if not 1 <= len(parts) - ssd <= 3 or not all(p.isdigit() for p in parts[:2]):
-            raise InstanceError(f"random windows are random:SEED[:SIZE[:MIX[:ssd]]], got {spec!r}")
-        args = [int(p) for p in parts[:2]] + parts[2:3]
-        return generate(*args, ssd=ssd)
+        return _load_random(spec)
     if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
     return WindowInstance.from_json(Path(spec))

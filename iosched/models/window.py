@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numba import njit
 
 from iosched import lazy
 from iosched.core import Status
@@ -33,41 +32,13 @@ from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_
 pe = lazy.module("pyomo.environ")
 
 
-@njit(cache=True)
-def _merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
-    """Sorted union of ``keys`` and ``keys + shift`` (pairs staying within the capacity)."""
-    out = np.empty(2 * keys.shape[0], np.int64)
-    i = j = k = 0
-    m = keys.shape[0]
-    shifted = 0
-    while i < m or j < m:
-        if j < m:
-            n, b = keys[j] // stride, keys[j] % stride
-            if n + dn > n_cap or b + db > b_cap:
-                j += 1
-                continue
-            shifted = keys[j] + shift
-        if j >= m or (i < m and keys[i] < shifted):
-            v = keys[i]
-            i += 1
-        elif i < m and keys[i] == shifted:
-            v = keys[i]
-            i += 1
-            j += 1
-        else:
-            v = shifted
-            j += 1
-        out[k] = v
-        k += 1
-    return out[:k]
-
-
-def _fill_table(nodes: np.ndarray, n_cap: int):
+def _fill_table(nodes: np.ndarray, n_cap: int, deadline: Deadline | None = None):
     """Subset sums of ``nodes`` up to n_cap: best[s] = most nodes within s, and how each sum was first reached."""
     reach = np.zeros(n_cap + 1, dtype=bool)
     reach[0] = True
     via = np.full(n_cap + 1, -1, dtype=np.int64)
     for j, n in enumerate(nodes):
+        _check(deadline, "node-fill")
         if n > n_cap:
             continue
         new = np.zeros_like(reach)
@@ -116,12 +87,13 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     optimistic final point (all remaining requests added, capped by the capacity) is
     weakly dominated by an incumbent cannot give a new front vector and is dropped.
     """
+    from iosched.models._window_kernels import merge_shifted  # numba: loaded on the first front only
+
     nodes, bbs = instance.nodes(), instance.bbs()
     N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
     zero = np.flatnonzero(bbs == 0)
     withbb = np.flatnonzero((bbs > 0) & (bbs <= Bc) & (nodes <= N))
     withbb = withbb[np.argsort(-bbs[withbb], kind="stable")]  # big requests first: the bounds bite sooner
-    best_fill, via = _fill_table(nodes[zero], N)
     # (nodes, BB) pairs are packed into one int64 key: count BB in units of the requests' gcd
     # (exact: a sum of multiples of g fits Bc iff it fits g * floor(Bc / g)), capped by all requests
     unit = int(np.gcd.reduce(bbs[withbb])) if len(withbb) else 1
@@ -131,6 +103,7 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
         raise ParameterError(f"the exact front packs (nodes, burst buffer) into 63 bits: capacity.nodes = {N} and "
                              f"capacity.burst_buffer = {instance.capacity.burst_buffer} (in units of {unit}) are too "
                              "fine; count burst buffer in coarser units or set granularity")
+    best_fill, via = _fill_table(nodes[zero], N, deadline)
     stride = Bc + 1
     rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
     rest_b = np.concatenate([np.cumsum(bbs[withbb][::-1])[::-1], [0]])
@@ -140,7 +113,7 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
         _check(deadline, "two-objective")
         if s:
             i = withbb[s - 1]
-            keys = _merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
+            keys = merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]), int(nodes[i]), int(bbs[i]),
                                   N, Bc, stride)
         else:
             keys = stages[0]
@@ -179,9 +152,103 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     return tuple(front)
 
 
+def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: int,
+           deadline: Deadline | None) -> list[int] | None:
+    """Some subset of ``jobs`` (indices) whose nodes sum to exactly tn and burst buffer to tb, or None.
+
+    The front's dynamic program aimed at one target: zero-request jobs by a bitset, the others
+    as sorted (nodes, BB) keys, dropping any partial sum that cannot reach the target."""
+    from iosched.models._window_kernels import merge_shifted
+
+    zero = jobs[bbs[jobs] == 0]
+    pos = jobs[(bbs[jobs] > 0) & (bbs[jobs] <= tb) & (nodes[jobs] <= tn)]
+    unit = int(np.gcd.reduce(bbs[pos])) if len(pos) else 1
+    if tb % unit:
+        return None
+    tb //= unit
+    if (tn + 1) * (tb + 1) >= 2**62:
+        raise ParameterError(f"the tie break packs (nodes, burst buffer) into 63 bits: {tn} nodes and {tb} burst "
+                             f"buffer units of {unit} are too fine")
+    pos = pos[np.argsort(-bbs[pos], kind="stable")]
+    best_fill, via = _fill_table(nodes[zero], tn, deadline)
+    stride = tb + 1
+    rest_n = np.concatenate([np.cumsum(nodes[pos][::-1])[::-1], [0]]) + int(best_fill[tn])
+    rest_b = np.concatenate([np.cumsum(bbs[pos][::-1] // unit)[::-1], [0]])
+    stages = [np.zeros(1, dtype=np.int64)]
+    for s, i in enumerate(pos, start=1):
+        _check(deadline, "tie-break")
+        keys = merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]) // unit, int(nodes[i]),
+                             int(bbs[i]) // unit, tn, tb, stride)
+        n, b = keys // stride, keys % stride
+        stages.append(keys[(n + rest_n[s] >= tn) & (b + rest_b[s] >= tb)])
+    n, b = stages[-1] // stride, stages[-1] % stride
+    hit = np.flatnonzero((b == tb) & (best_fill[tn - n] == tn - n))
+    if not len(hit):
+        return None
+    key, chosen = int(stages[-1][hit[0]]), []
+    for st in range(len(pos), 0, -1):
+        prev = stages[st - 1]
+        k = np.searchsorted(prev, key)
+        if k < len(prev) and prev[k] == key:
+            continue
+        i = pos[st - 1]
+        chosen.append(int(i))
+        key -= int(nodes[i]) * stride + int(bbs[i]) // unit
+    fill = tn - key // stride
+    while fill > 0:
+        j = int(via[fill])
+        chosen.append(int(zero[j]))
+        fill -= int(nodes[zero[j]])
+    return chosen
+
+
+def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadline | None = None) -> FrontPoint:
+    """``point`` with, among all subsets at its (nodes, BB) sums, the one with jobs nearest the front
+    of the window (the paper's tie rule): the largest 0/1 vector in window order, built job by job,
+    taking a job whenever the rest of the window can still complete the sums. Two objectives only
+    (with SSD classes the point is returned as it is). Raises FrontTimeLimit past the deadline,
+    ParameterError where the sums do not pack into 63 bits."""
+    if instance.has_ssd:
+        return point
+    nodes, bbs = instance.nodes(), instance.bbs()
+    index = {j.id: i for i, j in enumerate(instance.jobs)}
+    witness = {index[j] for j in point.jobs}  # jobs after the current one completing the sums
+    tn, tb, chosen = point.nodes, point.burst_buffer, []
+    for i in range(len(nodes)):
+        if i not in witness:
+            if nodes[i] > tn or bbs[i] > tb:
+                continue
+            found = _reach(nodes, bbs, np.arange(i + 1, len(nodes)), tn - int(nodes[i]), tb - int(bbs[i]), deadline)
+            if found is None:
+                continue
+            witness = set(found)
+        witness.discard(i)
+        chosen.append(i)
+        tn, tb = tn - int(nodes[i]), tb - int(bbs[i])
+    return replace(point, jobs=tuple(instance.jobs[i].id for i in chosen))
+
+
 # --- the SSD extension: four objectives ------------------------------------------------------------
 
 MAX_SSD_STATES = 2_000_000
+
+
+def _placed_ssd(counts: np.ndarray, class_nodes: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows of nodes per SSD category (the smallest class a job may use): whether they all fit
+    on the classes, and the SSD GB of the nodes they take, largest category first, each on the
+    smallest classes it may use (the placement of :func:`ssd_placement`)."""
+    above = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # nodes needing class k or larger
+    fits = np.all(above <= np.cumsum(class_nodes[::-1])[::-1], axis=1)
+    free = np.broadcast_to(class_nodes, counts.shape).copy()
+    used = np.zeros(len(counts), dtype=np.int64)
+    for c in range(counts.shape[1] - 1, -1, -1):
+        left = counts[:, c].copy()
+        for k in range(c, counts.shape[1]):
+            take = np.minimum(left, free[:, k])
+            free[:, k] -= take
+            left -= take
+            used += take * sizes[k]
+    return fits, used
 
 
 def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tuple[FrontPoint, ...]:
@@ -189,55 +256,53 @@ def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tu
 
     A dynamic program over the reachable states (nodes per SSD category, BB, SSD requested),
     where a job's category is the smallest class it may use: with the placement of
-    :func:`ssd_placement` the wasted SSD depends only on those, so one subset per state
-    suffices. States that do not fit (nodes, BB, or SSD placement) are dropped; more than
-    two million states raise an error rather than run for long.
+    :func:`ssd_placement` whether a state fits and the SSD it wastes depend only on those,
+    so one subset per state suffices. The states of each stage are one sorted integer array,
+    grown job by job with numpy (each new state remembers its parent, to rebuild its subset);
+    more than two million states raise an error rather than run for long.
     """
-    from iosched.evaluate.window import ssd_placement
+    from iosched.models._window_kernels import nondominated_sorted  # numba: loaded on the first front only
 
     jobs = instance.jobs
-    sizes = sorted(c.ssd for c in instance.capacity.ssd_classes)
-    category = [next(c for c, size in enumerate(sizes) if size >= j.ssd_per_node) for j in jobs]
-    N, Bc = instance.capacity.nodes, instance.capacity.burst_buffer
-    states: dict[tuple, int] = {((0,) * len(sizes), 0, 0): 0}  # -> bitmask of one subset
+    sizes = np.array(sorted(c.ssd for c in instance.capacity.ssd_classes), dtype=np.int64)
+    class_nodes = np.array([c.nodes for c in sorted(instance.capacity.ssd_classes, key=lambda c: c.ssd)],
+                           dtype=np.int64)
+    K, N, Bc = len(sizes), instance.capacity.nodes, instance.capacity.burst_buffer
+    states = np.zeros((1, K + 2), dtype=np.int64)  # nodes per category, BB, SSD requested
+    parents, took = [], []
     for i, job in enumerate(jobs):
-        b_i = instance.bb(i)
-        grown = {}
-        for seen, ((counts, b, ssd), mask) in enumerate(states.items()):
-            if seen % 4096 == 0:
-                _check(deadline, "SSD")
-            if sum(counts) + job.nodes > N or b + b_i > Bc:
-                continue
-            new_counts = tuple(x + job.nodes * (c == category[i]) for c, x in enumerate(counts))
-            key = (new_counts, b + b_i, ssd + job.ssd_per_node * job.nodes)
-            if key in states or key in grown:
-                continue
-            chosen = [k for k in range(i) if mask >> k & 1] + [i]
-            if ssd_placement(instance, chosen)[0] == 0:
-                grown[key] = mask | (1 << i)
-        states.update(grown)
+        _check(deadline, "SSD")
+        delta = np.zeros(K + 2, dtype=np.int64)
+        delta[int(np.searchsorted(sizes, job.ssd_per_node))] = job.nodes
+        delta[K], delta[K + 1] = instance.bb(i), job.ssd_per_node * job.nodes
+        grown = states + delta
+        ok = (grown[:, :K].sum(axis=1) <= N) & (grown[:, K] <= Bc)
+        ok[ok] = _placed_ssd(grown[ok, :K], class_nodes, sizes)[0]
+        rows = np.vstack([states, grown[ok]])
+        origin = np.concatenate([np.arange(len(states)), np.flatnonzero(ok)])
+        _, first = np.unique(rows, axis=0, return_index=True)  # a state reached both ways: without job i
+        states = rows[first]
+        parents.append(origin[first])
+        took.append(first >= len(origin) - int(ok.sum()))
         if len(states) > MAX_SSD_STATES:
             raise ParameterError(f"the exact SSD front passed {MAX_SSD_STATES} states at job {i + 1} of "
                                  f"{len(jobs)}; use a smaller window")
-    points = {}
-    for seen, mask in enumerate(states.values()):
-        if seen % 4096 == 0:
-            _check(deadline, "SSD")
-        chosen = [k for k in range(len(jobs)) if mask >> k & 1]
-        _, ssd, waste = ssd_placement(instance, chosen)
-        p = FrontPoint(int(sum(jobs[k].nodes for k in chosen)), int(sum(instance.bb(k) for k in chosen)),
-                       tuple(jobs[k].id for k in chosen), int(ssd), int(waste))
-        points.setdefault(p.vector(), p)
-    V = np.array(sorted(points, reverse=True))  # a vector can only be dominated by one before it
-    front = np.empty_like(V)
-    size = 0
-    for seen, v in enumerate(V):
-        if seen % 4096 == 0:
-            _check(deadline, "SSD")
-        if not np.any(np.all(front[:size] >= v, axis=1)):
-            front[size] = v
-            size += 1
-    return tuple(points[tuple(int(x) for x in v)] for v in front[:size])
+    _check(deadline, "SSD")
+    _, placed = _placed_ssd(states[:, :K], class_nodes, sizes)
+    V = np.column_stack([states[:, :K].sum(axis=1), states[:, K], states[:, K + 1], states[:, K + 1] - placed])
+    V, where = np.unique(V, axis=0, return_index=True)  # one state per vector
+    V, where = V[::-1], where[::-1]  # lexicographically descending: only an earlier vector can dominate
+    keep = nondominated_sorted(V)
+    front = []
+    for v, k in zip(V[keep], where[keep]):
+        chosen = []
+        for st in range(len(jobs) - 1, -1, -1):
+            if took[st][k]:
+                chosen.append(st)
+            k = parents[st][k]
+        front.append(FrontPoint(int(v[0]), int(v[1]), tuple(jobs[j].id for j in sorted(chosen)), int(v[2]),
+                                int(-v[3])))
+    return tuple(front)
 
 
 # --- ε-constraint cross-checks ------------------------------------------------------------------
