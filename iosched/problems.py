@@ -54,14 +54,20 @@ def _window_bound(instance, objective):
     return window_eval.front_hypervolume(instance, front)
 
 
+def _window_bounds(instance):
+    """The hypervolume bound and the exact front it comes from, both absent (None) where the bound is."""
+    hv = _window_bound(instance, "hypervolume")
+    front = None if hv is None else [p.__dict__ for p in window_models.pareto_front(instance)]  # cached
+    return {"hypervolume": hv, "front": front}
+
+
 register_problem(Problem(
     name="window",
     load=window_instances.load,
     evaluate=window_eval.evaluate,
     sense=lambda name: "max",
     bound=_window_bound,
-    bounds=lambda inst: {"hypervolume": _window_bound(inst, "hypervolume"),
-                         "front": [p.__dict__ for p in window_models.pareto_front(inst)]},
+    bounds=_window_bounds,
     generate=window_instances.generate,
     builtins=window_instances.BUILTIN,
     models={"milp": window_models.build_milp},
