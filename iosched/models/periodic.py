@@ -108,12 +108,105 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
     return math.fsum(value) / instance.platform.processors
 
 
+CAPPED_K_PRIME = 10.0  # the period-capped bound covers periods up to this many t_min (PerSched's K')
+MAX_CAPPED_CELLS = 20_000_000  # count vectors x periods the period-capped bound may enumerate
+
+
+def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PRIME) -> dict | None:
+    """The exact maximum SysEfficiency of the integer relaxation over periods T in [t_min, K' t_min]:
+
+        max Σ_k β_k n_k w_k / (N T)  s.t.  n_k (w_k + time_io_k) <= T,  Σ_k n_k vol_k <= B T,
+                                          n_k >= 1 integer,  t_min <= T <= K' t_min,
+
+    t_min = max_k (w_k + time_io_k). Theorem: it bounds the SysEfficiency of every periodic
+    pattern of period T in that range with at least one instance of every application.
+    Proof: the n_k instances of k in a period follow each other cyclically, each computing
+    w_k and moving vol_k at most at min(β_k b, B), so n_k (w_k + time_io_k) <= T; the I/O
+    system moves at most B T per period. (Patterns whose period is below t_min cannot hold
+    every application; the bound says nothing about longer periods, where the long-run LP
+    bound holds.)
+
+    Exact, not a grid sample: for fixed counts the value decreases in T, so the supremum is
+    attained at T = max(L, Σ_k n_k vol_k / B), L the smallest T in the range with n_k (w_k +
+    time_io_k) <= T for all k. L is t_min or some m (w_k + time_io_k); on each such L the caps
+    floor(L / cycle) are fixed and every count vector within them is scored at that T.
+    Identical applications (same w, vol, β) are merged into one type whose total count lies
+    in [m, m cap]; all types but the one of widest range are enumerated, and for that one the
+    value is increasing in its count while Σ vol <= B L and monotone beyond, so the two counts
+    around B L and the ends of its range contain the optimum.
+
+    Returns {"value", "t_min", "t_max" (s), "period" (s) and "counts" per type where attained,
+    "k_prime"}, or None when the enumeration would exceed MAX_CAPPED_CELLS.
+    """
+    import numpy as np
+
+    k_prime = number("k_prime", k_prime, 1, error=ParameterError)
+    apps = instance.applications
+    B, N = instance.platform.bandwidth, instance.platform.processors
+    kinds: dict[tuple, int] = {}
+    for k, a in enumerate(apps):
+        kinds.setdefault((a.work, a.io_volume, a.processors, a.work + instance.time_io(k)), 0)
+        kinds[(a.work, a.io_volume, a.processors, a.work + instance.time_io(k))] += 1
+    types = list(kinds)
+    copies = np.array([kinds[t] for t in types], dtype=float)
+    gain = np.array([p * w for w, _, p, _ in types])  # β_k w_k per instance
+    vol = np.array([v for _, v, _, _ in types])
+    cyc = np.array([c for *_, c in types])
+    t_min = float(cyc.max())
+    t_max = k_prime * t_min
+    points = {t_min}
+    for c in cyc:
+        points.update(float(m * c) for m in range(2, int(t_max / c) + 1) if t_min < m * c <= t_max)
+    L = np.array(sorted(points))
+    caps = copies[:, None] * np.floor(L[None, :] / cyc[:, None] * (1 + 1e-12))  # types x periods
+    widest = int(np.argmax(caps[:, -1] - copies))
+    others = [i for i in range(len(types)) if i != widest]
+    grid = [np.arange(copies[i], caps[i, -1] + 1) for i in others]
+    size = int(np.prod([len(g) for g in grid])) if grid else 1
+    if size * len(L) > MAX_CAPPED_CELLS:
+        return None
+    mesh = np.array(np.meshgrid(*grid, indexing="ij")).reshape(len(others), -1) if grid else np.zeros((0, 1))
+    inside = np.all(mesh[:, :, None] <= caps[others][:, None, :], axis=0) if others else np.ones((1, len(L)), bool)
+    A0 = (gain[others] @ mesh)[:, None]
+    V0 = (vol[others] @ mesh)[:, None]
+    a, v, lo = gain[widest], vol[widest], copies[widest]
+    hi = np.minimum(caps[widest][None, :], np.floor((B * t_max - V0) / v))
+    cross = np.floor((B * L[None, :] - V0) / v)
+    best = (-np.inf, None, None, None)
+    for n in (np.full_like(hi, lo), hi, cross, cross + 1):
+        n = np.clip(n, lo, None)
+        ok = inside & (n <= hi) & (V0 + v * n <= B * t_max * (1 + 1e-12))
+        T = np.maximum(L[None, :], (V0 + v * n) / B)
+        value = np.where(ok, (A0 + a * n) / (N * T), -np.inf)
+        i = np.unravel_index(int(np.argmax(value)), value.shape)
+        if value[i] > best[0]:
+            counts = np.zeros(len(types))
+            counts[others] = mesh[:, i[0]]
+            counts[widest] = n[i]
+            best = (float(value[i]), float(T[i]), counts, i)
+    if best[1] is None:
+        return None
+    return {"value": best[0], "t_min": t_min, "t_max": t_max, "k_prime": k_prime, "period": best[1],
+            "counts": {f"{p:g} x {w:g} s, {v:g} GB": int(c) for (w, v, p, _), c in zip(types, best[2])}}
+
+
+def bound_scope(cap: dict) -> str:
+    """The scope of the period-capped bound ``cap``, in words."""
+    return (f"optimal among periodic patterns of period in [t_min, {cap['k_prime']:g} t_min] = "
+            f"[{cap['t_min']:.6g}, {cap['t_max']:.6g}] s holding every application at least once "
+            f"(period-capped integer bound {cap['value']:.6f})")
+
+
 def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
-    """All bounds: the paper's SysEfficiency bound and the LP's two bounds."""
+    """All bounds: the paper's SysEfficiency bound and the LP's two bounds (every schedule), and the
+    period-capped integer bound with its period range (patterns of period <= 10 t_min only)."""
+    cap = period_capped_bound(instance)
     return {
         "paper_sys_efficiency": paper_bound(instance),
         "lp_sys_efficiency": longrun_bound(instance, "sys_efficiency", profile),
         "lp_dilation": longrun_bound(instance, "dilation", profile),
+        "capped_sys_efficiency": None if cap is None else cap["value"],
+        "capped_period_range_s": None if cap is None else [cap["t_min"], cap["t_max"]],
     }
 
 
@@ -193,27 +286,34 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.C
 
 
 def compaction_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
-    """The pattern of a solved compaction model, starting the period at the first event.
+    """The pattern of a solved compaction model (see :func:`assemble_pattern`)."""
+    t = [max(pe.value(model.t[j]), 0.0) for j in range(len(model.t))]
+    return assemble_pattern(instance, model._spans, t, {(k, j): pe.value(model.v[k, j]) for k, j in model.IO})
+
+
+def assemble_pattern(instance: PeriodicInstance, spans, t: list[float], volumes: dict) -> Pattern:
+    """The pattern of compaction interval lengths ``t`` (s) and ``volumes`` {(k, j): data moved by
+    k in interval j}, starting the period at the first event; ``spans`` as :func:`_events` gives.
 
     Rates are v / t, clipped to β_k b and scaled so their sum stays within B (solver
     tolerances); intervals shorter than 1e-12 of the period carry nothing.
     """
-    n = len(model.t)
-    t = [max(pe.value(model.t[j]), 0.0) for j in range(n)]
+    n = len(t)
+    t = [max(x, 0.0) for x in t]
     T = sum(t)
     starts = [0.0]
     for j in range(n - 1):
         starts.append(starts[-1] + t[j])
     rates: dict[tuple[int, int], float] = {}
-    for k, j in model.IO:
+    for (k, j), v in volumes.items():
         if t[j] > 1e-12 * T:
-            rates[k, j] = min(max(pe.value(model.v[k, j]), 0.0) / t[j], instance.max_rate(k))
+            rates[k, j] = min(max(v, 0.0) / t[j], instance.max_rate(k))
     load: dict[int, float] = {}
     for (_, j), r in rates.items():
         load[j] = load.get(j, 0.0) + r
     B = instance.platform.bandwidth
     apps = []
-    for k, sp in enumerate(model._spans):
+    for k, sp in enumerate(spans):
         insts = []
         for i, (a, b) in enumerate(sp):
             nxt = sp[(i + 1) % len(sp)][0]
@@ -449,6 +549,7 @@ HANDOVER_LP = 2.5
 def warm_solver() -> None:
     """Import the solver layer (its first import takes seconds): methods call it inside their budget,
     before they measure what is left."""
+    import pyomo.environ  # noqa: F401  (registers the solvers with the factory)
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     SolverFactory("highs").available()  # imports highspy
@@ -627,3 +728,6 @@ def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Sl
                   profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
+
+
+from iosched.models import periodic_trace  # noqa: E402, F401  (registers trace-compact; it imports this module)
