@@ -299,7 +299,7 @@ def assemble_pattern(instance: PeriodicInstance, spans, t: list[float], volumes:
     tolerances); intervals shorter than 1e-12 of the period carry nothing.
     """
     n = len(t)
-    t = [max(x, 0.0) for x in t]
+    t = [max(float(x), 0.0) for x in t]
     T = sum(t)
     starts = [0.0]
     for j in range(n - 1):

@@ -40,6 +40,8 @@ PRIORITIES = ("syseff", "fcfs", "dilation")
 MAX_EVENTS = 200_000  # compute starts and ends in one window (the LP's intervals)
 MAX_TRACE_EVENTS = 2_000_000  # events of one fluid run
 MISMATCH_PENALTY = 0.01  # windows are ranked by their value x (1 - this x mismatch): measured on sets 3, 4, 6
+AT_CAP_FIRST = 4  # windows as long as the period where the capped bound is attained, compacted first
+LP_GROWTH = 1.5  # the compaction LP's time grows about as (instances in the window) ** this (measured)
 PERSCHED_SHARE = 0.3  # of the budget, at most this much goes to PerSched's search (the first candidate)
 
 MULTIPLES = ListOf(Integer(1, 1000), 50, scalar=True)  # window lengths, in cycles of the longest application
@@ -285,8 +287,12 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     max_instances = integer("max_instances", max_instances, 1, MAX_EVENTS // 2, error=ParameterError)
     apps = instance.applications
     cyc = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+    cap = period_capped_bound(instance) if objective == "sys_efficiency" else None
+    # the window length where the period-capped bound is attained: its best windows go first, so
+    # that the bound's range gets its best chance of a certified optimum
+    at_cap = [max(round(cap["period"] / max(cyc)), 1)] if cap is not None else []
     # windows too large to compact are not even cut (their instance count, contention aside)
-    multiples = sorted(n for n in set(multiples) | set(matched_multiples(instance, matched))
+    multiples = sorted(n for n in set(multiples) | set(matched_multiples(instance, matched)) | set(at_cap)
                        if sum(n * max(cyc) / c for c in cyc) <= max_instances) or [1]
     if sum((max(warmups) + max(multiples)) * max(cyc) / c for c in cyc) > MAX_TRACE_EVENTS / 4:
         raise InstanceError(f"applications: a run of {max(warmups) + max(multiples)} cycles of the longest "
@@ -299,8 +305,10 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     # Pyomo): the result is never worse than persched-compact's with the same parameters and time
     found = run_search(instance, objective, Deadline(PERSCHED_SHARE * deadline.remaining()), k_prime, eps, t_min,
                        None, workers)
+    lp_start = time.perf_counter()
     base = found.solution and compaction_lp(instance, found.solution, deadline.remaining())
-    cap = period_capped_bound(instance) if objective == "sys_efficiency" else None
+    # seconds per (instances ** LP_GROWTH) of a compaction LP, as measured (the largest seen)
+    rate = (time.perf_counter() - lp_start) / sum(found.solution.counts()) ** LP_GROWTH if base else 0.0
     best, best_value, best_from = None, -math.inf, None
     in_range = None  # (value, period) of the best pattern of period within the capped bound's range
 
@@ -330,7 +338,9 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
                             score = raw - MISMATCH_PENALTY * abs(raw) * mismatch(instance, starts, w0, n)
                             windows.append((score, (priority, stagger, w0, n, stretch), p))
     windows.sort(key=lambda x: -x[0])
-    tried, stopped = 0, False
+    first = [w for w in windows if w[1][3] in at_cap][:AT_CAP_FIRST]
+    windows = first + [w for w in windows if not any(w is f for f in first)]
+    tried, skipped, stopped = 0, 0, False
     best_possible = longrun_bound(instance, objective)
     best_possible = best_possible if objective == "sys_efficiency" else -best_possible
     for _, params, p in windows[:candidates]:
@@ -339,18 +349,27 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
         if deadline.remaining() < 0.05:
             stopped = True
             break
+        size = sum(p.counts()) ** LP_GROWTH
+        if rate * size > deadline.remaining():  # it would not finish in the time left: a smaller one may
+            skipped += 1
+            continue
+        lp_start = time.perf_counter()
         compacted = compaction_lp(instance, p, deadline.remaining())
+        rate = max(rate, (time.perf_counter() - lp_start) / size)
         tried += 1
         if compacted is not None:
             value = _value(instance, compacted, objective)  # the evaluator's verdict, not the LP's
             consider(compacted, value, dict(zip(("priority", "stagger", "warmup", "n", "stretch"), params)))
     base_value = _value(instance, base, objective) if base is not None else None
-    info = {"windows": len(windows), "compacted": tried, "best_from": best_from, "multiples": multiples,
+    info = {"windows": len(windows), "compacted": tried, "skipped": skipped, "best_from": best_from,
+            "multiples": multiples,
             "persched_compact": None if base_value is None else abs(base_value)}
     if best is None:
         return MethodOutput(None, Status.TIME_LIMIT if stopped else Status.INFEASIBLE, info=info)
-    if stopped:
-        info["stopped"] = f"time limit {prof.time_limit:g} s after {tried} of {min(len(windows), candidates)} LPs"
+    if stopped or skipped:
+        stopped = True
+        info["stopped"] = (f"time limit {prof.time_limit:g} s: {tried} of {min(len(windows), candidates)} windows "
+                           f"compacted, {skipped} skipped as too large for the time left")
     status = Status.TIME_LIMIT if stopped else Status.FEASIBLE
     if cap is not None:
         info["capped_bound"] = cap["value"]
