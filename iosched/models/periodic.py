@@ -136,7 +136,8 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
     around B L and the ends of its range contain the optimum.
 
     Returns {"value", "t_min", "t_max" (s), "period" (s) and "counts" per type where attained,
-    "k_prime"}, or None when the enumeration would exceed MAX_CAPPED_CELLS.
+    "k_prime"} (value 0, period and counts None, when no pattern in the range holds every
+    application), or None when the enumeration would exceed MAX_CAPPED_CELLS.
     """
     import numpy as np
 
@@ -184,8 +185,8 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
             counts[others] = mesh[:, i[0]]
             counts[widest] = n[i]
             best = (float(value[i]), float(T[i]), counts, i)
-    if best[1] is None:
-        return None
+    if best[1] is None:  # even one instance each moves more than B K' t_min: no such pattern
+        return {"value": 0.0, "t_min": t_min, "t_max": t_max, "k_prime": k_prime, "period": None, "counts": None}
     return {"value": best[0], "t_min": t_min, "t_max": t_max, "k_prime": k_prime, "period": best[1],
             "counts": {f"{p:g} x {w:g} s, {v:g} GB": int(c) for (w, v, p, _), c in zip(types, best[2])}}
 

@@ -290,7 +290,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     cap = period_capped_bound(instance) if objective == "sys_efficiency" else None
     # the window length where the period-capped bound is attained: its best windows go first, so
     # that the bound's range gets its best chance of a certified optimum
-    at_cap = [max(round(cap["period"] / max(cyc)), 1)] if cap is not None else []
+    at_cap = [max(round(cap["period"] / max(cyc)), 1)] if cap is not None and cap["period"] else []
     # windows too large to compact are not even cut (their instance count, contention aside)
     multiples = sorted(n for n in set(multiples) | set(matched_multiples(instance, matched)) | set(at_cap)
                        if sum(n * max(cyc) / c for c in cyc) <= max_instances) or [1]
