@@ -184,3 +184,49 @@ def test_never_worse_than_persched_compact(inst):
     assert res.evaluation.feasible, [str(v) for v in res.evaluation.violations[:3]]
     assert res.objective >= base.objective * (1 - 1e-7)
     assert res.objective <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-7)
+
+
+# --- the contiguity bound -------------------------------------------------------------------------
+
+from iosched.models.periodic import contiguity_bound, contiguity_cuts  # noqa: E402
+
+
+def test_contiguity_bound_on_set4_by_hand():
+    """Set 4: during an AstroPhysics transfer (330.8 s at 1.28) four Turbulence2 (0.64 each) compute at
+    most 76.8 s each: g = (4 x 0.64 + 1.28 - 3) 330.8 - 4 x 0.64 x 76.8 = 81.25 GB per AP instance,
+    paid by T2 deficits (the cheapest): the bound drops by 3 g / c_AP x β_T2 ρ_T2 / (N r_T2)."""
+    inst = paper_set(4)
+    t2, ap = inst.applications[0], inst.applications[4]
+    assert (t2.name, ap.name) == ("T2-1", "AP-1")
+    c = contiguity_bound(inst)
+    g = (4 * 0.64 + 1.28 - 3) * inst.time_io(4) - 4 * 0.64 * t2.work
+    assert [cut["g"] for cut in c["binding"]] == [pytest.approx(g)]
+    drop = 3 * g / (ap.work + inst.time_io(4)) * t2.processors * inst.rho(0) / (640 * 0.64)
+    assert c["value"] == pytest.approx(longrun_bound(inst, "sys_efficiency") - drop, rel=1e-8)
+    assert c["value"] < 0.656348
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_contiguity_bound_holds_for_the_best_patterns_found(k):
+    inst = paper_set(k)
+    bound = contiguity_bound(inst)["value"]
+    for method in ("persched-compact", "trace-compact"):
+        res = iosched.solve("periodic", inst, method, profile="quick")
+        assert res.evaluation.feasible and res.objective <= bound
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.floats(1.0, 4.0))
+def test_contiguity_bound_is_valid(inst, scale):
+    """Never below a pattern: PerSched's at a period, compacted."""
+    bound = contiguity_bound(inst)["value"]
+    assert bound <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-12)
+    for S, A, ell, g in contiguity_cuts(inst):
+        assert g > 0 and not set(S) & set(A) and ell <= min(inst.time_io(j) for j in S + A)
+    pattern = build_pattern(inst, scale * inst.default_t_min())
+    ev = evaluate(inst, pattern)
+    if min(ev.counts) == 0:
+        return
+    assert ev.sys_efficiency <= bound * (1 + 1e-9)
+    shorter, _ = compact(inst, pattern)
+    assert evaluate(inst, shorter).sys_efficiency <= bound * (1 + 1e-9)

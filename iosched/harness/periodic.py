@@ -15,11 +15,14 @@ from iosched.solvers import Profile
 FINDER_SECONDS = 10.0  # trace-compact's budget per set here (its default profile allows 60 s)
 
 
-def _proved(best: float, lp: float, finder) -> str:
+def _proved(best: float, lp: float, contiguity: float, finder) -> str:
     """Which optimality the figures prove: over every schedule (the best meets the long-run LP
-    bound), over periods <= 10 t_min (a pattern in that range meets the period-capped bound), or none."""
+    bound), every periodic pattern (it meets the contiguity bound), periods <= 10 t_min (a pattern
+    in that range meets the period-capped bound), or none."""
     if best >= lp * (1 - CERTIFIED_GAP):
         return "all schedules"
+    if best >= contiguity * (1 - CERTIFIED_GAP):
+        return "all periodic patterns"
     if "optimal" in finder.info.get("best_in_range", {}):
         return "T <= 10 t_min"
     return "-"
@@ -44,9 +47,11 @@ def reproduce_set(k: int, workers: int = 1, finder_seconds: float = FINDER_SECON
         "feasible": se.evaluation.feasible and dil.evaluation.feasible and best.evaluation.feasible,
         "paper_bound": b["paper_sys_efficiency"], "lp_sys_efficiency": lp, "lp_dilation": b["lp_dilation"],
         "capped_sys_efficiency": b["capped_sys_efficiency"], "capped_period_range_s": b["capped_period_range_s"],
+        "contiguity_sys_efficiency": b["contiguity_sys_efficiency"],
         "gap": se.gap, "gap_dilation": dil.gap,
         "best": best.objective, "best_period": best.solution.period, "best_status": best.status.value,
-        "best_gap": (lp - best.objective) / lp, "proved": _proved(best.objective, lp, best),
+        "best_gap": (lp - best.objective) / lp,
+        "proved": _proved(best.objective, lp, b["contiguity_sys_efficiency"], best),
         "best_in_range": best.info.get("best_in_range", {}).get("sys_efficiency"),
         "time_s": se.wall_time_s, "time_mindil_s": dil.wall_time_s, "time_best_s": best.wall_time_s,
     }
@@ -59,6 +64,7 @@ COLUMNS = [
     ("MinDil", "min_dilation", "{:.3f}"), ("paper", "paper_min_dilation", "{:.3f}"),
     ("best SE (trace-compact)", "best", "{:.6f}"), ("its period s", "best_period", "{:.0f}"),
     ("eq.5 bound", "paper_bound", "{:.4f}"), ("LP SysEff (all schedules)", "lp_sys_efficiency", "{:.6f}"),
+    ("contiguity (all periodic)", "contiguity_sys_efficiency", "{:.6f}"),
     ("capped (T <= 10 t_min)", "capped_sys_efficiency", "{:.6f}"),
     ("best T <= 10 t_min", "best_in_range", "{:.6f}"),
     ("gap best-LP", "best_gap", "{:.3%}"), ("proved optimal", "proved", "{}"),
@@ -104,6 +110,8 @@ def reproduce(workers: int = 1, progress: bool = True, sets: list[int] | None = 
         "gap best-LP: (LP - best) / LP against the long-run LP bound, valid for every schedule. The capped bound "
         "is the exact maximum of the integer relaxation over periods in [t_min, 10 t_min] with every application "
         f"present ({ranges}); it says nothing about longer periods, where trace-compact's best may lie above it.",
+        "The contiguity bound is the LP bound with cuts for transfers that cannot overlap as the LP needs "
+        "(computes are contiguous: models.periodic.contiguity_bound); it holds for every periodic pattern.",
         "proved optimal: 'all schedules' when the best meets the LP bound; 'T <= 10 t_min' when the best "
         "pattern found of period in that range (column 'best T <= 10 t_min') meets the capped bound.",
         f"best within 0.15 % of the LP bound on {sum(r['best_gap'] <= 0.0015 for r in rows)} of {len(rows)} sets; "

@@ -191,6 +191,91 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
             "counts": {f"{p:g} x {w:g} s, {v:g} GB": int(c) for (w, v, p, _), c in zip(types, best[2])}}
 
 
+def contiguity_cuts(instance: PeriodicInstance) -> list[tuple[list[int], list[int], float, float]]:
+    """Cuts (S, A, ℓ, g) for :func:`contiguity_bound`: A a class of identical applications or one
+    application, ℓ a breakpoint (some w_j, time_io_j) no longer than any time_io in S ∪ A, S the
+    other applications with time_io_j >= ℓ and w_j < ℓ, by increasing w_j, every prefix with
+    Σ_S r_j <= B; only cuts with g > 0 (the others are implied)."""
+    apps = instance.applications
+    K, B = len(apps), instance.platform.bandwidth
+    r = [instance.max_rate(k) for k in range(K)]
+    tio = [instance.time_io(k) for k in range(K)]
+    key = [(a.work, a.io_volume, a.processors) for a in apps]
+    classes = {tuple(k for k in range(K) if key[k] == key[j]) for j in range(K)} | {(k,) for k in range(K)}
+    cuts = []
+    for A in sorted(classes):
+        others = [j for j in range(K) if j not in A]
+        for ell in sorted({apps[j].work for j in range(K)} | set(tio)):
+            if ell > min(tio[a] for a in A):
+                continue
+            S_all = sorted((j for j in others if tio[j] >= ell and apps[j].work < ell), key=lambda j: apps[j].work)
+            S = []
+            for j in S_all:
+                if sum(r[i] for i in S) + r[j] > B:
+                    break
+                S.append(j)
+                g = (sum(r[i] for i in S) + r[A[0]] - B) * ell - sum(r[i] * min(apps[i].work, ell) for i in S)
+                if g > 0:
+                    cuts.append((list(S), list(A), ell, g))
+    return cuts
+
+
+def contiguity_bound(instance: PeriodicInstance) -> dict:
+    """The long-run LP with contiguity cuts: an upper bound on SysEfficiency that can lie strictly
+    below the LP bound when that bound needs transfers to overlap in a way contiguous computes forbid.
+
+    Theorem. Let r_j = min(β_j b, B), c_j = w_j + time_io_j, and x_j the long-run rate of
+    instances of j (a periodic pattern of period T: x_j = n_j / T). The deficit rate
+    d_j = r_j (1 - c_j x_j) is the time-average of r_j [j in its I/O phase] - rate_j(t) >= 0.
+    For disjoint sets S, A of applications with Σ_{j in S} r_j <= B, all of A with the same
+    r_a, and 0 < ℓ <= min over S ∪ A of time_io:
+
+        Σ_{j in S} d_j + Σ_{a in A} d_a >= g Σ_{a in A} x_a,
+        g = (Σ_{j in S} r_j + r_a - B) ℓ - Σ_{j in S} r_j min(w_j, ℓ).
+
+    Proof. Take W_i, the first ℓ seconds of each I/O phase i of an application of A (that phase
+    lasts L_i >= time_io_a >= ℓ) and U their union. In W_i, a_i moves at least vol_a - r_a (L_i -
+    ℓ) = r_a ℓ - e_i, e_i = r_a L_i - vol_a its deficit in phase i. A j in S computes at most
+    min(w_j, ℓ) in W_i: two of its computes are apart by an I/O phase >= time_io_j >= ℓ. At every
+    t, Σ_S rate_j(t) <= B - Σ_A rate_a(t), so over U the deficits of S add up to at least
+    (Σ_S r_j - B) |U| - Σ_S r_j (time j computes in U) + (what A moves in U) >= Σ_i (g - e_i),
+    as |U| <= Σ_i ℓ and Σ_S r_j <= B. Deficits are >= 0 pointwise, so the totals over a period (or
+    a long horizon, per unit time) satisfy the cut. Every cut holds together with x_j c_j <= 1
+    and Σ_j x_j vol_j <= B, so the LP's optimum bounds the SysEfficiency of every periodic
+    pattern (and of every schedule in the long run; a finite trace only up to its boundary).
+
+    Cuts from :func:`contiguity_cuts`. Returns {"value", "cuts" (how many), "binding" (the cuts
+    holding with equality at the optimum, as S, A names, ℓ s, g data)}.
+    """
+    import numpy as np
+    from scipy.optimize import linprog
+
+    apps = instance.applications
+    K, B, N = len(apps), instance.platform.bandwidth, instance.platform.processors
+    r = np.array([instance.max_rate(k) for k in range(K)])
+    c = np.array([a.work + instance.time_io(k) for k, a in enumerate(apps)])
+    cuts = contiguity_cuts(instance)
+    rows, rhs = [np.array([a.io_volume for a in apps])], [B]
+    for S, A, _, g in cuts:  # Σ_{S ∪ A} r_j c_j x_j + g Σ_A x_a <= Σ_{S ∪ A} r_j
+        row = np.zeros(K)
+        for j in S + A:
+            row[j] += r[j] * c[j]
+        for a in A:
+            row[a] += g
+        rows.append(row)
+        rhs.append(float(sum(r[j] for j in S + A)))
+    res = linprog(-np.array([a.processors * a.work for a in apps]) / N, A_ub=np.array(rows), b_ub=np.array(rhs),
+                  bounds=[(0, 1 / ck) for ck in c], method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the contiguity LP was not solved: {res.message}")
+    slack = res.slack[1:]
+    binding = [{"S": [apps[j].name for j in S], "A": [apps[a].name for a in A], "ell_s": ell, "g": g}
+               for (S, A, ell, g), sl in zip(cuts, slack) if sl <= 1e-9 * max(1.0, abs(rhs[1]))]
+    # the LP's optimum rounded up by HiGHS's tolerance, so that it never falls below a true pattern
+    return {"value": min(-res.fun * (1 + 1e-9), longrun_bound(instance, "sys_efficiency")), "cuts": len(cuts),
+            "binding": binding}
+
+
 def bound_scope(cap: dict) -> str:
     """The scope of the period-capped bound ``cap``, in words."""
     return (f"optimal among periodic patterns of period in [t_min, {cap['k_prime']:g} t_min] = "
@@ -205,6 +290,7 @@ def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
     return {
         "paper_sys_efficiency": paper_bound(instance),
         "lp_sys_efficiency": longrun_bound(instance, "sys_efficiency", profile),
+        "contiguity_sys_efficiency": contiguity_bound(instance)["value"],
         "lp_dilation": longrun_bound(instance, "dilation", profile),
         "capped_sys_efficiency": None if cap is None else cap["value"],
         "capped_period_range_s": None if cap is None else [cap["t_min"], cap["t_max"]],
