@@ -30,6 +30,7 @@ from iosched.models.periodic import (
     _profile,
     assemble_pattern,
     bound_scope,
+    contiguity_bound,
     longrun_bound,
     period_capped_bound,
 )
@@ -371,6 +372,12 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
         info["stopped"] = (f"time limit {prof.time_limit:g} s: {tried} of {min(len(windows), candidates)} windows "
                            f"compacted, {skipped} skipped as too large for the time left")
     status = Status.TIME_LIMIT if stopped else Status.FEASIBLE
+    if objective == "sys_efficiency":
+        contiguity = contiguity_bound(instance)["value"]
+        info["contiguity_bound"] = contiguity
+        if best_value >= contiguity * (1 - CERTIFIED_GAP):
+            info["optimal"] = f"optimal among all periodic patterns (contiguity bound {contiguity:.6f})"
+            status = Status.OPTIMAL
     if cap is not None:
         info["capped_bound"] = cap["value"]
         info["capped_period_range_s"] = [cap["t_min"], cap["t_max"]]
@@ -378,7 +385,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
             info["best_in_range"] = {"sys_efficiency": in_range[0], "period": in_range[1]}
             if in_range[0] >= cap["value"] * (1 - CERTIFIED_GAP):  # that pattern is optimal in the range
                 info["best_in_range"]["optimal"] = bound_scope(cap)
-                if best_value == in_range[0]:
+                if best_value == in_range[0] and status != Status.OPTIMAL:
                     info["optimal"] = bound_scope(cap)
                     status = Status.OPTIMAL
     return MethodOutput(best, status, info=info)
