@@ -46,7 +46,8 @@ def reproduce_set(k: int, workers: int = 1, finder_seconds: float = FINDER_SECON
         "period": se.solution.period,
         "feasible": se.evaluation.feasible and dil.evaluation.feasible and best.evaluation.feasible,
         "paper_bound": b["paper_sys_efficiency"], "lp_sys_efficiency": lp, "lp_dilation": b["lp_dilation"],
-        "capped_sys_efficiency": b["capped_sys_efficiency"], "capped_period_range_s": b["capped_period_range_s"],
+        "capped_sys_efficiency": b["capped_sys_efficiency"],
+        "capped_period_range_s": (b["capped_period_min_s"], b["capped_period_max_s"]),
         "contiguity_sys_efficiency": b["contiguity_sys_efficiency"],
         "gap": se.gap, "gap_dilation": dil.gap,
         "best": best.objective, "best_period": best.solution.period, "best_status": best.status.value,
@@ -102,7 +103,7 @@ def reproduce(workers: int = 1, progress: bool = True, sets: list[int] | None = 
     rows = [reproduce_set(k, workers=workers)
             for k in tqdm(sets, desc="paper sets", file=sys.stderr, disable=not progress)]
     ranges = "; ".join(f"set {r['set']}: [{r['capped_period_range_s'][0]:.6g}, {r['capped_period_range_s'][1]:.6g}] s"
-                       for r in rows if r["capped_period_range_s"])
+                       for r in rows if r["capped_period_range_s"][0] is not None)
     notes = "\n".join([
         f"time over {len(rows)} sets: PerSched {sum(r['time_s'] for r in rows):.2f} s, PerSched-MinDil "
         f"{sum(r['time_mindil_s'] for r in rows):.2f} s, trace-compact {sum(r['time_best_s'] for r in rows):.2f} s "

@@ -293,7 +293,8 @@ def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
         "contiguity_sys_efficiency": contiguity_bound(instance)["value"],
         "lp_dilation": longrun_bound(instance, "dilation", profile),
         "capped_sys_efficiency": None if cap is None else cap["value"],
-        "capped_period_range_s": None if cap is None else [cap["t_min"], cap["t_max"]],
+        "capped_period_min_s": None if cap is None else cap["t_min"],  # the capped bound's range of periods
+        "capped_period_max_s": None if cap is None else cap["t_max"],
     }
 
 
