@@ -110,6 +110,8 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
 
 CAPPED_K_PRIME = 10.0  # the period-capped bound covers periods up to this many t_min (PerSched's K')
 MAX_CAPPED_CELLS = 20_000_000  # count vectors x periods the period-capped bound may enumerate
+MAX_CAPPED_TYPES = 12  # distinct applications the period-capped bound enumerates at most
+MAX_CUT_APPS = 60  # applications up to which contiguity cuts are generated
 
 
 def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PRIME) -> dict | None:
@@ -137,7 +139,8 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
 
     Returns {"value", "t_min", "t_max" (s), "period" (s) and "counts" per type where attained,
     "k_prime"} (value 0, period and counts None, when no pattern in the range holds every
-    application), or None when the enumeration would exceed MAX_CAPPED_CELLS.
+    application), or None when the enumeration would exceed MAX_CAPPED_CELLS, or with more than
+    MAX_CAPPED_TYPES distinct applications.
     """
     import numpy as np
 
@@ -149,6 +152,8 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
         kinds.setdefault((a.work, a.io_volume, a.processors, a.work + instance.time_io(k)), 0)
         kinds[(a.work, a.io_volume, a.processors, a.work + instance.time_io(k))] += 1
     types = list(kinds)
+    if len(types) > MAX_CAPPED_TYPES:
+        return None
     copies = np.array([kinds[t] for t in types], dtype=float)
     gain = np.array([p * w for w, _, p, _ in types])  # β_k w_k per instance
     vol = np.array([v for _, v, _, _ in types])
@@ -163,7 +168,7 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
     widest = int(np.argmax(caps[:, -1] - copies))
     others = [i for i in range(len(types)) if i != widest]
     grid = [np.arange(copies[i], caps[i, -1] + 1) for i in others]
-    size = int(np.prod([len(g) for g in grid])) if grid else 1
+    size = math.prod(len(g) for g in grid)
     if size * len(L) > MAX_CAPPED_CELLS:
         return None
     mesh = np.array(np.meshgrid(*grid, indexing="ij")).reshape(len(others), -1) if grid else np.zeros((0, 1))
@@ -195,9 +200,12 @@ def contiguity_cuts(instance: PeriodicInstance) -> list[tuple[list[int], list[in
     """Cuts (S, A, ℓ, g) for :func:`contiguity_bound`: A a class of identical applications or one
     application, ℓ a breakpoint (some w_j, time_io_j) no longer than any time_io in S ∪ A, S the
     other applications with time_io_j >= ℓ and w_j < ℓ, by increasing w_j, every prefix with
-    Σ_S r_j <= B; only cuts with g > 0 (the others are implied)."""
+    Σ_S r_j <= B; only cuts with g > 0 (the others are implied). None above MAX_CUT_APPS
+    applications (their number grows as K^3; the bound is then the LP's)."""
     apps = instance.applications
     K, B = len(apps), instance.platform.bandwidth
+    if K > MAX_CUT_APPS:
+        return []
     r = [instance.max_rate(k) for k in range(K)]
     tio = [instance.time_io(k) for k in range(K)]
     key = [(a.work, a.io_volume, a.processors) for a in apps]
