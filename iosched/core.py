@@ -63,6 +63,7 @@ class Problem:
     solution_to_dict: Callable[[Any, Any], dict] = _solution_dict
     instance_type: type | None = None  # the Instance class (from_dict / from_json)
     solution_from_dict: Callable[[dict], Any] | None = None
+    gap_reference: Callable[[Any, str], str] | None = None  # (instance, objective) -> what ``bound`` is, in words
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name or a file name."""
@@ -276,6 +277,9 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
     if method_bound is not None:
         bound = method_bound if bound is None else (min if sense == "max" else max)(bound, method_bound)
     gap = relative_gap(objective, bound) if status != Status.ERROR else None
+    if gap is not None and prob.gap_reference is not None:
+        out.info["gap_against"] = (prob.gap_reference(instance, m.objective) if method_bound is None
+                                   else "the tighter of the problem's bound and the method's own")
     if status == Status.FEASIBLE and gap is not None and gap <= CERTIFIED_GAP:
         status = Status.OPTIMAL
         out.info["optimal"] = "certified: the evaluated value meets the proven bound"

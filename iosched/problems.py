@@ -32,6 +32,7 @@ register_problem(Problem(
     sense=lambda name: "max" if name == "sys_efficiency" else "min",
     bound=periodic_models.best_bound,
     bounds=periodic_models.bounds,
+    gap_reference=periodic_models.gap_reference,
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},

@@ -230,3 +230,10 @@ def test_contiguity_bound_is_valid(inst, scale):
     assert ev.sys_efficiency <= bound * (1 + 1e-9)
     shorter, _ = compact(inst, pattern)
     assert evaluate(inst, shorter).sys_efficiency <= bound * (1 + 1e-9)
+
+
+def test_a_result_says_which_bound_its_gap_is_measured_against():
+    res = iosched.solve("periodic", paper_set(1), "persched")
+    assert res.gap is not None and "long-run LP bound" in res.info["gap_against"]
+    res = iosched.solve("periodic", paper_set(1), "persched-mindil")
+    assert "Dilation" in res.info["gap_against"]
