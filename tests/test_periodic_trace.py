@@ -237,3 +237,11 @@ def test_a_result_says_which_bound_its_gap_is_measured_against():
     assert res.gap is not None and "long-run LP bound" in res.info["gap_against"]
     res = iosched.solve("periodic", paper_set(1), "persched-mindil")
     assert "Dilation" in res.info["gap_against"]
+
+
+def test_capped_bound_counts_a_volume_that_fills_b_t_max_exactly():
+    """Found by hypothesis: one instance each moves exactly B x t_max (up to rounding); the bound said 0."""
+    inst = PeriodicInstance(Platform(32, 1.0, 1.0), (Application("A0", 1, 1.6603003830749046, 63.01996751184781),
+                                                     Application("A1", 1, 1.0, 1.6603003830749046)))
+    brute = brute_capped(inst, 1.0)
+    assert brute > 0 and period_capped_bound(inst, 1.0)["value"] == pytest.approx(brute, rel=1e-12)

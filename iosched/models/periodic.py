@@ -176,7 +176,7 @@ def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PR
     A0 = (gain[others] @ mesh)[:, None]
     V0 = (vol[others] @ mesh)[:, None]
     a, v, lo = gain[widest], vol[widest], copies[widest]
-    hi = np.minimum(caps[widest][None, :], np.floor((B * t_max - V0) / v))
+    hi = np.minimum(caps[widest][None, :], np.floor((B * t_max * (1 + 1e-12) - V0) / v))  # same slack as below
     cross = np.floor((B * L[None, :] - V0) / v)
     best = (-np.inf, None, None, None)
     for n in (np.full_like(hi, lo), hi, cross, cross + 1):
