@@ -12,7 +12,7 @@ Not imported by ``import iosched``: ``from iosched import batch`` loads it.
 
 from iosched.batch.metrics import job_records, summary
 from iosched.batch.simulator import SimResult, simulate
-from iosched.batch.workload import Trace, apply_mix, generate, read_swf, write_swf
+from iosched.batch.workload import Trace, apply_mix, generate, make_trace, read_swf, write_swf
 
-__all__ = ["SimResult", "Trace", "apply_mix", "generate", "job_records", "read_swf", "simulate", "summary",
-           "write_swf"]
+__all__ = ["SimResult", "Trace", "apply_mix", "generate", "job_records", "make_trace", "read_swf", "simulate",
+           "summary", "write_swf"]

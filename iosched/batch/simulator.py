@@ -13,7 +13,8 @@ after every completion and submission at that time. A pass:
    evaluator, starts. The method is not called when no window job fits alone (every
    method must then select nothing). A job that stayed unselected through ``starvation``
    calls must start: such jobs start first, in order; the first that does not fit becomes
-   the head of the queue and the window waits.
+   the head of the queue and the window waits. While jobs wait with nothing running or
+   arriving (a method declined them all), passes repeat every ``IDLE_PASS_S`` seconds.
 3. EASY backfilling (``backfill="easy"``): the first job left is the head; its
    reservation is the earliest time at which, running jobs ending at start + requested
    time, both its nodes and its burst buffer are free. A later job starts now if it fits
@@ -43,6 +44,7 @@ from iosched.errors import ParameterError
 
 POLICIES = ("fcfs", "wfp")
 BACKFILLS = ("easy", "none")
+IDLE_PASS_S = 10  # s between scheduling passes while jobs wait on an idle machine (a declining window method)
 
 
 class SchedulerFault(RuntimeError):
@@ -221,11 +223,19 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         queue = [j for j in rest if j not in started] if started else rest
 
     arrivals = [j for j in range(n) if not skip[j]]
-    a = 0
-    finished = 0
-    while a < len(arrivals) or running:
-        now = min(sub[arrivals[a]] if a < len(arrivals) else running[0][0],
-                  running[0][0] if running else sub[arrivals[a]])
+    a = finished = idle = 0
+    now = 0
+    while a < len(arrivals) or running or queue:
+        if a < len(arrivals) or running:
+            idle = 0
+            now = min(sub[arrivals[a]] if a < len(arrivals) else running[0][0],
+                      running[0][0] if running else sub[arrivals[a]])
+        else:  # jobs queued, nothing running or arriving: the scheduler's periodic pass
+            idle += 1
+            if plugin is None or idle > starvation + 1:
+                raise SchedulerFault(f"{len(queue)} jobs queued and nothing running or arriving: the scheduler "
+                                     f"stalled")
+            now += IDLE_PASS_S
         done = 0
         while running and running[0][0] == now:
             _, j = heapq.heappop(running)
@@ -241,8 +251,6 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
             if finished >= 1000:
                 progress(finished)
                 finished = 0
-        if not running and a == len(arrivals) and queue:
-            raise SchedulerFault(f"{len(queue)} jobs queued and nothing running or arriving: the scheduler stalled")
     if progress is not None and finished:
         progress(finished)
     config = {"policy": policy, "backfill": backfill, "window": window, "params": params,

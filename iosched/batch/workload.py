@@ -255,3 +255,18 @@ def generate(seed: int, jobs: int = 2000, nodes: int = THETA_NODES, load: float 
     comments = (f"; Generated: iosched.batch.generate(seed={seed}, jobs={jobs}, nodes={nodes}, load={load}, "
                 f"overestimate={overestimate})",)
     return _trace(f, zeros, zeros.copy(), nodes, bb_capacity, 1, comments)
+
+
+def make_trace(jobs: list[tuple[int, int, int, int, int]], nodes: int, bb_capacity: int = 0) -> Trace:
+    """A trace from (submit s, run s, requested time s, nodes, burst buffer GB) tuples, numbered from 1."""
+    if not jobs:
+        raise InstanceError("a trace needs at least one job")
+    f = np.full((len(jobs), 18), -1, dtype=np.int64)
+    bb = np.zeros(len(jobs), dtype=np.int64)
+    for k, job in enumerate(jobs):
+        if len(job) != 5:
+            raise InstanceError(f"jobs[{k}]: expected (submit, run, requested_time, nodes, burst_buffer), got {job!r}")
+        values = [1 + k, job[0], -1, job[1], job[3], -1, -1, job[3], job[2], -1, 1, -1, -1, -1, -1, -1, -1, -1]
+        _check_row(values + [job[4]], f"jobs[{k}]")
+        f[k], bb[k] = values, job[4]
+    return _trace(f, bb, np.zeros_like(bb), nodes, bb_capacity, 1)
