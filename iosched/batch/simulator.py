@@ -248,7 +248,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         schedule(now)
         if progress is not None and done:
             finished += done
-            if finished >= 1000:
+            if finished >= 200:
                 progress(finished)
                 finished = 0
     if progress is not None and finished:
