@@ -123,6 +123,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     skip = [b > cap_b for b in bb]
     left_out = tuple(ids[j] for j in range(n) if skip[j])
     min_nodes = min(nodes)
+    n_arr, b_arr, req_arr = trace.job_nodes, trace.burst_buffer, trace.requested_time
 
     free = [cap_n, cap_b]
     running: list[tuple[int, int]] = []  # heap of (end, job)
@@ -207,7 +208,10 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         if backfill == "easy" and len(rest) > 1 and free[0] >= min_nodes:
             head = rest[0]
             shadow, spare_n, spare_b = _reservation(head, now, free, running, start, req, nodes, bb)
-            for j in rest[1:]:
+            later = np.fromiter(rest[1:], dtype=np.int64, count=len(rest) - 1)
+            fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
+            fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
+            for j in later[fit].tolist():
                 if free[0] < min_nodes:
                     break
                 if not fits(j):
