@@ -3,6 +3,7 @@
     python benchmarks/batch_sim.py speed            # jobs/s; share of time in the window method
     python benchmarks/batch_sim.py study --jobs 2000 --out benchmarks/batch_results_cheap.json
     python benchmarks/batch_sim.py study --jobs 300 --kinds theta --methods all --out ...
+    python benchmarks/batch_sim.py report --inputs a.json b.json   # tables and findings, by trace length
 
 ``speed``: jobs per second (wall clock of ``simulate``) for the base scheduler and the
 ``naive`` plug-in on 5,000 Theta jobs (S2, WFP) and 5,000 generated jobs (S2, FCFS); the
@@ -93,7 +94,8 @@ def _solve_overhead(trace, calls: int = 200) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("part", choices=["speed", "study"])
+    p.add_argument("part", choices=["speed", "study", "report"])
+    p.add_argument("--inputs", nargs="+", default=[], help="report: JSON rows written by study --out")
     p.add_argument("--jobs", type=int, default=2000)
     p.add_argument("--kinds", nargs="+", default=["theta", "generated"])
     p.add_argument("--mixes", nargs="+", default=["S1", "S2", "S3", "S4"])
@@ -102,6 +104,14 @@ def main() -> None:
     args = p.parse_args()
     if args.part == "speed":
         speed()
+        return
+    if args.part == "report":
+        rows = [r for path in args.inputs for r in json.load(open(path))]
+        for size in sorted({r["jobs"] for r in rows}):
+            some = [r for r in rows if r["jobs"] == size]
+            some.sort(key=lambda r: (r["workload"], [m[0] for m in METHODS].index(r["method"])))
+            print(f"\n#### {size} jobs\n\n{table(some)}\n")
+            print("\n".join(f"- {line}" for line in findings(some)))
         return
     methods = {"cheap": CHEAP, "all": METHODS}.get(args.methods) or [
         m for m in METHODS if m[0] in args.methods.split(",")]
