@@ -1,6 +1,8 @@
 """Hand-made traces whose schedules are worked out by hand, resource safety, WFP, the window plug-in
 and its starvation bound."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,11 @@ def test_an_infeasible_selection_is_refused(monkeypatch):
     _fake(monkeypatch, "everything", lambda inst: MethodOutput(Selection(tuple(j.id for j in inst.jobs))))
     trace = make_trace([(0, 10, 10, 3, 0), (0, 10, 10, 3, 0)], nodes=4)
     with pytest.raises(SchedulerFault, match="infeasible"):
+        simulate(trace, window="everything")
+    # with an evaluator that lets it through, the simulator's own check still stops the start
+    ev = importlib.import_module("iosched.evaluate.window")  # iosched.evaluate is also a function
+    monkeypatch.setattr(ev, "evaluate", lambda inst, sel: ev.Evaluation(True))
+    with pytest.raises(SchedulerFault, match="would start at 0 with 3 nodes .* 1 nodes and 0 GB"):
         simulate(trace, window="everything")
 
 
