@@ -22,7 +22,7 @@ from iosched.batch import simulate
 from iosched.batch.study import CHEAP, METHODS, findings, run, table, workload
 
 
-def speed(jobs: int = 5000, ga_jobs: int = 300) -> None:
+def speed(jobs: int = 5000, ga_jobs: int = 100) -> None:
     for kind in ("theta", "generated"):
         trace, policy = workload(kind, "S2", jobs)
         for window in (None, "naive"):
