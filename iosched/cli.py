@@ -1,4 +1,4 @@
-"""The ``iosched`` command line: solve, bound, model, generate, show, list, bench, report, reproduce.
+"""The ``iosched`` command line: solve, bound, model, generate, show, list, bench, report, reproduce, simulate.
 
 Bad input exits with status 2 and a message naming the field and the value.
 ``solve`` exits 1 when the method's result is infeasible or an error.
@@ -269,6 +269,53 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_simulate(args) -> int:
+    """Simulate a trace (extended SWF, or generate:SEED[:JOBS]); per-job records, summary and plots in --out."""
+    from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir() or not out.parent.is_dir():
+        raise ParameterError(f"--out: cannot use {args.out!r} as a results folder")
+    if args.trace.startswith("generate:"):
+        parts = args.trace.split(":")[1:]
+        if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
+            raise ParameterError(f"generated traces are generate:SEED[:JOBS], got {args.trace!r}")
+        trace = generate(*[int(p) for p in parts], nodes=args.nodes or 4392)
+    else:
+        trace = read_swf(args.trace, nodes=args.nodes, burst_buffer=args.burst_buffer)
+    if args.jobs is not None:
+        trace = trace.head(args.jobs)
+    if args.mix:
+        trace = apply_mix(trace, args.mix, seed=args.mix_seed, bb_capacity=args.burst_buffer)
+    params = dict(_param(p) for p in args.param)
+    from tqdm import tqdm
+
+    with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
+        res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
+                       window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
+                       progress=bar.update)
+    out.mkdir(exist_ok=True)
+    records = metrics.write_records(res, out / f"jobs.{args.format}")
+    summary = metrics.summary(res, args.warmup, args.cooldown)
+    summary.update(config=res.config, dropped=[list(d) for d in trace.dropped], left_out=list(res.left_out),
+                   breakdowns={by: metrics.breakdown(res, by, args.warmup, args.cooldown)
+                               for by in ("nodes", "burst_buffer", "run")})
+    (out / "summary.json").write_text(_dump(summary) + "\n")
+    if not args.no_plots:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        plots.utilisation(res, out / "utilisation.png")
+        label = args.window or "base"
+        plots.waits({label: res}, "nodes", out / "wait_by_size.png")
+        plots.waits({label: res}, "burst_buffer", out / "wait_by_bb.png")
+    print(f"{len(trace)} jobs ({len(trace.dropped)} dropped, {len(res.left_out)} left out), "
+          f"{res.wall_time_s:.1f} s: node usage {summary['node_usage']:.1%}, BB usage {summary['bb_usage']:.1%}, "
+          f"average wait {summary['avg_wait_s']:.0f} s, average bounded slowdown "
+          f"{summary['avg_bounded_slowdown']:.2f}; {records} and {out / 'summary.json'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="iosched", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -332,6 +379,28 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--format", choices=["md", "csv", "parquet"], default="md")
     rp.add_argument("--plots", metavar="DIR", help="where the performance profile and gap plots go (default DIR/plots)")
     rp.set_defaults(fn=cmd_report)
+
+    sm = sub.add_parser("simulate", help="a batch scheduler with burst buffer on a trace (FCFS/WFP, EASY, window)")
+    sm.add_argument("trace", help="an SWF file (an extra column: burst buffer GB), or generate:SEED[:JOBS]")
+    sm.add_argument("--policy", choices=["fcfs", "wfp"], default="fcfs")
+    sm.add_argument("--backfill", choices=["easy", "none"], default="easy")
+    sm.add_argument("--window", metavar="METHOD", help="a window method run at each scheduling event (default: none)")
+    sm.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="the window method's parameters")
+    sm.add_argument("--window-size", type=int, default=20)
+    sm.add_argument("--starvation", type=int, default=50, help="window calls after which a job must start")
+    sm.add_argument("--persistent-bb", type=float, default=0.0, help="share of the burst buffer held persistently")
+    sm.add_argument("--mix", help="put a burst buffer mix on the trace (S1-S4)")
+    sm.add_argument("--mix-seed", type=int, default=0)
+    sm.add_argument("--nodes", type=int, help="the machine's nodes (default: the trace header's)")
+    sm.add_argument("--burst-buffer", type=int, help="burst buffer GB (default: the header's; Theta's with --mix)")
+    sm.add_argument("--jobs", type=int, help="simulate the first JOBS jobs only")
+    sm.add_argument("--warmup", type=float, default=0.1, help="share of the submit span left out at the start")
+    sm.add_argument("--cooldown", type=float, default=0.1, help="share of the submit span left out at the end")
+    sm.add_argument("--format", choices=["csv", "parquet"], default="csv", help="of the per-job records")
+    sm.add_argument("--out", required=True, metavar="DIR")
+    sm.add_argument("--no-plots", action="store_true")
+    sm.add_argument("--quiet", action="store_true", help="no progress bar")
+    sm.set_defaults(fn=cmd_simulate)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
     r.add_argument("problem", nargs="?", default="all", help="a problem, or all (default)")

@@ -1,0 +1,129 @@
+"""The paper's four metrics (Section 4.2), their breakdowns, and the per-job records.
+
+The measured period is the submit span of the trace less a warm-up at its start and a
+cool-down at its end (the paper: half a month each of five months, i.e. 10 % each; the
+default here is 10 % of the submit span each). Over that period [lo, hi]:
+
+* node usage: node-seconds of job execution inside [lo, hi] over nodes x (hi - lo);
+* burst buffer usage: the same with the jobs' burst buffer (GB-seconds) over the whole
+  burst buffer capacity (a persistent reservation is not counted as used);
+* average wait (s) and average bounded slowdown, max(1, (wait + run) / max(run, 10 s)),
+  of the jobs submitted in [lo, hi]. The 10 s bound stands in for the paper's filtering
+  of "abnormal jobs" that end at once (Feitelson's usual bound).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from iosched import validate
+from iosched.batch.simulator import SimResult
+from iosched.errors import ParameterError
+
+SLOWDOWN_BOUND = 10  # s: run times below it count as 10 s in the bounded slowdown
+SIZE_BINS = (1, 129, 257, 513, 1025, 10**9)  # nodes: [1,128], [129,256], [257,512], [513,1024], > 1024
+BB_BINS = (0, 1, 50_000, 100_000, 200_000, 10**18)  # GB: none, < 50 TB, 50-100, 100-200, > 200 TB
+RUN_BINS = (0, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 10**12)  # s
+
+
+def period(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> tuple[float, float]:
+    """[lo, hi] (s): the submit span less ``warmup`` and ``cooldown`` shares of it at each end."""
+    validate.number("warmup", warmup, 0, 1, error=ParameterError)
+    validate.number("cooldown", cooldown, 0, 1, error=ParameterError)
+    if warmup + cooldown >= 1:
+        raise ParameterError(f"warmup + cooldown must leave part of the trace, got {warmup} + {cooldown}")
+    ran = result.start >= 0
+    sub = result.trace.submit[ran]
+    first, last = float(sub.min()), float(sub.max())
+    span = max(last - first, 1.0)
+    return first + warmup * span, last - cooldown * span
+
+
+def _usage(result: SimResult, amount: np.ndarray, capacity: int, lo: float, hi: float) -> float:
+    ran = result.start >= 0
+    inside = np.clip(np.minimum(result.end, hi) - np.maximum(result.start, lo), 0, None)
+    return float(np.sum(amount[ran] * inside[ran]) / (capacity * (hi - lo))) if capacity and hi > lo else 0.0
+
+
+def _measured(result: SimResult, lo: float, hi: float) -> np.ndarray:
+    sub = result.trace.submit
+    return (result.start >= 0) & (sub >= lo) & (sub <= hi)
+
+
+def waits(result: SimResult) -> np.ndarray:
+    return (result.start - result.trace.submit).astype(float)
+
+
+def slowdowns(result: SimResult) -> np.ndarray:
+    run = (result.end - result.start).astype(float)
+    return np.maximum(1.0, (waits(result) + run) / np.maximum(run, SLOWDOWN_BOUND))
+
+
+def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict:
+    """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period."""
+    lo, hi = period(result, warmup, cooldown)
+    t = result.trace
+    keep = _measured(result, lo, hi)
+    return {"node_usage": _usage(result, t.job_nodes, t.nodes, lo, hi),
+            "bb_usage": _usage(result, t.burst_buffer, t.bb_capacity, lo, hi),
+            "avg_wait_s": float(waits(result)[keep].mean()) if keep.any() else float("nan"),
+            "avg_bounded_slowdown": float(slowdowns(result)[keep].mean()) if keep.any() else float("nan"),
+            "jobs_measured": int(keep.sum()), "jobs": len(t), "left_out": len(result.left_out),
+            "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
+            "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
+            "wall_time_s": result.wall_time_s}
+
+
+def breakdown(result: SimResult, by: str, warmup: float = 0.1, cooldown: float = 0.1) -> list[dict]:
+    """Average wait (s) and job count per bin of ``by``: ``nodes``, ``burst_buffer`` (GB) or ``run`` (s)."""
+    validate.choice("by", by, ("nodes", "burst_buffer", "run"), error=ParameterError)
+    lo, hi = period(result, warmup, cooldown)
+    keep = _measured(result, lo, hi)
+    t = result.trace
+    values, bins = {"nodes": (t.job_nodes, SIZE_BINS), "burst_buffer": (t.burst_buffer, BB_BINS),
+                    "run": (result.end - result.start, RUN_BINS)}[by]
+    w = waits(result)
+    rows = []
+    for a, b in zip(bins[:-1], bins[1:]):
+        mask = keep & (values >= a) & (values < b)
+        rows.append({"bin": f"[{a}, {b})" if b < bins[-1] else f">= {a}", "jobs": int(mask.sum()),
+                     "avg_wait_s": float(w[mask].mean()) if mask.any() else float("nan")})
+    return rows
+
+
+def utilisation_over_time(result: SimResult, points: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times (s) and the node and BB utilisation (shares) in use at each."""
+    validate.integer("points", points, 2, error=ParameterError)
+    ran = result.start >= 0
+    s, e = result.start[ran], result.end[ran]
+    times = np.linspace(float(s.min()), float(e.max()), points)
+    t = result.trace
+    active = (s[None, :] <= times[:, None]) & (times[:, None] < e[None, :])
+    used_n = active @ t.job_nodes[ran] / t.nodes
+    used_b = active @ t.burst_buffer[ran] / t.bb_capacity if t.bb_capacity else np.zeros(points)
+    return times, used_n, used_b
+
+
+def job_records(result: SimResult) -> dict[str, np.ndarray]:
+    """Per-job columns: job_id, submit, start, end, nodes, burst_buffer (GB), requested_time, wait (s)."""
+    t = result.trace
+    return {"job_id": t.ids, "submit": t.submit, "start": result.start, "end": result.end, "nodes": t.job_nodes,
+            "burst_buffer": t.burst_buffer, "requested_time": t.requested_time, "wait": result.start - t.submit}
+
+
+def write_records(result: SimResult, path: str | Path) -> Path:
+    """The per-job records as CSV, or Parquet when ``path`` ends in .parquet (pyarrow)."""
+    path = Path(path)
+    cols = job_records(result)
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), path)
+        return path
+    rows = np.column_stack([np.asarray(v, dtype=np.int64) for v in cols.values()])
+    lines = [",".join(cols)] + [",".join(map(str, r)) for r in rows.tolist()]
+    path.write_text("\n".join(lines) + "\n")
+    return path

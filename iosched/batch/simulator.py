@@ -1,0 +1,277 @@
+"""An event-driven batch scheduler: FCFS or WFP, EASY backfilling, and the window plug-in.
+
+Events are submissions and completions; the scheduler runs once per distinct event time,
+after every completion and submission at that time. A pass:
+
+1. Order the queue: ``fcfs`` (submit time, then trace order) or ``wfp``, Argonne's
+   utility (wait / requested time)^3 x nodes, recomputed at each pass, largest first
+   (Allcock et al., JSSPP 2017).
+2. Without a window method: start jobs in that order until the first that does not fit
+   (nodes or burst buffer). With one (``window``): the first ``window_size`` queued jobs
+   and the free nodes and burst buffer form a ``WindowInstance``; the registered method
+   is called with ``params`` and its selection, checked feasible by the window
+   evaluator, starts. The method is not called when no window job fits alone (every
+   method must then select nothing). A job that stayed unselected through ``starvation``
+   calls must start: such jobs start first, in order; the first that does not fit becomes
+   the head of the queue and the window waits. While jobs wait with nothing running or
+   arriving (a method declined them all), passes repeat every ``IDLE_PASS_S`` seconds.
+3. EASY backfilling (``backfill="easy"``): the first job left is the head; its
+   reservation is the earliest time at which, running jobs ending at start + requested
+   time, both its nodes and its burst buffer are free. A later job starts now if it fits
+   and either ends (by its requested time) before the reservation or leaves the head's
+   nodes and burst buffer free at the reservation.
+
+Run times above the requested time are cut to it (the wall-time limit kills the job), so
+reservations hold. ``persistent_bb`` (a share of the burst buffer) is held for the whole
+run, as Cori's persistent reservations (a third); jobs asking for more than the rest are
+left out and listed. Starting a job without its nodes or burst buffer raises
+:class:`SchedulerFault`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from iosched import validate
+from iosched.batch.workload import Trace
+from iosched.errors import ParameterError
+
+POLICIES = ("fcfs", "wfp")
+BACKFILLS = ("easy", "none")
+IDLE_PASS_S = 10  # s between scheduling passes while jobs wait on an idle machine (a declining window method)
+
+
+class SchedulerFault(RuntimeError):
+    """The simulator was about to start a job without its resources, or a method's selection was infeasible."""
+
+
+@dataclass
+class SimResult:
+    """Per job (trace order) start and end (s; -1 for jobs left out), and how the run went."""
+
+    trace: Trace
+    start: np.ndarray
+    end: np.ndarray
+    config: dict
+    left_out: tuple[int, ...] = ()  # job numbers asking for more burst buffer than the persistent reservation leaves
+    clipped: int = 0  # jobs whose run time was cut to the requested time
+    forced: int = 0  # jobs started by the starvation bound
+    plugin_calls: int = 0
+    plugin_time_s: float = 0.0  # in the window method and the evaluator
+    wall_time_s: float = 0.0
+    selections: int = 0  # plug-in calls that started at least one job
+    info: dict = field(default_factory=dict)
+
+
+def _plugin(window: str, params: dict):
+    """The registered window method's function, its parameters checked once, and the evaluator."""
+    import iosched.problems  # noqa: F401  (registers the window methods)
+    from iosched.core import get_method
+    from iosched.evaluate.window import evaluate
+    from iosched.instances.window import Capacity, Job, WindowInstance
+    from iosched.validate import check_params
+
+    m = get_method("window", window)
+    if m.randomized and "seed" not in params:
+        params = {**params, "seed": 0}
+    try:
+        inspect.signature(m.run).bind(None, **params)
+    except TypeError as e:
+        raise ParameterError(f"window/{window}: {e}") from None
+    check_params(m.run, params, f"window/{window}")
+    return m.run, params, evaluate, Capacity, Job, WindowInstance
+
+
+def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window: str | None = None,
+             params: dict | None = None, window_size: int = 20, starvation: int = 50, persistent_bb: float = 0.0,
+             progress: Callable[[int], None] | None = None) -> SimResult:
+    """Simulate ``trace``; ``window`` names a ``window`` method (None: the base scheduler alone).
+
+    ``progress(k)`` is called with the number of jobs finished since its last call.
+    """
+    validate.choice("policy", policy, POLICIES, error=ParameterError)
+    validate.choice("backfill", backfill, BACKFILLS, error=ParameterError)
+    validate.integer("window_size", window_size, 1, 100_000, error=ParameterError)
+    validate.integer("starvation", starvation, 1, error=ParameterError)
+    validate.number("persistent_bb", persistent_bb, 0, 1, error=ParameterError)
+    params = dict(params or {})
+    if params and window is None:
+        raise ParameterError("params are for a window method; give window=...")
+    if trace.ssd_per_node.any():
+        raise ParameterError("this simulator schedules nodes and burst buffer; the trace requests local SSD")
+    plugin = _plugin(window, params) if window is not None else None
+    if plugin is not None:
+        params = plugin[1]
+    t0 = time.perf_counter()
+    n = len(trace)
+    ids = trace.ids.tolist()
+    sub = trace.submit.tolist()
+    req = trace.requested_time.tolist()
+    run_raw = trace.run
+    run = np.minimum(run_raw, trace.requested_time).tolist()
+    nodes = trace.job_nodes.tolist()
+    bb = trace.burst_buffer.tolist()
+    cap_n = trace.nodes
+    cap_b = trace.bb_capacity - int(persistent_bb * trace.bb_capacity)
+    start, end = [-1] * n, [-1] * n
+    skip = [b > cap_b for b in bb]
+    left_out = tuple(ids[j] for j in range(n) if skip[j])
+    min_nodes = min(nodes)
+    n_arr, b_arr, req_arr = trace.job_nodes, trace.burst_buffer, trace.requested_time
+
+    free = [cap_n, cap_b]
+    running: list[tuple[int, int]] = []  # heap of (end, job)
+    queue: list[int] = []
+    stats = {"forced": 0, "calls": 0, "plugin_time": 0.0, "selections": 0}
+    seen = [0] * n  # plug-in calls a job stayed unselected through
+    cache: dict[int, object] = {}
+
+    def begin(j: int, now: int) -> None:
+        if nodes[j] > free[0] or bb[j] > free[1]:
+            raise SchedulerFault(f"job {ids[j]} would start at {now} with {nodes[j]} nodes and {bb[j]} GB of "
+                                 f"burst buffer, {free[0]} nodes and {free[1]} GB free")
+        free[0] -= nodes[j]
+        free[1] -= bb[j]
+        start[j], end[j] = now, now + run[j]
+        heapq.heappush(running, (end[j], j))
+
+    def fits(j: int) -> bool:
+        return nodes[j] <= free[0] and bb[j] <= free[1]
+
+    def choose(win: list[int]) -> list[int]:
+        """The window method's selection (trace indices), checked by the evaluator."""
+        fn, prm, evaluate, Capacity, Job, WindowInstance = plugin
+        jobs = []
+        for j in win:
+            if j not in cache:
+                cache[j] = Job(str(ids[j]), nodes[j], bb[j])
+            jobs.append(cache[j])
+        inst = WindowInstance(Capacity(free[0], free[1]), tuple(jobs), name="window")
+        tick = time.perf_counter()
+        out = fn(inst, **prm)
+        if out.solution is None:
+            raise SchedulerFault(f"window/{window} gave no selection ({out.status}: {out.info})")
+        ev = evaluate(inst, out.solution)
+        stats["plugin_time"] += time.perf_counter() - tick
+        stats["calls"] += 1
+        if not ev.feasible:
+            raise SchedulerFault(f"window/{window} selected an infeasible set: {ev.violations[:3]}")
+        chosen = set(out.solution.selected)
+        return [j for j in win if str(ids[j]) in chosen]
+
+    def order(now: int) -> list[int]:
+        if policy == "fcfs":
+            return queue
+        return sorted(queue, key=lambda j: (-((now - sub[j]) / req[j]) ** 3 * nodes[j], j))
+
+    def schedule(now: int) -> None:
+        nonlocal queue
+        pending = order(now)
+        started: set[int] = set()
+        rest = pending
+        if plugin is None:
+            k = 0
+            while k < len(pending) and fits(pending[k]):
+                begin(pending[k], now)
+                k += 1
+            rest = pending[k:]
+        else:
+            blocked = None
+            for j in pending:  # the starvation bound
+                if seen[j] >= starvation and j not in started:
+                    if not fits(j):
+                        blocked = j
+                        break
+                    begin(j, now)
+                    started.add(j)
+                    stats["forced"] += 1
+            if blocked is None:
+                win = [j for j in pending if j not in started][:window_size]
+                if any(fits(j) for j in win):
+                    chosen = choose(win)
+                    stats["selections"] += bool(chosen)
+                    for j in chosen:
+                        begin(j, now)
+                        started.add(j)
+                    for j in win:
+                        if j not in started:
+                            seen[j] += 1
+                rest = [j for j in pending if j not in started]
+            else:
+                rest = [blocked] + [j for j in pending if j not in started and j != blocked]
+        if backfill == "easy" and len(rest) > 1 and free[0] >= min_nodes:
+            head = rest[0]
+            shadow, spare_n, spare_b = _reservation(head, now, free, running, start, req, nodes, bb)
+            later = np.fromiter(rest[1:], dtype=np.int64, count=len(rest) - 1)
+            fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
+            fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
+            for j in later[fit].tolist():
+                if free[0] < min_nodes:
+                    break
+                if not fits(j):
+                    continue
+                if now + req[j] <= shadow:
+                    begin(j, now)
+                    started.add(j)
+                elif nodes[j] <= spare_n and bb[j] <= spare_b:
+                    spare_n -= nodes[j]
+                    spare_b -= bb[j]
+                    begin(j, now)
+                    started.add(j)
+        queue = [j for j in rest if j not in started] if started else rest
+
+    arrivals = [j for j in range(n) if not skip[j]]
+    a = finished = idle = 0
+    now = 0
+    while a < len(arrivals) or running or queue:
+        if a < len(arrivals) or running:
+            idle = 0
+            now = min(sub[arrivals[a]] if a < len(arrivals) else running[0][0],
+                      running[0][0] if running else sub[arrivals[a]])
+        else:  # jobs queued, nothing running or arriving: the scheduler's periodic pass
+            idle += 1
+            if plugin is None or idle > starvation + 1:
+                raise SchedulerFault(f"{len(queue)} jobs queued and nothing running or arriving: the scheduler "
+                                     f"stalled")
+            now += IDLE_PASS_S
+        done = 0
+        while running and running[0][0] == now:
+            _, j = heapq.heappop(running)
+            free[0] += nodes[j]
+            free[1] += bb[j]
+            done += 1
+        while a < len(arrivals) and sub[arrivals[a]] == now:
+            queue.append(arrivals[a])
+            a += 1
+        schedule(now)
+        if progress is not None and done:
+            finished += done
+            if finished >= 200:
+                progress(finished)
+                finished = 0
+    if progress is not None and finished:
+        progress(finished)
+    config = {"policy": policy, "backfill": backfill, "window": window, "params": params,
+              "window_size": window_size, "starvation": starvation, "persistent_bb": persistent_bb}
+    return SimResult(trace, np.array(start, dtype=np.int64), np.array(end, dtype=np.int64), config, left_out,
+                     int(np.sum(run_raw > trace.requested_time)), stats["forced"], stats["calls"],
+                     stats["plugin_time"], time.perf_counter() - t0, stats["selections"])
+
+
+def _reservation(head, now, free, running, start, req, nodes, bb):
+    """The head job's reservation: (time, nodes and burst buffer left over for backfilled jobs then)."""
+    have_n, have_b = free
+    if nodes[head] <= have_n and bb[head] <= have_b:
+        return now, have_n - nodes[head], have_b - bb[head]
+    for expected, j in sorted((start[j] + req[j], j) for _, j in running):
+        have_n += nodes[j]
+        have_b += bb[j]
+        if nodes[head] <= have_n and bb[head] <= have_b:
+            return expected, have_n - nodes[head], have_b - bb[head]
+    raise SchedulerFault(f"job {head} can never start")  # excluded by the capacity checks

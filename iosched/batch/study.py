@@ -1,0 +1,104 @@
+"""The paper's comparison (Section 4): every window method on the S1-S4 mixes, four metrics each.
+
+Workloads: a slice of the Theta log (WFP, as the paper's Theta runs) or a generated trace
+(FCFS, as its Cori runs), each with a mix; all methods with EASY backfilling, window 20,
+starvation bound 50. ``base`` is the base scheduler alone (start in priority order until
+the first job that does not fit: the paper's naive baseline without a window).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from iosched import validate
+from iosched.batch.metrics import summary
+from iosched.batch.simulator import simulate
+from iosched.batch.workload import Trace, apply_mix, generate, read_swf
+from iosched.errors import InstanceError, ParameterError
+
+THETA_PLACES = ("../shared/data/theta-2022.swf", "/work/shared/data/theta-2022.swf")  # beside the checkout
+# (label, window method or None, its parameters): the paper's eight methods and the exact front
+METHODS = [("base", None, {}), ("naive", "naive", {}), ("bin-packing", "bin-packing", {}),
+           ("weighted", "weighted", {"node_weight": 0.5}), ("weighted-cpu", "weighted", {"node_weight": 0.8}),
+           ("weighted-bb", "weighted", {"node_weight": 0.2}), ("constrained-cpu", "constrained-cpu", {}),
+           ("constrained-bb", "constrained-bb", {}), ("exact", "exact", {}), ("bbsched-ga", "bbsched-ga", {}),
+           ("nsga2", "nsga2", {}), ("nsga2-g50", "nsga2", {"generations": 50})]  # G = 500 takes ~20 s a call here
+CHEAP = [m for m in METHODS if m[1] not in ("bbsched-ga", "nsga2")]
+
+
+def workload(kind: str, mix: str, jobs: int, seed: int = 0, theta: str | Path | None = None) -> tuple[Trace, str]:
+    """(trace, base policy): ``theta`` (the first ``jobs`` jobs of the log) or ``generated``, with ``mix``."""
+    validate.choice("kind", kind, ("theta", "generated"), error=ParameterError)
+    if kind == "theta":
+        path = Path(theta) if theta is not None else theta_log()
+        return apply_mix(read_swf(path, nodes=4392).head(jobs), mix, seed=seed), "wfp"
+    return apply_mix(generate(seed, jobs=jobs), mix, seed=seed), "fcfs"
+
+
+def theta_log() -> Path:
+    """The Theta log: $IOSCHED_THETA_LOG, or ../shared/data/theta-2022.swf beside the repository."""
+    repo = Path(__file__).resolve().parents[2]
+    places = [os.environ.get("IOSCHED_THETA_LOG", "")] + [str(repo / p) for p in THETA_PLACES]
+    for place in places:
+        if place and Path(place).is_file():
+            return Path(place)
+    raise InstanceError(f"the Theta log is not at {places[1]}: set IOSCHED_THETA_LOG")
+
+
+def run(kinds=("theta", "generated"), mixes=("S1", "S2", "S3", "S4"), methods=CHEAP, jobs: int = 2000,
+        seed: int = 0, theta: str | Path | None = None, log: Callable[[str], None] | None = None) -> list[dict]:
+    """One row per workload and method: the four metrics, plug-in calls and time."""
+    rows = []
+    for kind in kinds:
+        for mix in mixes:
+            trace, policy = workload(kind, mix, jobs, seed, theta)
+            for label, window, params in methods:
+                res = simulate(trace, policy=policy, window=window, params=params)
+                s = summary(res)
+                rows.append({"workload": f"{kind}-{mix}", "method": label, "node_usage": s["node_usage"],
+                             "bb_usage": s["bb_usage"], "avg_wait_s": s["avg_wait_s"],
+                             "avg_bounded_slowdown": s["avg_bounded_slowdown"], "forced": s["forced"],
+                             "plugin_calls": s["plugin_calls"], "plugin_time_s": s["plugin_time_s"],
+                             "wall_time_s": s["wall_time_s"], "jobs": len(trace)})
+                if log is not None:
+                    log(f"{kind}-{mix} {label}: nodes {s['node_usage']:.3f} BB {s['bb_usage']:.3f} "
+                        f"wait {s['avg_wait_s']:.0f} s slowdown {s['avg_bounded_slowdown']:.2f} "
+                        f"({s['wall_time_s']:.1f} s)")
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """Markdown: per workload and method the four metrics, and the wait change against ``base``."""
+    base = {r["workload"]: r for r in rows if r["method"] == "base"}
+    lines = ["| workload | method | node usage | BB usage | avg wait (h) | wait vs base | avg bounded slowdown |"
+             " forced | plug-in s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        b = base.get(r["workload"])
+        change = f"{r['avg_wait_s'] / b['avg_wait_s'] - 1:+.1%}" if b and b["avg_wait_s"] > 0 else "-"
+        lines.append(f"| {r['workload']} | {r['method']} | {r['node_usage']:.1%} | {r['bb_usage']:.1%} | "
+                     f"{r['avg_wait_s'] / 3600:.2f} | {change} | {r['avg_bounded_slowdown']:.2f} | {r['forced']} | "
+                     f"{r['plugin_time_s']:.1f} |")
+    return "\n".join(lines)
+
+
+def findings(rows: list[dict]) -> list[str]:
+    """The paper's claims checked per workload: best BB usage, worst BB usage, weakest overall, wait reduction."""
+    from iosched.batch.plots import kiviat_values
+
+    out = []
+    for wl in dict.fromkeys(r["workload"] for r in rows):
+        here = {r["method"]: r for r in rows if r["workload"] == wl}
+        best_bb = max(here, key=lambda m: here[m]["bb_usage"])
+        worst_bb = min((m for m in here if m != "base"), key=lambda m: here[m]["bb_usage"])
+        area = {m: sum(v) for m, v in kiviat_values(here).items()}
+        weakest = min((m for m in area if m != "base"), key=area.get)
+        base = here.get("base")
+        change = {m: here[m]["avg_wait_s"] / base["avg_wait_s"] - 1 for m in here if base and m != "base"}
+        top = min(change, key=change.get) if change else "-"
+        out.append(f"{wl}: best BB usage {best_bb} ({here[best_bb]['bb_usage']:.1%}); worst BB usage "
+                   f"(window methods) {worst_bb} ({here[worst_bb]['bb_usage']:.1%}); weakest overall (Kiviat sum, "
+                   f"window methods) {weakest}; lowest average wait {top} "
+                   f"({change.get(top, float('nan')):+.1%} against base)")
+    return out
