@@ -12,7 +12,9 @@ def test_simulate_writes_records_summary_and_plots(tmp_path, capsys):
                  "--quiet"])
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["config"]["params"] == {"node_weight": 0.8} and summary["config"]["policy"] == "wfp"
+    # the paper's normalisation (shares of the whole machine) unless --param says otherwise
+    assert summary["config"]["params"] == {"node_weight": 0.8, "normalise": "machine"}
+    assert summary["config"]["policy"] == "wfp"
     assert 0 < summary["node_usage"] <= 1 and 0 < summary["bb_usage"] <= 1
     assert {r["bin"] for r in summary["breakdowns"]["nodes"]}
     lines = (out / "jobs.csv").read_text().splitlines()

@@ -156,7 +156,9 @@ def test_params_pass_through_and_are_checked():
     trace = apply_mix(generate(2, jobs=60, nodes=128), "S2", bb_capacity=600_000)
     a = simulate(trace, window="weighted", params={"node_weight": 0.8})
     b = simulate(trace, window="weighted", params={"node_weight": 0.2})
-    assert a.config["params"] == {"node_weight": 0.8}
+    assert a.config["params"] == {"node_weight": 0.8, "normalise": "machine"}  # the paper's normalisation
+    c = simulate(trace, window="weighted", params={"node_weight": 0.8, "normalise": "free"})
+    assert c.config["params"]["normalise"] == "free"
     assert not np.array_equal(a.start, b.start)
     with pytest.raises(ParameterError, match="node_weight"):
         simulate(trace, window="weighted", params={"node_weight": 3})

@@ -9,7 +9,9 @@ after every completion and submission at that time. A pass:
 2. Without a window method: start jobs in that order until the first that does not fit
    (nodes or burst buffer). With one (``window``): the first ``window_size`` queued jobs
    and the free nodes and burst buffer form a ``WindowInstance``; the registered method
-   is called with ``params`` and its selection, checked feasible by the window
+   is called with ``params`` (``normalise="machine"`` unless given: gains as shares of the whole
+   machine, as the authors' code measures them in a running system) and its selection, checked
+   feasible by the window
    evaluator, starts. The method is not called when no window job fits alone (every
    method must then select nothing). A job that stayed unselected through ``starvation``
    calls must start: such jobs start first, in order; the first that does not fit becomes
@@ -74,18 +76,20 @@ def _plugin(window: str, params: dict):
     import iosched.problems  # noqa: F401  (registers the window methods)
     from iosched.core import get_method
     from iosched.evaluate.window import evaluate
-    from iosched.instances.window import Capacity, Job, WindowInstance
+    from iosched.instances.window import Capacity, Job, Machine, WindowInstance
     from iosched.validate import check_params
 
     m = get_method("window", window)
     if m.randomized and "seed" not in params:
         params = {**params, "seed": 0}
+    if "normalise" in inspect.signature(m.run).parameters and "normalise" not in params:
+        params = {**params, "normalise": "machine"}  # gains as shares of the whole machine, as the authors' code
     try:
         inspect.signature(m.run).bind(None, **params)
     except TypeError as e:
         raise ParameterError(f"window/{window}: {e}") from None
     check_params(m.run, params, f"window/{window}")
-    return m.run, params, evaluate, Capacity, Job, WindowInstance
+    return m.run, params, evaluate, Capacity, Job, WindowInstance, Machine
 
 
 def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window: str | None = None,
@@ -146,13 +150,14 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
 
     def choose(win: list[int]) -> list[int]:
         """The window method's selection (trace indices), checked by the evaluator."""
-        fn, prm, evaluate, Capacity, Job, WindowInstance = plugin
+        fn, prm, evaluate, Capacity, Job, WindowInstance, Machine = plugin
         jobs = []
         for j in win:
             if j not in cache:
                 cache[j] = Job(str(ids[j]), nodes[j], bb[j])
             jobs.append(cache[j])
-        inst = WindowInstance(Capacity(free[0], free[1]), tuple(jobs), name="window")
+        inst = WindowInstance(Capacity(free[0], free[1]), tuple(jobs), name="window",
+                              machine=Machine(cap_n, trace.bb_capacity))
         tick = time.perf_counter()
         out = fn(inst, **prm)
         if out.solution is None:
