@@ -431,3 +431,22 @@ def test_solve_compare_exact(method, seed):
 def test_solve_compare_bad_value():
     with pytest.raises(ParameterError, match="compare"):
         iosched.solve("window", PAPER_EXAMPLE, "bbsched-ga", seed=0, generations=5, compare="greedy")
+
+
+@pytest.mark.parametrize("ssd", [False, True])
+def test_naive_and_first_fit_meet_their_definitions_by_the_evaluator(ssd):
+    """naive: a prefix of the window that fits, and the next job would not; first-fit: each job left out would
+    not fit beside the jobs taken before it. Checked by the evaluator, on generated windows."""
+    for seed in range(15):
+        inst = generate(seed, size=20, load=0.3, ssd=ssd)
+        ids = [j.id for j in inst.jobs]
+        taken = list(naive(inst)[0].jobs)
+        k = len(taken)
+        assert taken == ids[:k] and evaluate(inst, Selection(tuple(taken))).feasible
+        assert k == len(ids) or not evaluate(inst, Selection(tuple(ids[:k + 1]))).feasible
+        taken = list(first_fit(inst)[0].jobs)
+        assert evaluate(inst, Selection(tuple(taken))).feasible
+        for i, job in enumerate(ids):
+            if job not in taken:
+                before = [j for j in ids[:i] if j in taken]
+                assert not evaluate(inst, Selection(tuple(before + [job]))).feasible

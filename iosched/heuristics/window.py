@@ -263,23 +263,36 @@ def _point(instance: WindowInstance, chosen: list[int]) -> FrontPoint:
     return _front_of(instance, rows)[0]
 
 
+def _in_order(instance: WindowInstance, stop_at_misfit: bool) -> list[FrontPoint]:
+    """Jobs in window order, each that fits beside those taken; with ``stop_at_misfit`` stop at the first that
+    does not. Without SSD classes the free capacity is counted down in plain integers (the batch simulator
+    calls this at every scheduling pass)."""
+    chosen: list[int] = []
+    if instance.has_ssd:
+        for i in range(len(instance.jobs)):
+            if _fits(instance, chosen, i):
+                chosen.append(i)
+            elif stop_at_misfit:
+                break
+        return [_point(instance, chosen)]
+    n_left, b_left = instance.capacity.nodes, instance.capacity.burst_buffer
+    for i, (n, b) in enumerate(zip(instance.nodes().tolist(), instance.bbs().tolist())):
+        if n <= n_left and b <= b_left:
+            chosen.append(i)
+            n_left, b_left = n_left - n, b_left - b
+        elif stop_at_misfit:
+            break
+    return [_point(instance, chosen)]
+
+
 def naive(instance: WindowInstance) -> list[FrontPoint]:
     """The paper's naive method (Slurm): jobs in window order until the first that does not fit."""
-    chosen: list[int] = []
-    for i in range(len(instance.jobs)):
-        if not _fits(instance, chosen, i):
-            break
-        chosen.append(i)
-    return [_point(instance, chosen)]
+    return _in_order(instance, stop_at_misfit=True)
 
 
 def first_fit(instance: WindowInstance) -> list[FrontPoint]:
     """Window order, every job that still fits (past the ones that do not)."""
-    chosen: list[int] = []
-    for i in range(len(instance.jobs)):
-        if _fits(instance, chosen, i):
-            chosen.append(i)
-    return [_point(instance, chosen)]
+    return _in_order(instance, stop_at_misfit=False)
 
 
 def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[FrontPoint]:
