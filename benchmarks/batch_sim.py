@@ -6,7 +6,7 @@
     python benchmarks/batch_sim.py report --inputs a.json b.json   # tables and findings, by trace length
 
 ``speed``: jobs per second (wall clock of ``simulate``) for the base scheduler and the
-``naive`` plug-in on 5,000 Theta jobs (S2, WFP) and 5,000 generated jobs (S2, FCFS); the
+``naive`` and ``first-fit`` plug-ins on 5,000 Theta jobs (S2, WFP) and 5,000 generated jobs (S2, FCFS); the
 share of the time spent in the method (and the evaluator) for ``exact`` and
 ``bbsched-ga``; and the per-call cost of ``iosched.solve`` against calling the registered
 method and the evaluator directly, on the windows of a simulation.
@@ -25,12 +25,11 @@ from iosched.batch.study import CHEAP, METHODS, findings, run, table, workload
 def speed(jobs: int = 5000, ga_jobs: int = 100) -> None:
     for kind in ("theta", "generated"):
         trace, policy = workload(kind, "S2", jobs)
-        for window in (None, "naive"):
+        for window in (None, "naive", "first-fit"):
             res = simulate(trace, policy=policy, window=window)
             print(f"{kind}-S2 {len(trace)} jobs, {policy}, window {window or '-'}: {res.wall_time_s:.2f} s, "
                   f"{len(trace) / res.wall_time_s:,.0f} jobs/s; {res.plugin_calls} calls, "
                   f"{res.plugin_time_s / res.wall_time_s:.0%} of the time in the method")
-    _ceiling(jobs)
     trace, policy = workload("theta", "S2", ga_jobs)
     for window in ("exact", "bbsched-ga"):
         res = simulate(trace, policy=policy, window=window)
@@ -39,32 +38,6 @@ def speed(jobs: int = 5000, ga_jobs: int = 100) -> None:
               f"{res.plugin_time_s / res.plugin_calls * 1000:.1f} ms a call, "
               f"{res.plugin_time_s / res.wall_time_s:.1%} of the time in the method")
     _solve_overhead(trace)
-
-
-def _ceiling(jobs: int) -> None:
-    """The simulator's own cost with a window method: the same first-fit rule as today's ``naive``, written
-    as a plain integer loop and registered for the run only (instance building and evaluation still paid)."""
-    from iosched.core import METHODS, Method, MethodOutput
-    from iosched.evaluate.window import Selection
-
-    def first_fit(inst):
-        free_n, free_b, chosen = inst.capacity.nodes, inst.capacity.burst_buffer, []
-        for k, j in enumerate(inst.jobs):
-            if j.nodes <= free_n and inst.bb(k) <= free_b:
-                free_n, free_b = free_n - j.nodes, free_b - inst.bb(k)
-                chosen.append(j.id)
-        return MethodOutput(Selection(tuple(chosen)))
-
-    METHODS["window/first-fit-py"] = Method("window", "first-fit-py", first_fit, "hypervolume", "benchmark only")
-    try:
-        trace, policy = workload("theta", "S2", jobs)
-        naive = simulate(trace, policy=policy, window="naive")
-        res = simulate(trace, policy=policy, window="first-fit-py")
-        same = (res.start == naive.start).all()
-        print(f"theta-S2 {len(trace)} jobs, wfp, the same rule as a plain loop: {len(trace) / res.wall_time_s:,.0f} "
-              f"jobs/s, {res.plugin_time_s / res.wall_time_s:.0%} in it; same starts as naive: {same}")
-    finally:
-        del METHODS["window/first-fit-py"]
 
 
 def _solve_overhead(trace, calls: int = 200) -> None:

@@ -282,7 +282,8 @@ def _in_order(instance: WindowInstance, stop_at_misfit: bool) -> list[FrontPoint
             n_left, b_left = n_left - n, b_left - b
         elif stop_at_misfit:
             break
-    return [_point(instance, chosen)]
+    cap = instance.capacity
+    return [FrontPoint(cap.nodes - n_left, cap.burst_buffer - b_left, tuple(instance.jobs[i].id for i in chosen))]
 
 
 def naive(instance: WindowInstance) -> list[FrontPoint]:
