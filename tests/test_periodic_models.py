@@ -4,6 +4,7 @@ import pyomo.environ as pe
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from strategies import periodic_instances
 
 import iosched
 from iosched.evaluate.periodic import evaluate
@@ -75,16 +76,8 @@ def test_compaction_never_worse_on_paper_sets(k):
     assert after.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-9)
 
 
-@st.composite
-def instances(draw):
-    n = draw(st.integers(1, 4))
-    apps = tuple(Application(f"A{i}", draw(st.sampled_from([1, 2, 4, 8])), draw(st.floats(1.0, 100.0)),
-                             draw(st.floats(0.5, 200.0))) for i in range(n))
-    return PeriodicInstance(Platform(32, 1.0, draw(st.floats(1.0, 16.0))), apps)
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances())
+@given(periodic_instances(max_apps=4))
 def test_compaction_property(inst):
     found = search(inst, k_prime=3, eps=0.05)
     if found["period"] is None:
@@ -143,7 +136,7 @@ def test_milp_chain_of_bounds(T):
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances(), st.floats(1.0, 3.0))
+@given(periodic_instances(max_apps=4), st.floats(1.0, 3.0))
 def test_milp_chain_property(inst, scale):
     T = scale * inst.default_t_min()
     S = max(12, int(2 * T / min(a.work for a in inst.applications)) + 1)

@@ -6,6 +6,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import periodic_instances
 
 import iosched
 from iosched.evaluate.periodic import evaluate
@@ -16,14 +17,6 @@ from iosched.models.periodic_trace import compaction_lp, fluid_starts, matched_m
 
 SMALL = {"profile": "quick", "k_prime": 3, "eps": 0.05, "multiples": [1, 2], "matched": 1, "candidates": 4,
          "warmups": [2]}
-
-
-@st.composite
-def instances(draw):
-    n = draw(st.integers(1, 3))
-    apps = tuple(Application(f"A{i}", draw(st.sampled_from([1, 2, 4, 8])), draw(st.floats(1.0, 100.0)),
-                             draw(st.floats(0.5, 200.0))) for i in range(n))
-    return PeriodicInstance(Platform(32, 1.0, draw(st.floats(1.0, 16.0))), apps)
 
 
 # --- the period-capped bound ---------------------------------------------------------------------
@@ -44,7 +37,7 @@ def brute_capped(inst, k_prime):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances(), st.sampled_from([1.0, 2.0, 3.5]))
+@given(periodic_instances(max_apps=3), st.sampled_from([1.0, 2.0, 3.5]))
 def test_capped_bound_is_the_exact_maximum(inst, k_prime):
     cyc = [a.work + inst.time_io(k) for k, a in enumerate(inst.applications)]
     if math.prod(int(k_prime * max(cyc) / c) for c in cyc) > 50_000:
@@ -175,7 +168,7 @@ def test_parameters_are_checked(param, value, match):
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances())
+@given(periodic_instances(max_apps=3))
 def test_never_worse_than_persched_compact(inst):
     res = iosched.solve("periodic", inst, "trace-compact", **SMALL)
     base = iosched.solve("periodic", inst, "persched-compact", profile="quick", k_prime=3, eps=0.05)
@@ -216,7 +209,7 @@ def test_contiguity_bound_holds_for_the_best_patterns_found(k):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances(), st.floats(1.0, 4.0))
+@given(periodic_instances(max_apps=3), st.floats(1.0, 4.0))
 def test_contiguity_bound_is_valid(inst, scale):
     """Never below a pattern: PerSched's at a period, compacted."""
     bound = contiguity_bound(inst)["value"]

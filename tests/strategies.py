@@ -1,0 +1,14 @@
+"""Hypothesis strategies shared by several test files."""
+
+from hypothesis import strategies as st
+
+from iosched.instances.periodic import Application, PeriodicInstance, Platform
+
+
+@st.composite
+def periodic_instances(draw, max_apps: int = 4):
+    """Small periodic instances: 1..max_apps applications on 32 processors of bandwidth 1."""
+    n = draw(st.integers(1, max_apps))
+    apps = tuple(Application(f"A{i}", draw(st.sampled_from([1, 2, 4, 8])), draw(st.floats(1.0, 100.0)),
+                             draw(st.floats(0.5, 200.0))) for i in range(n))
+    return PeriodicInstance(Platform(32, 1.0, draw(st.floats(1.0, 16.0))), apps)
