@@ -186,6 +186,7 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
     if not len(hit):
         return None
     key, chosen = int(stages[-1][hit[0]]), []
+    fill = tn - key // stride  # nodes the zero-request jobs complete (read before key is taken apart)
     for st in range(len(pos), 0, -1):
         prev = stages[st - 1]
         k = np.searchsorted(prev, key)
@@ -194,7 +195,6 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
         i = pos[st - 1]
         chosen.append(int(i))
         key -= int(nodes[i]) * stride + int(bbs[i]) // unit
-    fill = tn - key // stride
     while fill > 0:
         j = int(via[fill])
         chosen.append(int(zero[j]))
