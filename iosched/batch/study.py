@@ -19,8 +19,9 @@ from iosched.batch.workload import Trace, apply_mix, generate, read_swf
 from iosched.errors import InstanceError, ParameterError
 
 THETA_PLACES = ("../shared/data/theta-2022.swf", "/work/shared/data/theta-2022.swf")  # beside the checkout
-# (label, window method or None, its parameters): the paper's eight methods and the exact front
-METHODS = [("base", None, {}), ("naive", "naive", {}), ("bin-packing", "bin-packing", {}),
+# (label, window method or None, its parameters): the paper's eight methods, first-fit and the exact front
+METHODS = [("base", None, {}), ("naive", "naive", {}), ("first-fit", "first-fit", {}),
+           ("bin-packing", "bin-packing", {}),
            ("weighted", "weighted", {"node_weight": 0.5}), ("weighted-cpu", "weighted", {"node_weight": 0.8}),
            ("weighted-bb", "weighted", {"node_weight": 0.2}), ("constrained-cpu", "constrained-cpu", {}),
            ("constrained-bb", "constrained-bb", {}), ("exact", "exact", {}), ("bbsched-ga", "bbsched-ga", {}),
