@@ -133,23 +133,30 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
             break
     front = []
     for (vn, vb), (stage, key) in sorted(incumbents.items(), reverse=True):
-        n1 = key // stride
-        chosen = []
-        for st in range(stage, 0, -1):  # leave a job out whenever the sum was reachable without it
-            prev = stages[st - 1]
-            pos = np.searchsorted(prev, key)
-            if pos < len(prev) and prev[pos] == key:
-                continue
-            i = withbb[st - 1]
-            chosen.append(int(i))
-            key -= int(nodes[i]) * stride + int(bbs[i])
-        fill = int(best_fill[N - n1])
-        while fill > 0:
-            j = int(via[fill])
-            chosen.append(int(zero[j]))
-            fill -= int(nodes[zero[j]])
+        chosen = _subset(stages, stage, key, withbb, lambda i: int(nodes[i]) * stride + int(bbs[i]),
+                         int(best_fill[N - key // stride]), via, zero, nodes)
         front.append(FrontPoint(vn, vb * unit, tuple(instance.jobs[i].id for i in sorted(chosen))))
     return tuple(front)
+
+
+def _subset(stages, stage: int, key: int, order, shift, fill: int, via, zero, nodes) -> list[int]:
+    """The jobs behind a dynamic program's ``key`` at ``stage``: job ``order[s - 1]`` is left out whenever
+    the key was reachable without it (``shift(i)``: what taking job i adds to a key); then the
+    zero-request jobs ``zero`` that make up ``fill`` nodes, read from the fill table's ``via``."""
+    chosen = []
+    for st in range(stage, 0, -1):
+        prev = stages[st - 1]
+        k = np.searchsorted(prev, key)
+        if k < len(prev) and prev[k] == key:
+            continue
+        i = order[st - 1]
+        chosen.append(int(i))
+        key -= shift(i)
+    while fill > 0:
+        j = int(via[fill])
+        chosen.append(int(zero[j]))
+        fill -= int(nodes[zero[j]])
+    return chosen
 
 
 def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: int,
@@ -185,21 +192,9 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
     hit = np.flatnonzero((b == tb) & (best_fill[tn - n] == tn - n))
     if not len(hit):
         return None
-    key, chosen = int(stages[-1][hit[0]]), []
-    fill = tn - key // stride  # nodes the zero-request jobs complete (read before key is taken apart)
-    for st in range(len(pos), 0, -1):
-        prev = stages[st - 1]
-        k = np.searchsorted(prev, key)
-        if k < len(prev) and prev[k] == key:
-            continue
-        i = pos[st - 1]
-        chosen.append(int(i))
-        key -= int(nodes[i]) * stride + int(bbs[i]) // unit
-    while fill > 0:
-        j = int(via[fill])
-        chosen.append(int(zero[j]))
-        fill -= int(nodes[zero[j]])
-    return chosen
+    key = int(stages[-1][hit[0]])
+    return _subset(stages, len(pos), key, pos, lambda i: int(nodes[i]) * stride + int(bbs[i]) // unit,
+                   tn - key // stride, via, zero, nodes)
 
 
 def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadline | None = None) -> FrontPoint:
