@@ -349,6 +349,17 @@ def _cyclic(a: int, b: int, n: int) -> list[int]:
     return [(a + j) % n for j in range((b - a) % n or n)]
 
 
+def _spans_to_intervals(spans, n: int) -> tuple[list, list]:
+    """Per instance (application k, interval indices): its compute, and the window up to the next
+    instance of k in which its transfer must happen (cyclically over the n intervals)."""
+    computes, windows = [], []
+    for k, sp in enumerate(spans):
+        for i, (a, b) in enumerate(sp):
+            computes.append((k, _cyclic(a, b, n)))
+            windows.append((k, _cyclic(b, sp[(i + 1) % len(sp)][0], n)))
+    return computes, windows
+
+
 def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.ConcreteModel:
     """The compaction LP: keep the cyclic order of every compute start and end of ``pattern``
     and choose the lengths t_j (s) of the elementary intervals and the volume v_kj each
@@ -365,11 +376,7 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.C
     m = pe.ConcreteModel(name="periodic-compaction")
     m.J = pe.RangeSet(0, n - 1)
     m.t = pe.Var(m.J, domain=pe.NonNegativeReals, doc="length of interval j (s)")
-    windows, computes = [], []
-    for k, sp in enumerate(spans):
-        for i, (a, b) in enumerate(sp):
-            computes.append((k, _cyclic(a, b, n)))
-            windows.append((k, _cyclic(b, sp[(i + 1) % len(sp)][0], n)))
+    computes, windows = _spans_to_intervals(spans, n)
     io_index = sorted({(k, j) for k, js in windows for j in js})
     m.IO = pe.Set(initialize=io_index, dimen=2)
     m.v = pe.Var(m.IO, domain=pe.NonNegativeReals, doc="volume moved by k in interval j")

@@ -25,9 +25,9 @@ from iosched.evaluate.periodic import Pattern, evaluate
 from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers, method_deadline, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic import (
-    _cyclic,
     _events,
     _profile,
+    _spans_to_intervals,
     assemble_pattern,
     bound_scope,
     contiguity_bound,
@@ -208,11 +208,7 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
     n = len(times)
     apps = instance.applications
     B = instance.platform.bandwidth
-    computes, windows = [], []
-    for k, sp in enumerate(spans):
-        for i, (a, b) in enumerate(sp):
-            computes.append((k, _cyclic(a, b, n)))
-            windows.append((k, _cyclic(b, sp[(i + 1) % len(sp)][0], n)))
+    computes, windows = _spans_to_intervals(spans, n)
     cells = sorted({(k, j) for k, js in windows for j in js})
     col = {c: n + i for i, c in enumerate(cells)}
     nv = n + len(cells)
