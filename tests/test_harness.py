@@ -316,3 +316,15 @@ def test_a_bad_generate_entry_is_refused_at_load(tmp_path, entry, message):
     text = f'problem = "periodic"\n[[instances.generate]]\n{entry}\n[[methods]]\nname = "persched"\n'
     with pytest.raises(ParameterError, match=message):
         load_suite(str(write(tmp_path, text)))
+
+
+def test_a_warm_worker_forgets_what_earlier_tasks_cached():
+    """A task's time is its own: the exact window front an earlier task computed is not found cached."""
+    from iosched.harness.runner import _forget_earlier_tasks
+    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.models import window as window_models
+
+    window_models.pareto_front(PAPER_EXAMPLE)
+    assert PAPER_EXAMPLE in window_models._FRONTS
+    _forget_earlier_tasks()
+    assert not window_models._FRONTS

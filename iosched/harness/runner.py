@@ -4,8 +4,8 @@ A task whose method runs a solver (its function takes a ``profile``: HiGHS fixes
 per process, CP-SAT its workers) runs in a fresh process of its own; every other task runs in one
 of ``workers`` warm worker processes, each of which imports iosched once and then runs task after
 task (a task that times out, dies or runs out of memory takes its worker down, and the next task
-starts a new one). In a warm worker the recorded ``peak_rss_mb`` is the worker's peak so far, not
-the task's alone.
+starts a new one; the caches a task fills are emptied before the next). In a warm worker the
+recorded ``peak_rss_mb`` is the worker's peak so far, not the task's alone.
 
 Results go to ``OUT/results/<task key>.json`` by an atomic rename, so a run killed at any
 moment (even SIGKILL) leaves only whole files, and a rerun skips what is done; a result file
@@ -126,7 +126,18 @@ def _serve(conn, memory_mb: int | None, parent: int) -> None:
             return
         if task is None:
             return
+        _forget_earlier_tasks()
         conn.send({**_run_task(task, memory_mb), "worker": "warm"})
+
+
+def _forget_earlier_tasks() -> None:
+    """Empty the caches an earlier task may have filled, so that each task's times are its own (a window
+    method computes the exact front that the next task on the same instance would find cached)."""
+    from iosched.evaluate.forwarding import running_alone
+    from iosched.models.window import clear_front_cache
+
+    clear_front_cache()
+    running_alone.cache_clear()
 
 
 def _lost(elapsed: float, timeout: float, exitcode: int | None, memory_mb: int | None) -> dict:

@@ -398,6 +398,11 @@ def epsilon_front(instance: WindowInstance, engine: str, profile: Profile | str 
 _FRONTS: dict[WindowInstance, tuple[FrontPoint, ...]] = {}  # exact fronts by instance (the newest 64)
 
 
+def clear_front_cache() -> None:
+    """Forget the cached exact fronts (the harness does before each task, so a task's time is its own)."""
+    _FRONTS.clear()
+
+
 def pareto_front(instance: WindowInstance, engine: str = "dp", profile: Profile | str | None = None,
                  time_limit: float | None = None) -> list[FrontPoint]:
     """The exact front, most nodes first, one subset per point (dp: cached per instance).
