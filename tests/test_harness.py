@@ -132,7 +132,10 @@ def test_time_limit_gives_incumbent_and_bound(tmp_path, monkeypatch):
 
 
 def test_resume_after_sigkill(tmp_path):
-    path = write(tmp_path, SUITE.format(extra='[[methods]]\nname = "persched-mindil"'))
+    # tasks of about a second each (warm workers run the periodic suite's in a fraction of one)
+    names = ", ".join(f'"random:{seed}:20"' for seed in range(12))
+    path = write(tmp_path, f'problem = "window"\n[instances]\nnames = [{names}]\n'
+                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 4000 }\n')
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "iosched.cli", "bench", str(path), "--out", str(out), "--workers", "2"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
