@@ -1,5 +1,6 @@
-"""Edits of an instance's JSON for the bad-input tables: each returns a function that changes a
-dict in place at ``path`` (keys and list indices)."""
+"""Helpers shared by the instance tests: edits of an instance's JSON for the bad-input tables (each
+returns a function that changes a dict in place at ``path``, keys and list indices), and the JSON
+round trip."""
 
 
 def _parent(d, path):
@@ -30,3 +31,15 @@ def json_paths(doc, prefix=()) -> list[tuple]:
         for i, v in enumerate(doc):
             out += json_paths(v, prefix + (i,))
     return out
+
+
+def assert_round_trips(inst, cls, load, tmp_path):
+    """``inst`` back from its JSON text (equal, and the same text again) and from a file, both by
+    ``cls.from_json`` and by the problem's ``load``; returns the instance read from the text."""
+    text = inst.to_json()
+    back = cls.from_json(text)
+    assert back == inst and back.to_json() == text
+    path = tmp_path / "instance.json"
+    inst.to_json(path)
+    assert cls.from_json(path) == inst and load(str(path)) == inst
+    return back

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from edits import drop_at, json_paths, set_at
+from edits import assert_round_trips, drop_at, json_paths, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,13 +27,7 @@ BUILT = ["paper:fig2", "paper:fig2d", "example:gpfs", "example:requests", "sweep
 
 @pytest.mark.parametrize("name", BUILT)
 def test_json_round_trip(name, tmp_path):
-    inst = load(name)
-    text = inst.to_json()
-    back = FileDomainInstance.from_json(text)
-    assert back == inst and back.to_json() == text
-    path = tmp_path / "i.json"
-    inst.to_json(path)
-    assert load(str(path)) == inst
+    assert_round_trips(load(name), FileDomainInstance, load, tmp_path)
 
 
 def test_figure2_layout():

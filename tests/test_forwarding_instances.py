@@ -5,7 +5,7 @@ import json
 from collections import Counter
 
 import pytest
-from edits import drop_at, json_paths, set_at
+from edits import assert_round_trips, drop_at, json_paths, set_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,13 +42,7 @@ ROUND_TRIP = {
 
 @pytest.mark.parametrize("key", ROUND_TRIP)
 def test_json_round_trip(key, tmp_path):
-    inst = ROUND_TRIP[key]()
-    text = inst.to_json()
-    back = ForwardingInstance.from_json(text)
-    assert back == inst and back.to_json() == text
-    path = tmp_path / "f.json"
-    inst.to_json(path)
-    assert load(str(path)) == inst
+    assert_round_trips(ROUND_TRIP[key](), ForwardingInstance, load, tmp_path)
 
 
 def test_default_mapping_is_contiguous_blocks_unless_given():

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from edits import drop_at, json_paths, set_at
+from edits import assert_round_trips, drop_at, json_paths, set_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -82,12 +82,7 @@ ROUND_TRIP = {
 @pytest.mark.parametrize("key", ROUND_TRIP)
 def test_json_round_trip(key, tmp_path):
     inst = ROUND_TRIP[key]()
-    text = inst.to_json()
-    back = MalleableInstance.from_json(text)
-    assert back == inst and back.to_json() == text
-    path = tmp_path / "w.json"
-    inst.to_json(path)
-    assert MalleableInstance.from_json(path) == inst and load(str(path)) == inst
+    back = assert_round_trips(inst, MalleableInstance, load, tmp_path)
     assert [j.times for j in back.jobs] == [j.times for j in inst.jobs]
 
 
