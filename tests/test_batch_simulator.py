@@ -113,7 +113,8 @@ def test_an_infeasible_selection_is_refused(monkeypatch):
         simulate(trace, window="everything")
     # with an evaluator that lets it through, the simulator's own check still stops the start
     ev = importlib.import_module("iosched.evaluate.window")  # iosched.evaluate is also a function
-    monkeypatch.setattr(ev, "evaluate", lambda inst, sel: ev.Evaluation(True))
+    monkeypatch.setattr(importlib.import_module("iosched.batch.simulator"), "evaluate",
+                        lambda inst, sel: ev.Evaluation(True))
     with pytest.raises(SchedulerFault, match="would start at 0 with 3 nodes .* 1 nodes and 0 GB"):
         simulate(trace, window="everything")
 

@@ -42,7 +42,11 @@ import numpy as np
 
 from iosched import validate
 from iosched.batch.workload import Trace
+from iosched.core import get_method
 from iosched.errors import ParameterError
+from iosched.evaluate.window import evaluate
+from iosched.instances.window import Capacity, Job, Machine, WindowInstance
+from iosched.validate import check_params
 
 POLICIES = ("fcfs", "wfp")
 BACKFILLS = ("easy", "none")
@@ -72,12 +76,8 @@ class SimResult:
 
 
 def _plugin(window: str, params: dict):
-    """The registered window method's function, its parameters checked once, and the evaluator."""
+    """The registered window method's function and its parameters, checked once."""
     import iosched.problems  # noqa: F401  (registers the window methods)
-    from iosched.core import get_method
-    from iosched.evaluate.window import evaluate
-    from iosched.instances.window import Capacity, Job, Machine, WindowInstance
-    from iosched.validate import check_params
 
     m = get_method("window", window)
     if m.randomized and "seed" not in params:
@@ -89,7 +89,7 @@ def _plugin(window: str, params: dict):
     except TypeError as e:
         raise ParameterError(f"window/{window}: {e}") from None
     check_params(m.run, params, f"window/{window}")
-    return m.run, params, evaluate, Capacity, Job, WindowInstance, Machine
+    return m.run, params
 
 
 def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window: str | None = None,
@@ -150,7 +150,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
 
     def choose(win: list[int]) -> list[int]:
         """The window method's selection (trace indices), checked by the evaluator."""
-        fn, prm, evaluate, Capacity, Job, WindowInstance, Machine = plugin
+        fn, prm = plugin
         jobs = []
         for j in win:
             if j not in cache:
