@@ -159,17 +159,24 @@ class SolveOutcome:
     message: str = ""
 
 
+def pyomo_highs():
+    """Pyomo's HiGHS interface (the newer solver layer). pyomo.environ is imported first: it loads the
+    solver plugins, without which the factory does not know 'highs' (iosched imports Pyomo lazily)."""
+    import pyomo.environ  # noqa: F401
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    return SolverFactory("highs")
+
+
 def solve_pyomo(model, profile: Profile, load: bool = True) -> SolveOutcome:
     """Solve ``model`` with HiGHS through Pyomo's newer solver interface.
 
     With ``load`` the incumbent (if any) is loaded into the model's variables.
     """
-    import pyomo.environ  # noqa: F401  (loads Pyomo's solver plugins: 'highs' is unknown before)
-    from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
     from pyomo.contrib.solver.common.results import TerminationCondition as TC
 
-    opt = SolverFactory("highs")
+    opt = pyomo_highs()
     options = {"random_seed": profile.seed, **profile.highs}
     start = time.perf_counter()
     try:
@@ -213,7 +220,7 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
     meaningless; Pyomo's models hold no cycles worth collecting during a solve.
     """
-    import pyomo.environ  # noqa: F401  (imported on first use: not part of the build time the estimate scales)
+    pyomo_highs()  # Pyomo's first import is not part of the build time the handover estimate scales
 
     paused = gc.isenabled()
     gc.disable()

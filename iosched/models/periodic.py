@@ -21,7 +21,7 @@ from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
-from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo, solve_pyomo_within
+from iosched.solvers import Deadline, Profile, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
 
 pe = lazy.module("pyomo.environ")
@@ -659,10 +659,7 @@ HANDOVER_LP = 2.5
 def warm_solver() -> None:
     """Import the solver layer (its first import takes seconds): methods call it inside their budget,
     before they measure what is left."""
-    import pyomo.environ  # noqa: F401  (loads Pyomo's solver plugins: 'highs' is unknown before)
-    from pyomo.contrib.solver.common.factory import SolverFactory
-
-    SolverFactory("highs").available()  # imports highspy
+    pyomo_highs().available()  # imports highspy
 
 
 def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None = None,
