@@ -34,4 +34,9 @@ def test_simulate_bad_input(tmp_path, capsys):
     assert main(["simulate", "generate:1:50", "--window-size", "0", "--window", "naive", "--out",
                  str(tmp_path / "a"), "--quiet"]) == 2
     assert "window_size" in capsys.readouterr().err
+    # values a generated trace does not otherwise read are still checked (0 nodes was taken as the default)
+    for option, value, name in (("--nodes", "0", "nodes"), ("--burst-buffer", "-1", "--burst-buffer")):
+        assert main(["simulate", "generate:1:50", option, value, "--out", str(tmp_path / "a"), "--quiet",
+                     "--no-plots"]) == 2
+        assert name in capsys.readouterr().err
     assert main(["simulate", "generate:1:50", "--out", str(tmp_path / "x" / "y"), "--quiet"]) == 2
