@@ -112,8 +112,10 @@ def cmd_solve(args) -> int:
                     print(f"  {key}: {value}")
         for key, value in res.info.items():
             print(f"  {key}: {value}")
+        prepared = f"; before it, the method's preparation {res.prepare_time_s:.3f} s" \
+            if res.prepare_time_s is not None else ""
         print(f"  wall time: {res.wall_time_s:.3f} s (method {res.method_time_s:.3f} s, "
-              f"bound {res.bound_time_s:.3f} s)")
+              f"bound {res.bound_time_s:.3f} s{prepared})")
     if args.plot:
         if res.solution is None:
             print("no solution to plot", file=sys.stderr)
@@ -198,6 +200,21 @@ def cmd_list(args) -> int:
         print(f"  instance specs: {' '.join(prob.load.__doc__.replace('``', '').split())}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
             print(f"  {m.name:24s} {m.objective:15s} {m.description}")
+    return 0
+
+
+def cmd_compile(args) -> int:
+    """Run every method's one-off preparation (numba compilations) now, not in a first solve."""
+    from time import perf_counter
+
+    steps: dict = {}
+    for m in sorted(METHODS.values(), key=lambda m: (m.problem, m.name)):
+        if m.prepare is not None:
+            steps.setdefault(m.prepare, []).append(f"{m.problem}/{m.name}")
+    for prepare, names in steps.items():
+        start = perf_counter()
+        prepare()
+        print(f"{', '.join(names)}: ready in {perf_counter() - start:.1f} s", flush=True)
     return 0
 
 
@@ -366,7 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="problems, methods and built-in instances")
     ls.set_defaults(fn=cmd_list)
 
-    be = sub.add_parser("bench", help="run a benchmark suite (resumable), one fresh process per task")
+    be = sub.add_parser("bench", help="run a benchmark suite (resumable) in warm workers, a fresh process "
+                                      "for each task that needs a solver")
     be.add_argument("suite", help="a suite file or a built-in suite (periodic-paper, periodic-random)")
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
@@ -404,6 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--no-plots", action="store_true")
     sm.add_argument("--quiet", action="store_true", help="no progress bar")
     sm.set_defaults(fn=cmd_simulate)
+
+    co = sub.add_parser("compile", help="compile the methods' numba kernels now (otherwise on first use; "
+                                        "cached for later processes)")
+    co.set_defaults(fn=cmd_compile)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
     r.add_argument("problem", nargs="?", default="all", help="a problem, or all (default)")

@@ -119,3 +119,35 @@ def test_a_bound_past_a_feasible_value_is_dropped(monkeypatch):
 
     r = iosched.solve("filedomain", "paper:fig2", "_test")
     assert r.status == "feasible" and r.bound < fixed.objective and "method's bound" in r.info["bound_error"]
+
+
+def test_a_methods_preparation_runs_before_its_clock_and_a_failing_one_is_an_error(monkeypatch):
+    # a JIT compilation (PerSched's kernel: seconds on the first run) must not count as the method's time
+    import time
+
+    from iosched.core import METHODS, MethodOutput, register
+
+    monkeypatch.setitem(METHODS, "filedomain/_test", None)
+    fixed = iosched.solve("filedomain", "paper:fig2", "stripe-aligned")
+    calls = []
+
+    def slow_prepare():
+        calls.append("prepare")
+        time.sleep(0.5)
+
+    @register("filedomain", "_test", objective="time", prepare=slow_prepare)
+    def method(instance):
+        calls.append("run")
+        return MethodOutput(fixed.solution)
+
+    r = iosched.solve("filedomain", "paper:fig2", "_test")
+    assert calls == ["prepare", "run"] and r.status == "feasible"
+    assert r.prepare_time_s >= 0.5 > r.wall_time_s >= r.method_time_s
+    assert r.to_dict()["prepare_time_s"] == r.prepare_time_s
+
+    def broken_prepare():
+        raise RuntimeError("no compiler")
+
+    register("filedomain", "_test", objective="time", prepare=broken_prepare)(method)
+    r = iosched.solve("filedomain", "paper:fig2", "_test")
+    assert r.status == "error" and "no compiler" in r.info["error"] and calls.count("run") == 1

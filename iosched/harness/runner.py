@@ -87,7 +87,8 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
         record = {"status": status, "solver_status": res.status.value, "objective_name": res.objective_name,
                   "sense": res.sense, "objective": res.objective, "bound": res.bound, "gap": res.gap,
                   "feasible": res.evaluation.feasible if res.evaluation is not None else None,
-                  "load_s": loaded - start, "solve_s": res.method_time_s, "bound_s": res.bound_time_s,
+                  "load_s": loaded - start, "prepare_s": res.prepare_time_s, "solve_s": res.method_time_s,
+                  "bound_s": res.bound_time_s,
                   "message": res.info.get("error", "")}
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}

@@ -94,7 +94,11 @@ def _order_desc(key, m):
     width = 1
     while width < m:
         for lo in range(0, m, 2 * width):
-            mid, hi = min(lo + width, m), min(lo + 2 * width, m)
+            mid, hi = lo + width, lo + 2 * width
+            if mid > m:
+                mid = m
+            if hi > m:
+                hi = m
             i, j, o = lo, mid, lo
             while i < mid and j < hi:
                 if key[idx[j]] > key[idx[i]]:
@@ -126,7 +130,10 @@ def _lower_near(a, n, x, h):
     """
     if n == 0:
         return 0
-    h = min(max(h, 0), n - 1)
+    if h < 0:
+        h = 0
+    elif h > n - 1:
+        h = n - 1
     step = 1
     if a[h] < x:  # the answer is in (h, n]
         lo = hi = h + 1
@@ -134,14 +141,16 @@ def _lower_near(a, n, x, h):
             lo = hi + 1
             hi = lo + step
             step <<= 1
-        hi = min(hi, n)
+        if hi > n:
+            hi = n
     else:  # the answer is in [0, h]
         lo = hi = h
         while lo > 0 and a[lo - 1] >= x:
             hi = lo - 1
             lo = hi - step
             step <<= 1
-        lo = max(lo, 0)
+        if lo < 0:
+            lo = 0
     while lo < hi:  # a[lo - 1] < x (or lo == 0) and a[hi] >= x (or hi == n)
         mid = (lo + hi) >> 1
         if a[mid] < x:
@@ -201,11 +210,11 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     nd = np.int64(2)  # not the literal 2: numba would compile the helpers for Literal[int](2) too
     near = near_wrap = np.int64(0)  # where the last search of dates near the front / at a wrap landed
     starts = np.empty((K, 8))
-    n_inst = np.zeros(K, np.int64)
-    last = np.zeros(K)
+    n_inst = np.empty(K, np.int64)
+    last = np.empty(K)
     run_ts = np.empty((K, 8))
     run_te = np.empty((K, 8))
-    n_runs = np.zeros(K, np.int64)
+    n_runs = np.empty(K, np.int64)
     rec_app = np.empty(16, np.int64)
     rec_c = np.empty(16)
     n_rec = 0
@@ -218,8 +227,10 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     ts_ = np.empty(64)
     te_ = np.empty(64)
     bw_ = np.empty(64)
-    ratio = w / tio
-    alive = np.ones(K, np.bool_)
+    ratio = np.empty(K)
+    alive = np.empty(K, np.int64)  # (int64, not bool: each dtype and allocator is one more compilation)
+    for k in range(K):
+        n_inst[k], last[k], n_runs[k], ratio[k], alive[k] = 0, 0.0, 0, w[k] / tio[k], 1
     n_alive = K
     code = OK
     while n_alive > 0:
@@ -253,25 +264,25 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 m = nd - 1
                 free = np.empty(m)
                 for i in range(m):
-                    free[i] = min(B - tot[i], beta_k)
+                    free[i] = B - tot[i] if B - tot[i] < beta_k else beta_k
                 order = _order_desc(free, m)
-                chosen = np.zeros(m, np.bool_)
-                add_at = np.zeros(m)
+                add_at = np.empty(m)  # >= 0 where chosen
+                for i in range(m):
+                    add_at[i] = -1.0
                 busy = 0.0
                 for o in range(m):
                     i = order[o]
                     if free[i] <= 0 or left <= P:
                         break
                     length = T if nd == 2 else _fmod(T + dates[i + 1] - dates[i], T, P)
-                    add = min(length, left / free[i])
+                    add = length if length < left / free[i] else left / free[i]
                     busy += add
                     left -= free[i] * add
-                    chosen[i] = True
                     add_at[i] = add
                 ok = not (left > P or busy > T - wk + P)
                 if ok:
                     for i in range(m):
-                        if chosen[i]:
+                        if add_at[i] >= 0:
                             ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add_at[i], free[i]
                             npieces += 1
                     # ours, not the authors': the pieces must fit in the window [p0, p0 + T - w]
@@ -288,7 +299,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
             ok = nr > 0 and e >= 0  # a lost date fails the insertion (never reads before or past the dates)
             if ok:
                 d = dates[e]
-                r = _lower_near(run_ts[k], nr, np.nextafter(d, np.inf), 0) - 1  # the last run starting <= d
+                r = _lower_near(run_ts[k], nr, np.nextafter(d, np.inf), nr - 1) - 1  # the last run starting <= d
                 if r < 0:
                     begin_io = run_te[k, nr - 1]
                 elif run_te[k, r] > d:
@@ -318,21 +329,21 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 while stop >= 0 and left > P and i != stop and steps <= nd:
                     steps += 1
                     if i == end:  # the end of the period: a zero-length piece, then wrap
-                        ts_[npieces], te_[npieces], bw_[npieces] = T, T, min(B, beta_k)
+                        ts_[npieces], te_[npieces], bw_[npieces] = T, T, B if B < beta_k else beta_k
                         npieces += 1
                         i = 0
                         continue
-                    free_i = min(B - tot[i], beta_k)
+                    free_i = B - tot[i] if B - tot[i] < beta_k else beta_k
                     if free_i > 0:
                         length = T if nd == 2 else _fmod(T + dates[i + 1] - dates[i], T, P)
-                        add = min(length, left / free_i)
+                        add = length if length < left / free_i else left / free_i
                         left -= free_i * add
                         ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add, free_i
                         npieces += 1
                     i += 1
                 ok = stop >= 0 and npieces > 0 and not left > P
         if not ok:
-            alive[k] = False
+            alive[k] = 0
             n_alive -= 1
             continue
         # addInstance: the compute right before the first I/O piece
@@ -768,18 +779,26 @@ def kernel():
     """The insertion kernel ``_fill``, compiled by numba (or loaded from its disk cache) once per process.
 
     numba is imported here, not with the module. The first compilation after installation (or
-    after an edit of this file) takes 10-15 s on a 2-core machine; when loading takes more than
-    NOTICE_AFTER s a line on stderr says what is happening, and :func:`method_deadline` keeps the
-    time out of a method's budget.
+    after an edit of this file) takes about 6 s of CPU on our 2-core machine, a load from the
+    cache about 0.5 s; when it takes more than NOTICE_AFTER s, stderr says what is happening and
+    when it is done. :func:`iosched.solve` runs it before the method's clock (the methods
+    register it as ``prepare``), ``iosched compile`` ahead of any run, and
+    :func:`method_deadline` keeps it out of a budget when a method is called directly.
     """
     with _LOCK:
         g = globals()
         if not hasattr(g["_fill"], "py_func"):
             from numba import njit
 
-            notice = threading.Timer(NOTICE_AFTER, lambda: print(
-                "iosched: compiling PerSched's kernel with numba (once after installation or an upgrade, "
-                "about 10-15 s; cached for later runs) ...", file=sys.stderr, flush=True))
+            start = time.perf_counter()
+            announced = threading.Event()
+
+            def announce():
+                announced.set()
+                print("iosched: compiling PerSched's kernel with numba (once after installation or an upgrade; "
+                      "cached for later processes) ...", file=sys.stderr, flush=True)
+
+            notice = threading.Timer(NOTICE_AFTER, announce)
             notice.daemon = True
             notice.start()
             try:
@@ -789,6 +808,10 @@ def kernel():
                 g["_fill"](2.0, 1.0, 1e-9, one, one, one, one, 10, 10)
             finally:
                 notice.cancel()
+                notice.join()
+            if announced.is_set():
+                print(f"iosched: PerSched's kernel ready after {time.perf_counter() - start:.1f} s",
+                      file=sys.stderr, flush=True)
         return g["_fill"]
 
 
@@ -803,8 +826,8 @@ COMPILING = 2.0  # s: loading the kernel took longer than this only if numba com
 def method_deadline(seconds: float, entry: float) -> Deadline:
     """A method's budget of ``seconds`` counted from ``entry`` (its first line, a perf_counter
     reading), with the kernel loaded: a numba compilation (the first run after installation
-    or after an edit, 10-30 s; a load from the disk cache takes about 0.5 s) is added back,
-    so that it does not eat a search."""
+    or after an edit; a load from the disk cache takes about 0.5 s) is added back, so that it
+    does not eat a search."""
     start = time.perf_counter()
     compile_kernel()
     took = time.perf_counter() - start
@@ -822,7 +845,7 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
     return run_search(instance, objective, deadline, k_prime, eps, t_min, precision, workers)
 
 
-@register("periodic", "persched", objective="sys_efficiency")
+@register("periodic", "persched", objective="sys_efficiency", prepare=compile_kernel)
 def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
              workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
@@ -830,7 +853,7 @@ def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
-@register("periodic", "persched-mindil", objective="dilation")
+@register("periodic", "persched-mindil", objective="dilation", prepare=compile_kernel)
 def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
                     workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:

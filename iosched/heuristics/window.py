@@ -22,6 +22,7 @@ the capacity of both, ties to more of the other).
 from __future__ import annotations
 
 import math
+from importlib import import_module
 from typing import Annotated
 
 import numpy as np
@@ -341,7 +342,12 @@ Init = Annotated[str, OneOf(("greedy", "one-job"))]
 Normalise = Annotated[str, OneOf(("free", "machine"))]
 
 
-@register("window", "exact", objective="hypervolume")
+def load_front_kernels() -> None:
+    """Compile (or load from numba's cache) the exact front's kernels: ``window/exact``'s prepare."""
+    import_module("iosched.models._window_kernels")
+
+
+@register("window", "exact", objective="hypervolume", prepare=load_front_kernels)
 def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
           decision: Decision = "paper", profile: str = "default", compare: Compare = None,
           normalise: Normalise = "free") -> MethodOutput:

@@ -1,5 +1,6 @@
 """The numba kernels of the exact window front, imported only when a front is computed
-(``import iosched`` does not load numba)."""
+(``import iosched`` does not load numba). Each has its one signature, so importing this module
+compiles them (or loads them from numba's cache): ``window/exact`` imports it as its ``prepare``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit("int64[::1](int64[::1], int64, int64, int64, int64, int64, int64)", cache=True)
 def merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
     """Sorted union of ``keys`` and ``keys + shift`` (pairs staying within the capacity)."""
     out = np.empty(2 * keys.shape[0], np.int64)
@@ -36,7 +37,7 @@ def merge_shifted(keys, shift, dn, db, n_cap, b_cap, stride):
     return out[:k]
 
 
-@njit(cache=True)
+@njit("int64[::1](int64[:, :])", cache=True)
 def nondominated_sorted(V):
     """Indices of the non-dominated rows of V (distinct rows sorted lexicographically descending,
     all columns maximised: only an earlier row can dominate a later one)."""

@@ -19,7 +19,7 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
-from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers
+from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers, compile_kernel
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline, Profile, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
@@ -524,14 +524,14 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     return MethodOutput(pattern, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
-@register("periodic", "persched-compact", objective="sys_efficiency")
+@register("periodic", "persched-compact", objective="sys_efficiency", prepare=compile_kernel)
 def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
                      eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
     return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
 
 
-@register("periodic", "persched-mindil-compact", objective="dilation")
+@register("periodic", "persched-mindil-compact", objective="dilation", prepare=compile_kernel)
 def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
                             eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
@@ -823,14 +823,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
-@register("periodic", "milp", objective="sys_efficiency")
+@register("periodic", "milp", objective="sys_efficiency", prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
-@register("periodic", "milp-dilation", objective="dilation")
+@register("periodic", "milp-dilation", objective="dilation", prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
                   profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""

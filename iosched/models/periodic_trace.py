@@ -22,7 +22,8 @@ from iosched.core import CERTIFIED_GAP, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
-from iosched.heuristics.periodic import Eps, KPrime, Seconds, Workers, method_deadline, plan_search, run_search
+from iosched.heuristics.periodic import (Eps, KPrime, Seconds, Workers, compile_kernel, method_deadline, plan_search,
+                                       run_search)
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic import (
     _events,
@@ -387,7 +388,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     return MethodOutput(best, status, info=info)
 
 
-@register("periodic", "trace-compact", objective="sys_efficiency")
+@register("periodic", "trace-compact", objective="sys_efficiency", prepare=compile_kernel)
 def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01,
                   t_min: Seconds = None, workers: Workers = 1, priorities: Priorities = ("syseff", "fcfs"),
                   staggers: Staggers = (0.0, 1.0), warmups: Warmups = (2, 3),
@@ -398,7 +399,7 @@ def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime:
                    warmups, multiples, matched, candidates, max_instances)
 
 
-@register("periodic", "trace-compact-dilation", objective="dilation")
+@register("periodic", "trace-compact-dilation", objective="dilation", prepare=compile_kernel)
 def trace_compact_dilation(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
                            priorities: Priorities = ("dilation", "fcfs"), staggers: Staggers = (0.0, 1.0),
