@@ -299,7 +299,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
             ok = nr > 0 and e >= 0  # a lost date fails the insertion (never reads before or past the dates)
             if ok:
                 d = dates[e]
-                r = _lower_near(run_ts[k], nr, np.nextafter(d, np.inf), nr - 1) - 1  # the last run starting <= d
+                r = _lower_near(run_ts[k], nr, np.nextafter(d, np.inf), np.int64(0)) - 1  # the last run starting <= d
                 if r < 0:
                     begin_io = run_te[k, nr - 1]
                 elif run_te[k, r] > d:
