@@ -5,6 +5,12 @@
 Prints the median CPU time (all threads of this process) and wall time of the whole method
 (period search, the chosen pattern read back and evaluated) per set. Compare ratios within
 one run, not seconds across machines or runs: other load on the machine moves both.
+
+The README's comparison with the authors' C++ came from their repository
+(github.com/vlefevre/IO-scheduling-simu: Pattern.*, Simulator.hpp and src/Simulator.cpp, built
+outside this project with g++ -O2 -std=c++11 -include numeric) and a driver that times
+Simulator::run() on each set with their README's Tmin, K' = 10 and eps = 0.01, run in the same
+session as this script; both try the same 2,469 periods and find the same patterns.
 """
 
 from __future__ import annotations
