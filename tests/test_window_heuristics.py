@@ -473,3 +473,16 @@ def test_naive_and_first_fit_meet_their_definitions_by_the_evaluator(ssd):
             if job not in taken:
                 before = [j for j in ids[:i] if j in taken]
                 assert not evaluate(inst, Selection(tuple(before + [job]))).feasible
+
+
+@pytest.mark.parametrize("method, spec", [("weighted", "random:4:60:S2"), ("constrained-cpu", "random:4:60:S2"),
+                                          ("constrained-bb", "random:4:60:S2"), ("constrained-ssd", "random:4:30:S6")])
+def test_methods_on_the_exact_front_stop_at_their_time_limit(method, spec):
+    from iosched.models.window import clear_front_cache
+
+    clear_front_cache()  # a front cached by an earlier test would come back at once
+    r = iosched.solve("window", spec, method, time_limit=1e-6)
+    assert r.status == "time_limit" and r.solution is None and "not finished within 1e-06 s" in r.info["front"]
+    assert iosched.solve("window", spec, method).evaluation.feasible
+    with pytest.raises(ParameterError, match="time_limit"):
+        iosched.solve("window", spec, method, time_limit=0)

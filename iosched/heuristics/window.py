@@ -425,6 +425,16 @@ def _single(points: list[FrontPoint]) -> MethodOutput:
     return MethodOutput(Selection(points[0].jobs), Status.FEASIBLE)
 
 
+def _front_pick(instance: WindowInstance, time_limit: float, pick) -> MethodOutput:
+    """The exact front's point ``pick(front)`` chooses; no selection (status time_limit) when the
+    front is not done within ``time_limit`` seconds."""
+    try:
+        front = pareto_front(instance, time_limit=time_limit)
+    except FrontTimeLimit as e:
+        return MethodOutput(None, Status.TIME_LIMIT, info={"front": str(e)})
+    return _single([pick(front)])
+
+
 @register("window", "naive", objective="hypervolume")
 def naive_method(instance: WindowInstance) -> MethodOutput:
     """The paper's naive method (Slurm's): in window order, stop at the first job that does not fit."""
@@ -445,41 +455,47 @@ def bin_packing_method(instance: WindowInstance, normalise: Normalise = "free") 
 
 @register("window", "weighted", objective="hypervolume")
 def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None,
-             normalise: Normalise = "free") -> MethodOutput:
+             normalise: Normalise = "free", time_limit: Seconds = 60) -> MethodOutput:
     """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly
     (node and BB utilisation of the free capacity, or of the machine with ``normalise='machine'``).
 
     Default node_weight: 0.5 (two objectives), 0.25 with SSD classes (all four equal, as in the
-    paper's SSD section, where the fourth is one minus the wasted-SSD share).
+    paper's SSD section, where the fourth is one minus the wasted-SSD share). Like every method
+    built on the exact front, it gives no selection (status time_limit) when the front takes
+    more than time_limit s.
     """
     weight = node_weight if node_weight is not None else (0.25 if instance.has_ssd else 0.5)
-    front = pareto_front(instance)
-    if instance.has_ssd:
-        shares = ssd_utilisations(instance, [p.vector() for p in front])
-    else:
-        shares = utilisations(instance, [(p.nodes, p.burst_buffer) for p in front])
-    N, B = scale(instance, normalise)
-    shares[:, 0] *= instance.capacity.nodes / N if N else 0.0  # shares of the free capacity -> of N, B
-    shares[:, 1] *= instance.capacity.burst_buffer / B if B else 0.0
-    score = weight * shares[:, 0] + (1 - weight) * shares[:, 1:].mean(axis=1)
-    return _single([front[int(np.argmax(score))]])
+
+    def best(front):
+        if instance.has_ssd:
+            shares = ssd_utilisations(instance, [p.vector() for p in front])
+        else:
+            shares = utilisations(instance, [(p.nodes, p.burst_buffer) for p in front])
+        N, B = scale(instance, normalise)
+        shares[:, 0] *= instance.capacity.nodes / N if N else 0.0  # shares of the free capacity -> of N, B
+        shares[:, 1] *= instance.capacity.burst_buffer / B if B else 0.0
+        return front[int(np.argmax(weight * shares[:, 0] + (1 - weight) * shares[:, 1:].mean(axis=1)))]
+
+    return _front_pick(instance, time_limit, best)
 
 
 @register("window", "constrained-cpu", objective="hypervolume")
-def constrained_cpu(instance: WindowInstance) -> MethodOutput:
+def constrained_cpu(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most nodes within the capacities (ties to more burst buffer, then the SSD objectives), exactly."""
-    return _single([max(pareto_front(instance), key=lambda p: p.vector())])
+    return _front_pick(instance, time_limit, lambda front: max(front, key=lambda p: p.vector()))
 
 
 @register("window", "constrained-bb", objective="hypervolume")
-def constrained_bb(instance: WindowInstance) -> MethodOutput:
+def constrained_bb(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most burst buffer within the capacities (ties to more nodes, then the SSD objectives), exactly."""
-    return _single([max(pareto_front(instance), key=lambda p: (p.burst_buffer, p.nodes, p.ssd, -p.wasted_ssd))])
+    return _front_pick(instance, time_limit,
+                       lambda front: max(front, key=lambda p: (p.burst_buffer, p.nodes, p.ssd, -p.wasted_ssd)))
 
 
 @register("window", "constrained-ssd", objective="hypervolume")
-def constrained_ssd(instance: WindowInstance) -> MethodOutput:
+def constrained_ssd(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most requested local SSD within the capacities (SSD classes only; ties to nodes, BB, less waste)."""
     if not instance.has_ssd:
         raise ParameterError("constrained-ssd needs an instance with capacity.ssd_classes")
-    return _single([max(pareto_front(instance), key=lambda p: (p.ssd, p.nodes, p.burst_buffer, -p.wasted_ssd))])
+    return _front_pick(instance, time_limit,
+                       lambda front: max(front, key=lambda p: (p.ssd, p.nodes, p.burst_buffer, -p.wasted_ssd)))
