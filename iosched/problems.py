@@ -82,7 +82,7 @@ register_problem(Problem(
 register_problem(Problem(
     name="forwarding",
     load=forwarding_instances.load,
-    evaluate=forwarding_eval.evaluate_any,
+    evaluate=forwarding_eval.evaluate,
     sense=lambda name: "min",
     bound=forwarding_models.lower_bound,
     bounds=forwarding_models.bounds,
@@ -127,7 +127,7 @@ def _filedomain_objective(evaluation, objective):
 register_problem(Problem(
     name="filedomain",
     load=filedomain_instances.load,
-    evaluate=filedomain_eval.evaluate_any,
+    evaluate=filedomain_eval.evaluate,
     sense=lambda name: "max" if name == "bandwidth" else "min",
     bound=_filedomain_bound,
     bounds=lambda inst: {"time_s": filedomain_models.time_bound(inst),

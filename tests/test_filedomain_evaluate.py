@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.evaluate.filedomain import Domains, evaluate, evaluate_any
+import iosched
+from iosched.errors import InstanceError
+from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, platform
 
 
@@ -95,7 +97,7 @@ def test_hand_computed_two_aggregators():
     assert ev.fluid_time == pytest.approx(25e-9)
     stripe = evaluate(inst, Domains(([[0, 15]], [[15, 40]]), io="stripe"))
     assert stripe.acquisitions == 5 and stripe.conflicts == 3  # calls: A 0,1; B 1,2,3
-    assert evaluate_any(inst, {"domains": [[[0, 15]], [[15, 40]]]}).time == ev.time
+    assert iosched.evaluate("filedomain", inst, {"domains": [[[0, 15]], [[15, 40]]]}).time == ev.time
 
 
 def test_token_hand_computed():
@@ -195,10 +197,15 @@ def test_violations(key):
     assert ev.to_dict()["time"] is None
 
 
-@pytest.mark.parametrize("solution", [{"domains": [[[100, 160]]], "io": "pipelined"}, {"domains": "all"},
-                                      {"domain": []}, [1, 2], {"domains": [[[100, 160]]], "extra": 1}])
-def test_malformed_json_is_infeasible(solution):
-    ev = evaluate_any(INST, solution)
+@pytest.mark.parametrize("solution", [{"domains": "all"}, {"domain": []}, [1, 2],
+                                      {"domains": [[[100, 160]]], "extra": 1}])
+def test_malformed_json_is_refused_naming_what_is_wrong(solution):
+    with pytest.raises(InstanceError, match="solution|domains|unknown field"):
+        iosched.evaluate("filedomain", INST, solution)
+
+
+def test_an_unknown_io_mode_in_json_is_infeasible():
+    ev = iosched.evaluate("filedomain", INST, {"domains": [[[100, 160]]], "io": "pipelined"})
     assert not ev.feasible and ev.violations
 
 
@@ -219,7 +226,7 @@ def test_any_non_finite_number_is_infeasible(dom, side, bad):
     else:
         domains.append([[bad, 0]])
     assert not evaluate(INST, Domains(tuple(domains))).feasible
-    assert not evaluate_any(INST, {"domains": domains}).feasible
+    assert not iosched.evaluate("filedomain", INST, {"domains": domains}).feasible  # the same as JSON
 
 
 def test_large_region_extent_count_is_independent_of_size():

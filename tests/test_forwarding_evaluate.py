@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import iosched
-from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, evaluate_any, node_times
+from iosched.errors import InstanceError
+from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, node_times
 from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Interference, Job, generate
 from iosched.models.forwarding import lower_bound
 
@@ -191,9 +192,9 @@ def test_the_same_allocation_unclaimed_is_fine():
                                       # a flag that is not true or false (NaN was read as false, and feasible)
                                       {"jobs": {"a": {"mapping": [[0, 256]], "dedicated": math.nan}}},
                                       {"jobs": {"a": {"mapping": [[0, 256]]}}, "avoid_anomalous": "yes"}])
-def test_malformed_json_solutions_are_infeasible(solution):
-    ev = evaluate_any(two_jobs(), solution)
-    assert not ev.feasible and ev.violations
+def test_malformed_json_solutions_are_refused_naming_what_is_wrong(solution):
+    with pytest.raises(InstanceError, match="solution must be|allocation"):
+        iosched.evaluate("forwarding", two_jobs(), solution)
 
 
 def test_json_solution_round_trip():
@@ -201,7 +202,7 @@ def test_json_solution_round_trip():
     alloc = Allocation({"a": ((2, 128), (3, 128)), "b": ((0, 256),)}, frozenset({"a"}), True)
     d = alloc.to_dict(inst)
     assert Allocation.from_dict(d) == alloc
-    assert evaluate_any(inst, d).to_dict() == evaluate(inst, alloc).to_dict()
+    assert iosched.evaluate("forwarding", inst, d).to_dict() == evaluate(inst, alloc).to_dict()
 
 
 @settings(max_examples=40, deadline=None)

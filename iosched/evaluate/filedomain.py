@@ -437,13 +437,3 @@ def _score(instance: FileDomainInstance, io: str, starts, ends, owners) -> Evalu
     ev.time = best
     ev.bandwidth = ev.data_bytes / best / GB if best > 0 else math.inf
     return ev
-
-
-def evaluate_any(instance: FileDomainInstance, solution) -> Evaluation:
-    """:func:`evaluate` of a Domains solution or of its JSON dict."""
-    if isinstance(solution, dict):
-        try:
-            solution = Domains.from_dict(solution)
-        except InstanceError as e:
-            return Evaluation(False, [Violation("malformed", str(e), 1)])
-    return evaluate(instance, solution)

@@ -278,13 +278,3 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
     ev.pool_nodes_used = len(pool)
     ev.job_times = placed_times
     return ev
-
-
-def evaluate_any(instance: ForwardingInstance, solution) -> Evaluation:
-    """:func:`evaluate` for anything: a dict is read as JSON (a malformed one is a violation)."""
-    if isinstance(solution, dict):
-        try:
-            solution = Allocation.from_dict(solution)
-        except InstanceError as e:
-            return Evaluation(False, [Violation("allocation", str(e)[:200], 1)])
-    return evaluate(instance, solution)

@@ -22,8 +22,16 @@ from iosched.core import CERTIFIED_GAP, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
-from iosched.heuristics.periodic import (Eps, KPrime, Seconds, Workers, compile_kernel, method_deadline, plan_search,
-                                       run_search)
+from iosched.heuristics.periodic import (
+    Eps,
+    KPrime,
+    Seconds,
+    Workers,
+    compile_kernel,
+    method_deadline,
+    plan_search,
+    run_search,
+)
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic import (
     _events,
