@@ -46,9 +46,19 @@ def test_period_grid_is_the_authors():
     assert all(b > a for a, b in zip(g, g[1:]))
 
 
-def test_workers_give_the_same_answer():
-    inst = paper_set(7)
-    assert search(inst, workers=2)["period"] == search(inst, workers=1)["period"]
+@pytest.mark.parametrize("k, threads", [(4, 3), (9, 1)])  # this one and the pool's two, or this one
+def test_workers_give_the_same_answer_and_threads_only_where_periods_take_long(monkeypatch, k, threads):
+    import threading
+
+    from iosched.heuristics import periodic
+
+    inst = paper_set(k)
+    one = search(inst, workers=1)
+    seen, counts_at = set(), periodic._counts_at
+    monkeypatch.setattr(periodic, "_counts_at", lambda task: seen.add(threading.get_ident()) or counts_at(task))
+    two = search(inst, workers=2)
+    assert two["period"] == one["period"] and two["trace"] == one["trace"]
+    assert len(seen) == threads  # set 9's periods take about 25 us each: a thread hand-off would cost more
 
 
 def test_rejects_bad_parameters():

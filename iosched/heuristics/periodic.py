@@ -442,6 +442,8 @@ MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
 TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
 READ_BACK = 7.0  # building the chosen pattern costs up to this many periods' kernel time (measured 4.7, margin)
+THREADS_FROM = 1e-4  # s: with workers > 1, threads build the periods once one takes this long (measured on
+# the paper's sets: periods of 20-80 us, sets 1 and 7-10, ran slower in two threads than in one)
 
 # parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
 KPrime = Annotated[float, Number(1)]
@@ -673,29 +675,27 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
         return True
 
     tasks = [(T, units, B, plan.precision) for T in grid]
-    if workers > 1 and len(tasks) > 1:
-        batch = 4 * workers
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for lo in range(0, len(tasks), batch):
-                if out_of_time(last):
-                    out["stopped"] = "time_limit"
-                    break
-                start = time.perf_counter()
-                results = list(pool.map(_counts_at, tasks[lo:lo + batch]))
-                took = time.perf_counter() - start
-                last = took + READ_BACK * took * workers / len(results)
-                if not all(take(t[0], *r) for t, r in zip(tasks[lo:lo + batch], results)):
-                    break
-    else:
-        for task in tasks:
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(tasks) > 1 else None
+    slow, i = 0, 0  # periods in a row that took THREADS_FROM or longer
+    try:
+        while i < len(tasks):
             if out_of_time(last):
                 out["stopped"] = "time_limit"
                 break
+            # periods grow with T; threads join once three in a row took long enough to pay for the hand-off
+            chunk = tasks[i:i + 4 * workers] if pool is not None and slow >= 3 else tasks[i:i + 1]
             start = time.perf_counter()
-            code, counts = _counts_at(task)
-            last = (1 + READ_BACK) * (time.perf_counter() - start)
-            if not take(task[0], code, counts):
+            results = list(pool.map(_counts_at, chunk)) if len(chunk) > 1 else [_counts_at(chunk[0])]
+            took = time.perf_counter() - start
+            per_period = took * (workers if len(chunk) > 1 else 1) / len(chunk)
+            slow = slow + 1 if per_period >= THREADS_FROM else 0
+            last = took + READ_BACK * per_period
+            if not all(take(t[0], *r) for t, r in zip(chunk, results)):
                 break
+            i += len(chunk)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     best_se, T_se = -1.0, None
     for T, counts in trace:
         if min(counts) > 0 and sys_efficiency(instance, counts, T) > best_se + 1e-6:
