@@ -211,11 +211,17 @@ def cmd_compile(args) -> int:
     for m in sorted(METHODS.values(), key=lambda m: (m.problem, m.name)):
         if m.prepare is not None:
             steps.setdefault(m.prepare, []).append(f"{m.problem}/{m.name}")
+    failed = False
     for prepare, names in steps.items():
         start = perf_counter()
-        prepare()
+        try:
+            prepare()
+        except Exception as e:  # the others may still work: say which failed, go on, exit 1
+            failed = True
+            print(f"{', '.join(names)}: failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            continue
         print(f"{', '.join(names)}: ready in {perf_counter() - start:.1f} s", flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_reproduce(args) -> int:

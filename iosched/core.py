@@ -256,17 +256,22 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         if isinstance(profile, str):
             load_profile(profile)
     start = time.perf_counter()
-    prepare_time = None
-    try:
-        if m.prepare is not None:
+    prepare_time, out = None, None
+    if m.prepare is not None:
+        try:
             m.prepare()
-            prepare_time = time.perf_counter() - start
-            start = time.perf_counter()
-        out = m.run(instance, **params)
-    except ParameterError:
-        raise
-    except Exception as e:  # a failing method is a result (status error), not a crash
-        out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
+        except Exception as e:  # no kernel, no run: an error result that says which step failed
+            out = MethodOutput(None, Status.ERROR,
+                               info={"error": f"the method's preparation failed: {type(e).__name__}: {e}"})
+        prepare_time = time.perf_counter() - start
+        start = time.perf_counter()
+    if out is None:
+        try:
+            out = m.run(instance, **params)
+        except ParameterError:
+            raise
+        except Exception as e:  # a failing method is a result (status error), not a crash
+            out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
     method_time = time.perf_counter() - start
     sense = prob.sense(m.objective)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None

@@ -62,9 +62,22 @@ def test_compile_readies_every_kernel_ahead_of_a_solve(capsys):
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2 and all(" ready in " in line for line in lines)
     assert "periodic/persched," in lines[0] and "periodic/trace-compact" in lines[0]
-    assert lines[1].startswith("window/exact:")
+    assert lines[1].startswith("window/constrained-bb, ") and "window/weighted: ready" in lines[1]
     code, out, _ = run(capsys, "solve", "periodic", "paper:set9", "--method", "persched")
     assert code == 0 and "before it, the method's preparation" in out
+
+
+def test_compile_says_which_preparation_failed_and_exits_1(capsys, monkeypatch):
+    from iosched.core import METHODS, register
+
+    def broken():
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setitem(METHODS, "window/_test", None)
+    register("window", "_test", objective="hypervolume", prepare=broken)(lambda instance: None)
+    code, out, err = run(capsys, "compile")
+    assert code == 1 and "window/_test: failed: RuntimeError: no compiler" in err
+    assert "periodic/persched," in out and "window/exact" in out  # the others were still readied
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -150,4 +150,5 @@ def test_a_methods_preparation_runs_before_its_clock_and_a_failing_one_is_an_err
 
     register("filedomain", "_test", objective="time", prepare=broken_prepare)(method)
     r = iosched.solve("filedomain", "paper:fig2", "_test")
-    assert r.status == "error" and "no compiler" in r.info["error"] and calls.count("run") == 1
+    assert r.status == "error" and r.info["error"] == "the method's preparation failed: RuntimeError: no compiler"
+    assert calls.count("run") == 1 and r.prepare_time_s is not None

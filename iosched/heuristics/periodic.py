@@ -442,8 +442,8 @@ MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
 TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
 READ_BACK = 7.0  # building the chosen pattern costs up to this many periods' kernel time (measured 4.7, margin)
-THREADS_FROM = 1e-4  # s: with workers > 1, threads build the periods once one takes this long (measured on
-# the paper's sets: periods of 20-80 us, sets 1 and 7-10, ran slower in two threads than in one)
+THREADS_FROM = 2e-4  # s: with workers > 1, threads build the periods once three in a row took this long
+# (measured: the paper's sets 1 and 7-10, periods of 10-140 us, ran slower in two threads than in one)
 
 # parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
 KPrime = Annotated[float, Number(1)]

@@ -453,7 +453,7 @@ def bin_packing_method(instance: WindowInstance, normalise: Normalise = "free") 
     return _single(bin_packing(instance, normalise))
 
 
-@register("window", "weighted", objective="hypervolume")
+@register("window", "weighted", objective="hypervolume", prepare=load_front_kernels)
 def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None,
              normalise: Normalise = "free", time_limit: Seconds = 60) -> MethodOutput:
     """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly
@@ -479,20 +479,20 @@ def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Numb
     return _front_pick(instance, time_limit, best)
 
 
-@register("window", "constrained-cpu", objective="hypervolume")
+@register("window", "constrained-cpu", objective="hypervolume", prepare=load_front_kernels)
 def constrained_cpu(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most nodes within the capacities (ties to more burst buffer, then the SSD objectives), exactly."""
     return _front_pick(instance, time_limit, lambda front: max(front, key=lambda p: p.vector()))
 
 
-@register("window", "constrained-bb", objective="hypervolume")
+@register("window", "constrained-bb", objective="hypervolume", prepare=load_front_kernels)
 def constrained_bb(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most burst buffer within the capacities (ties to more nodes, then the SSD objectives), exactly."""
     return _front_pick(instance, time_limit,
                        lambda front: max(front, key=lambda p: (p.burst_buffer, p.nodes, p.ssd, -p.wasted_ssd)))
 
 
-@register("window", "constrained-ssd", objective="hypervolume")
+@register("window", "constrained-ssd", objective="hypervolume", prepare=load_front_kernels)
 def constrained_ssd(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most requested local SSD within the capacities (SSD classes only; ties to nodes, BB, less waste)."""
     if not instance.has_ssd:
