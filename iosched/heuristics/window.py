@@ -343,7 +343,8 @@ Normalise = Annotated[str, OneOf(("free", "machine"))]
 
 
 def load_front_kernels() -> None:
-    """Compile (or load from numba's cache) the exact front's kernels: ``window/exact``'s prepare."""
+    """Compile (or load from numba's cache) the exact front's kernels: the ``prepare`` of the
+    methods built on the front (exact, weighted, constrained-*)."""
     import_module("iosched.models._window_kernels")
 
 

@@ -1,6 +1,7 @@
 """The numba kernels of the exact window front, imported only when a front is computed
 (``import iosched`` does not load numba). Each has its one signature, so importing this module
-compiles them (or loads them from numba's cache): ``window/exact`` imports it as its ``prepare``."""
+compiles them (or loads them from numba's cache): the methods built on the front import it as their
+``prepare`` (:func:`iosched.heuristics.window.load_front_kernels`)."""
 
 from __future__ import annotations
 
