@@ -34,7 +34,7 @@ import time
 from iosched.evaluate.window import front_quality
 from iosched.heuristics.window import bbsched_ga, decide, nsga2
 from iosched.instances.window import generate
-from iosched.models.window import _FRONTS, pareto_front
+from iosched.models.window import clear_front_cache, pareto_front
 
 
 def timed(fn, *args, **kw):
@@ -86,7 +86,7 @@ def ties(args) -> None:
         rows = []
         for seed in range(args.seeds):
             inst = generate(seed, w, mix=args.mix)
-            _FRONTS.clear()
+            clear_front_cache()
             front, t_front, _ = timed(pareto_front, inst)
             chosen, t_decide, _ = timed(decide, inst, front)
             earliest, t_ties, _ = timed(earliest_subset, inst, chosen)

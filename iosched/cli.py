@@ -295,6 +295,7 @@ def cmd_report(args) -> int:
 def cmd_simulate(args) -> int:
     """Simulate a trace (extended SWF, or generate:SEED[:JOBS]); per-job records, summary and plots in --out."""
     from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
+    from iosched.instances.window import THETA_NODES
     from iosched.validate import integer
 
     if args.burst_buffer is not None:  # checked here too: a generated trace without --mix would not read it
@@ -306,7 +307,7 @@ def cmd_simulate(args) -> int:
         parts = args.trace.split(":")[1:]
         if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
             raise ParameterError(f"generated traces are generate:SEED[:JOBS], got {args.trace!r}")
-        trace = generate(*[int(p) for p in parts], nodes=4392 if args.nodes is None else args.nodes)
+        trace = generate(*[int(p) for p in parts], nodes=THETA_NODES if args.nodes is None else args.nodes)
     else:
         trace = read_swf(args.trace, nodes=args.nodes, burst_buffer=args.burst_buffer)
     if args.jobs is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from iosched import validate
 from iosched.batch.metrics import summary
 from iosched.batch.simulator import simulate
-from iosched.batch.workload import Trace, apply_mix, generate, read_swf
+from iosched.batch.workload import THETA_NODES, Trace, apply_mix, generate, read_swf
 from iosched.errors import InstanceError, ParameterError
 
 THETA_PLACES = ("../shared/data/theta-2022.swf", "/work/shared/data/theta-2022.swf")  # beside the checkout
@@ -34,7 +34,7 @@ def workload(kind: str, mix: str, jobs: int, seed: int = 0, theta: str | Path | 
     validate.choice("kind", kind, ("theta", "generated"), error=ParameterError)
     if kind == "theta":
         path = Path(theta) if theta is not None else theta_log()
-        return apply_mix(read_swf(path, nodes=4392).head(jobs), mix, seed=seed), "wfp"
+        return apply_mix(read_swf(path, nodes=THETA_NODES).head(jobs), mix, seed=seed), "wfp"
     return apply_mix(generate(seed, jobs=jobs), mix, seed=seed), "fcfs"
 
 

@@ -23,18 +23,17 @@ import numpy as np
 
 from iosched import validate
 from iosched.errors import InstanceError
+from iosched.instances import window as _window
+from iosched.instances.window import SSD_MIXES, THETA_BB_GB, THETA_NODES  # Theta's 4,392 nodes, 1.26 PB
 
 FIELDS = ("job", "submit", "wait", "run", "allocated", "cpu", "memory", "requested", "requested_time",
           "requested_memory", "status", "user", "group", "executable", "queue", "partition", "preceding",
           "think")
 EXTRA = ("burst_buffer", "ssd_per_node")  # columns 19 and 20
-THETA_NODES = 4392  # Theta's compute nodes (Table 2 of the paper; the CQSim fork's header says 4,360)
-THETA_BB_GB = 1_260_000  # the projected shared burst buffer of Table 2 (1.26 PB), as in iosched.instances.window
 MAX_REQUEST_GB = 285_000  # the largest Theta request of the paper (Table 2: BB range up to 285 TB)
-MIXES = {  # the paper's S1-S4: share of jobs given a BB request, smallest request (GB)
-    "S1": (0.50, 5_000), "S2": (0.75, 5_000), "S3": (0.50, 20_000), "S4": (0.75, 20_000),
-}
-SSD_MIXES = {"S5": 0.20, "S6": 0.50, "S7": 0.80}  # share of jobs needing 129-256 GB per node (the rest 1-128)
+# the paper's S1-S4 (share of jobs given a BB request, smallest request in GB): the window instances' table;
+# S5-S7 leave the burst buffer as it is here and only draw SSD per node (SSD_MIXES)
+MIXES = {mix: _window.MIXES[mix] for mix in ("S1", "S2", "S3", "S4")}
 
 
 @dataclass(frozen=True)
@@ -139,8 +138,8 @@ def read_swf(path: str | Path, nodes: int | None = None, burst_buffer: int | Non
     extra = np.array(extras, dtype=np.int64)
     ids = fields[:, 0]
     if len(np.unique(ids)) != len(ids):
-        uniq, first = np.unique(ids, return_index=True)
-        dup = next(k for k in range(len(ids)) if k not in set(first.tolist()))
+        _, first = np.unique(ids, return_index=True)
+        dup = np.setdiff1d(np.arange(len(ids)), first)[0]  # the first row repeating an earlier job number
         raise InstanceError(f"{path.name}: job number {ids[dup]} appears twice (field 1, job)")
     cap_nodes = nodes if nodes is not None else header.get("MaxNodes")
     if cap_nodes is None:
