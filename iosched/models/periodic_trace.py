@@ -22,6 +22,7 @@ from iosched.core import CERTIFIED_GAP, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
+from iosched.fluid import priority_fill
 from iosched.heuristics.periodic import (
     Eps,
     KPrime,
@@ -115,22 +116,19 @@ def fluid_starts(instance: PeriodicInstance, priority: str, stagger: float, cycl
             waiting.sort(key=lambda k: (requested[k], k))
         else:
             waiting.sort(key=lambda k: (-rho[k] * t / (apps[k].work * (done[k] + 1)), requested[k], k))
-        rates = {}
-        left = B
-        for k in waiting:
-            rates[k] = min(caps[k], left)
-            left -= rates[k]
+        rates = priority_fill(caps, waiting, B)
         step = min([e - t for e in compute_end if e < math.inf]
-                   + [remaining[k] / r for k, r in rates.items() if r > 0])
+                   + [remaining[k] / rates[k] for k in waiting if rates[k] > 0])
         step = max(step, 0.0)
-        for k, r in rates.items():
-            remaining[k] -= r * step
+        for k in waiting:
+            remaining[k] -= rates[k] * step
         t += step
+        was_waiting = set(waiting)
         for k in range(K):
             if compute_end[k] <= t:
                 compute_end[k] = math.inf
                 remaining[k], requested[k] = apps[k].io_volume, t
-            elif k in rates and remaining[k] <= 1e-12 * apps[k].io_volume:
+            elif k in was_waiting and remaining[k] <= 1e-12 * apps[k].io_volume:
                 remaining[k], requested[k] = 0.0, math.inf
                 done[k] += 1
                 starts[k].append(t)
