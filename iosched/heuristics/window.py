@@ -360,6 +360,7 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
     the result is ``time_limit`` with the front points proved so far (each at zero gap). Sizes the
     dp cannot pack into 63 bits go to cpsat (said in ``info["engine"]``).
     """
+    scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the front
     deadline, fallback = Deadline(load_profile(profile).time_limit), ""
     if engine == "dp":
         try:
@@ -399,6 +400,7 @@ def ga_method(instance: WindowInstance, generations: Generations = 500, populati
 
     ``init``: the first generation, random maximal selections (``greedy``) or one job per row
     (``one-job``, the authors' code); see :func:`initial_rows`."""
+    scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
     return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init),
                       generations, compare, decision, normalise)
 
@@ -418,6 +420,7 @@ def nsga2_method(instance: WindowInstance, generations: Generations = 500, popul
                  seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
               init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
     """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s."""
+    scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
     return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init),
                       generations, compare, decision, normalise)
 
@@ -465,6 +468,7 @@ def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Numb
     built on the exact front, it gives no selection (status time_limit) when the front takes
     more than time_limit s.
     """
+    scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the front
     weight = node_weight if node_weight is not None else (0.25 if instance.has_ssd else 0.5)
 
     def best(front):
