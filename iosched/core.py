@@ -7,6 +7,7 @@ solution through the problem's one evaluator, and attaches the bound and gap.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import math
 import time
@@ -119,6 +120,9 @@ class Method:
 
 
 PROBLEMS: dict[str, Problem] = {}
+# perf_counter() when solve started the running method's clock (None outside solve): the origin of
+# solvers.Deadline.for_method, so a method's budget covers what ran before its first line
+METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_method_start", default=None)
 METHODS: dict[str, Method] = {}
 
 
@@ -266,12 +270,15 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
     if out is None:
+        token = METHOD_START.set(start)
         try:
             out = m.run(instance, **params)
         except ParameterError:
             raise
         except Exception as e:  # a failing method is a result (status error), not a crash
             out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
+        finally:
+            METHOD_START.reset(token)
     method_time = time.perf_counter() - start
     sense = prob.sense(m.objective)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None

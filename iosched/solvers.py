@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iosched import validate
-from iosched.core import Status, relative_gap
+from iosched.core import METHOD_START, Status, relative_gap
 from iosched.errors import ParameterError
 
 _KEYS = {"time_limit", "rel_gap", "threads", "seed", "highs", "cpsat"}
@@ -40,12 +40,20 @@ class Deadline:
     """A method's wall-clock budget (s): every solver call and loop inside the method shares it.
 
     ``profile.time_limit`` is a limit per method, not per solver call: a method makes one
-    ``Deadline(profile.time_limit)`` and hands ``deadline.limit(profile)`` to each solve.
+    deadline (:meth:`for_method`) and hands ``deadline.limit(profile)`` to each solve.
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, start: float | None = None):
         self.seconds = seconds
-        self.end = time.perf_counter() + seconds
+        self.end = (time.perf_counter() if start is None else start) + seconds
+
+    @classmethod
+    def for_method(cls, time_limit: float | None = None, profile: str = "default") -> Deadline:
+        """The running method's budget: ``time_limit`` s (None: the profile's ``time_limit``),
+        counted from when :func:`iosched.solve` started the method's clock (from now when the
+        method is called directly), so work done before the method's first line counts."""
+        seconds = load_profile(profile).time_limit if time_limit is None else time_limit
+        return cls(seconds, METHOD_START.get())
 
     def remaining(self) -> float:
         return max(0.0, self.end - time.perf_counter())

@@ -167,6 +167,10 @@ class ListOf:
 
 CHECKS = (Integer, Number, OneOf, Boolean, ListOf)
 
+# A method's wall-clock budget in seconds; None: the default profile's time_limit
+# (see solvers.Deadline.for_method, which every method's loops check)
+TimeLimit = typing.Annotated[float | None, Number(0, 10**7, lo_open=True)]
+
 
 def check_params(fn, params: dict, label: str) -> None:
     """Check ``params`` against the ``Annotated`` checks in ``fn``'s signature (ParameterError naming

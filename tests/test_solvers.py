@@ -132,3 +132,32 @@ def test_a_named_profile_file_must_exist(monkeypatch, tmp_path, capsys):
     # through the CLI: exit 2 before the method runs, naming the variable
     assert main(["solve", "window", "paper:example", "--method", "exact", "--param", "engine=milp"]) == 2
     assert "IOSCHED_SOLVERS" in capsys.readouterr().err
+
+
+def test_a_methods_deadline_counts_from_when_solve_started_its_clock():
+    """Deadline.for_method inside a method run by iosched.solve starts at solve's clock, not at
+    the method's first line: work before it (here a sleep standing for a slow set-up) counts."""
+    import time
+
+    from iosched import core
+    from iosched.core import MethodOutput, register, solve
+    from iosched.solvers import Deadline
+
+    seen = {}
+
+    @register("window", "_deadline_probe", objective="hypervolume")
+    def probe(instance):
+        seen["before"] = Deadline.for_method(5.0).remaining()
+        time.sleep(0.05)
+        seen["after"] = Deadline.for_method(5.0).remaining()
+        seen["default"] = Deadline.for_method().seconds
+        return MethodOutput(None, Status.ERROR)
+
+    try:
+        solve("window", "paper:example", "_deadline_probe")
+    finally:
+        core.METHODS.pop("window/_deadline_probe", None)
+    assert seen["after"] <= seen["before"] - 0.05  # one budget, whenever it is asked for
+    assert seen["default"] == load_profile("default").time_limit
+    assert core.METHOD_START.get() is None  # reset after the method
+    assert Deadline.for_method(5.0).remaining() > 4.9  # outside solve: from now
