@@ -26,10 +26,18 @@ def evaluate(problem: str, instance, solution):
     return prob.evaluate(prob.read_instance(instance), prob.read_solution(solution))
 
 
+def plot(problem: str, instance, solution, path=None, title: str = ""):
+    """The picture of ``solution`` on ``instance`` as a matplotlib Figure, saved to ``path`` (png,
+    svg, pdf ...) when given; instance and solution may be JSON dicts (see iosched.plots)."""
+    from iosched.plots import plot as draw
+
+    return draw(problem, instance, solution, path, title)
+
+
 def methods(problem: str) -> list[str]:
     """Names of the registered methods of ``problem``."""
     return sorted(m.name for m in METHODS.values() if m.problem == problem)
 
 
-__all__ = ["load_instance", "evaluate", "methods", "solve", "Result", "Status",
+__all__ = ["load_instance", "evaluate", "plot", "methods", "solve", "Result", "Status",
            "InstanceError", "ParameterError", "__version__"]

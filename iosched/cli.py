@@ -118,11 +118,9 @@ def cmd_solve(args) -> int:
               f"bound {res.bound_time_s:.3f} s{prepared})")
     if args.plot:
         if res.solution is None:
-            print("no solution to plot", file=sys.stderr)
+            print(f"iosched: {res.status.value} without a solution: no plot written", file=sys.stderr)
         else:
-            from importlib import import_module
-
-            import_module(f"iosched.plots.{args.problem}").plot(inst, res.solution, args.plot)
+            res.plot(args.plot)
     return 0 if res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) else 1
 
 

@@ -211,6 +211,20 @@ class Result:
     method_time_s: float | None = None  # the method alone: what compares methods
     bound_time_s: float | None = None  # the problem's bound
     prepare_time_s: float | None = None  # the method's one-off preparation, before its clock (see register)
+    instance_data: Any = field(default=None, repr=False, compare=False)  # the instance object (for plot)
+
+    def plot(self, path=None, title: str | None = None):
+        """The solution's picture (a matplotlib Figure), saved to ``path`` too when given; the
+        title names the instance, the method and the status. A result without a solution (an
+        error, or a time limit that found nothing) has nothing to draw: ParameterError."""
+        if self.solution is None:
+            raise ParameterError(f"{self.problem}/{self.method} on {self.instance} ended {self.status.value} "
+                                 f"without a solution: nothing to plot")
+        from iosched.plots import plot
+
+        if title is None:
+            title = f"{self.instance}: {self.method} ({self.status.value})"
+        return plot(self.problem, self.instance_data, self.solution, path, title)
 
     def to_dict(self, instance=None) -> dict:
         prob = get_problem(self.problem)
@@ -311,4 +325,4 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         out.info["optimal"] = "certified: the evaluated value meets the proven bound"
     return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
                   objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
-                  out.info, method_time, bound_time, prepare_time)
+                  out.info, method_time, bound_time, prepare_time, instance)

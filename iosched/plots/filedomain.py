@@ -9,21 +9,20 @@ Only the first ``max_rounds`` rounds of the region are drawn.
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Patch, Rectangle  # noqa: E402
-
-from iosched.evaluate.filedomain import (  # noqa: E402
+from iosched.evaluate.filedomain import (
     Domains,
     data_pieces,
     evaluate,
     server_runs,
     shared_units,
 )
-from iosched.instances.filedomain import FileDomainInstance  # noqa: E402
+from iosched.instances.filedomain import FileDomainInstance
+from iosched.plots import figure, finish
 
 
 def draw(ax, instance: FileDomainInstance, solution: Domains, title: str = "", max_rounds: int = 64) -> None:
@@ -42,7 +41,7 @@ def draw(ax, instance: FileDomainInstance, solution: Domains, title: str = "", m
     srv, obj_s, obj_e, own = server_runs(instance, starts, ends, owners)
     x0, x1 = obj_s / w - r0, obj_e / w - r0
     keep = x0 < r1 - r0
-    cmap = plt.get_cmap("tab20" if instance.aggregators > 10 else "tab10")
+    cmap = colormaps["tab20" if instance.aggregators > 10 else "tab10"]
     for s, a, b, o in zip(srv[keep], x0[keep], np.minimum(x1[keep], r1 - r0), own[keep]):
         ax.add_patch(Rectangle((a, s - 0.4), b - a, 0.8, color=cmap(int(o) % cmap.N), lw=0))
     rounds = r1 - r0
@@ -79,11 +78,9 @@ def draw(ax, instance: FileDomainInstance, solution: Domains, title: str = "", m
                  fontsize=9)
 
 
-def plot(instance: FileDomainInstance, solution: Domains, path: str, title: str = "") -> None:
+def plot(instance: FileDomainInstance, solution: Domains, path=None, title: str = "") -> Figure:
     """Save the servers x rounds picture of ``solution`` to ``path``."""
     rounds = min(64, -(-instance.stripes // instance.stripe_count) + 1)
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.5 + 0.35 * rounds), 1.2 + 0.35 * min(instance.stripe_count, 32)))
+    fig, ax = figure(figsize=(max(5.0, 1.5 + 0.35 * rounds), 1.2 + 0.35 * min(instance.stripe_count, 32)))
     draw(ax, instance, solution, title or instance.name)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return finish(fig, path)

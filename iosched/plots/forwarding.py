@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import matplotlib
+from matplotlib import colormaps
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
-
-from iosched.evaluate.forwarding import Allocation, evaluate  # noqa: E402
-from iosched.instances.forwarding import ForwardingInstance  # noqa: E402
+from iosched.evaluate.forwarding import Allocation, evaluate
+from iosched.instances.forwarding import ForwardingInstance
+from iosched.plots import figure, finish
 
 
-def plot(instance: ForwardingInstance, allocation: Allocation, path: str, title: str = "") -> None:
+def plot(instance: ForwardingInstance, allocation: Allocation, path=None, title: str = "") -> Figure:
     """Save to ``path``: top, the machine's compute nodes (jobs placed in colour, running jobs grey) joined to the
     forwarding nodes serving them (default service, then the pool; anomalous ones marked x); bottom, each
     placed job's I/O time beside its time on its own links (log scale)."""
     ev = evaluate(instance, allocation)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7), gridspec_kw={"height_ratios": [3, 2]})
+    fig, (top, bottom) = figure(2, 1, figsize=(11, 7), gridspec_kw={"height_ratios": [3, 2]})
     order = sorted(instance.forwarding_nodes, key=lambda f: (f.service != "default", f.id))
     xf = {f.id: (i + 0.5) / len(order) for i, f in enumerate(order)}
-    colours = plt.get_cmap("tab20")
+    colours = colormaps["tab20"]
     colour = {j.id: colours(i % 20) for i, j in enumerate(instance.jobs)}
 
     def links(job, groups, c, width, alpha):
@@ -70,6 +69,4 @@ def plot(instance: ForwardingInstance, allocation: Allocation, path: str, title:
         bottom.axis("off")
         bottom.text(0.5, 0.5, "infeasible: " + "; ".join(str(v) for v in ev.violations[:3]), ha="center",
                     wrap=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return finish(fig, path)

@@ -4,14 +4,13 @@ below, the jobs queued and running (as the seed's Figure 6)."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from iosched.evaluate.malleable import Schedule  # noqa: E402
-from iosched.instances.malleable import MalleableInstance  # noqa: E402
+from iosched.evaluate.malleable import Schedule
+from iosched.instances.malleable import MalleableInstance
+from iosched.plots import figure, finish
 
 PER_JOB = 40  # up to this many jobs, one layer each; beyond, one layer per application
 
@@ -31,11 +30,11 @@ def _layers(instance: MalleableInstance, schedule: Schedule):
     return times, grouped, apps, jobs, held
 
 
-def plot(instance: MalleableInstance, schedule: Schedule, path: str, title: str = "") -> None:
+def plot(instance: MalleableInstance, schedule: Schedule, path=None, title: str = "") -> Figure:
     """Save the picture of ``schedule`` to ``path`` (png, svg or pdf)."""
     times, layers, labels, jobs, held = _layers(instance, schedule)
-    fig, (ax, bx) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
-    colours = plt.get_cmap("tab20" if len(labels) > 10 else "tab10")
+    fig, (ax, bx) = figure(2, 1, figsize=(11, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    colours = colormaps["tab20" if len(labels) > 10 else "tab10"]
     bottom = np.zeros(len(times))
     for k, (row, label) in enumerate(zip(layers, labels)):
         ax.fill_between(times, bottom, bottom + row, step="post", color=colours(k % colours.N), linewidth=0,
@@ -79,6 +78,4 @@ def plot(instance: MalleableInstance, schedule: Schedule, path: str, title: str 
     bx.set_xlabel("time (s)")
     bx.legend(loc="upper right", fontsize=7)
     ax.set_title(title or f"{instance.name}: {len(jobs)} jobs on {instance.nodes} nodes")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return finish(fig, path, dpi=110)

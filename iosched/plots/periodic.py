@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-import matplotlib
+from matplotlib import colormaps
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from iosched.errors import ParameterError  # noqa: E402
-from iosched.evaluate.periodic import Pattern, Trace  # noqa: E402
-from iosched.fluid import Segment, cyclic_load  # noqa: E402
-from iosched.instances.periodic import PeriodicInstance  # noqa: E402
+from iosched.errors import ParameterError
+from iosched.evaluate.periodic import Pattern, Trace
+from iosched.fluid import Segment, cyclic_load
+from iosched.instances.periodic import PeriodicInstance
+from iosched.plots import figure, finish
 
 
 def _wrapped(start: float, length: float, T: float) -> list[tuple[float, float]]:
@@ -25,7 +24,7 @@ def _wrapped(start: float, length: float, T: float) -> list[tuple[float, float]]
 MAX_SEGMENTS = 200_000  # I/O segments drawn; beyond, the figure would take minutes and say nothing
 
 
-def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path: str, title: str = "") -> None:
+def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path=None, title: str = "") -> Figure:
     """Save a two-panel figure of ``pattern`` to ``path`` (PNG, SVG or PDF by extension).
 
     A :class:`Trace` (the online baselines) is drawn on its timeline [0, horizon].
@@ -42,9 +41,9 @@ def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path: str, title:
         raise ParameterError(f"the solution has {segments_in_all} I/O segments, more than the {MAX_SEGMENTS} a plot "
                              f"draws")
     apps = instance.applications
-    fig, (gantt, bw) = plt.subplots(2, 1, sharex=True, figsize=(11, 2.2 + 0.35 * len(apps) + 2.5),
+    fig, (gantt, bw) = figure(2, 1, sharex=True, figsize=(11, 2.2 + 0.35 * len(apps) + 2.5),
                                     gridspec_kw={"height_ratios": [max(len(apps), 2), 3]})
-    colors = plt.get_cmap("tab20").colors
+    colors = colormaps["tab20"].colors
     segments = []
     for k, (app, insts) in enumerate(zip(apps, pattern.applications)):
         color = colors[k % len(colors)]
@@ -67,8 +66,6 @@ def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path: str, title:
     bw.axhline(instance.platform.bandwidth, color="tab:red", linestyle="--", label="B")
     bw.set_xlim(0, T)
     bw.set_xlabel("time (s)" if isinstance(pattern, Trace) else "time in the period (s)")
-    bw.set_ylabel("data/s")
+    bw.set_ylabel("I/O bandwidth (GB/s)")  # the instance's volume unit per second: GB/s in the paper's
     bw.legend(loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return finish(fig, path)

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from iosched.evaluate.window import Selection, evaluate, utilisations  # noqa: E402
-from iosched.instances.window import WindowInstance  # noqa: E402
-from iosched.models.window import pareto_front  # noqa: E402
+from iosched.evaluate.window import Selection, evaluate, utilisations
+from iosched.instances.window import WindowInstance
+from iosched.models.window import pareto_front
+from iosched.plots import figure, finish
 
 
-def plot(instance: WindowInstance, selection: Selection, path: str, title: str = "") -> None:
-    """Save the fronts in (node utilisation, burst buffer utilisation) to ``path``."""
+def plot(instance: WindowInstance, selection: Selection, path=None, title: str = "") -> Figure:
+    """The exact front, the method's front and the chosen point in (node, burst buffer) utilisation,
+    the axes zoomed on the points; saved to ``path`` when given."""
     exact = utilisations(instance, [(p.nodes, p.burst_buffer) for p in pareto_front(instance)])
-    fig, ax = plt.subplots(figsize=(6, 5))
+    fig, ax = figure(figsize=(6, 5))
     order = exact[:, 0].argsort()
     ax.plot(exact[order, 0], exact[order, 1], color="0.6", zorder=1)
     ax.scatter(exact[:, 0], exact[:, 1], s=60, facecolors="none", edgecolors="k", label="exact front", zorder=2)
@@ -27,10 +27,11 @@ def plot(instance: WindowInstance, selection: Selection, path: str, title: str =
                label=f"chosen: {len(selection.selected)} jobs", zorder=4)
     ax.set_xlabel("node utilisation")
     ax.set_ylabel("burst buffer utilisation")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
+    points = np.vstack([exact, [[ev.node_utilization, ev.bb_utilization]]] + ([found] if selection.front else []))
+    for axis, lo, hi in ((ax.set_xlim, points[:, 0].min(), points[:, 0].max()),
+                         (ax.set_ylim, points[:, 1].min(), points[:, 1].max())):
+        pad = max(0.02, 0.1 * (hi - lo))  # zoomed on the points: fronts are often a corner of [0, 1]^2
+        axis(max(-0.02, lo - pad), min(1.02, hi + pad))
     ax.set_title(title or f"{instance.name}: {len(instance.jobs)} jobs")
     ax.legend(loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return finish(fig, path)

@@ -1,0 +1,55 @@
+"""Writing files whole or not at all: everything the package writes goes through here.
+
+A file is written to a temporary name in its own folder and renamed onto its name once
+complete (``os.replace``, atomic on one file system), so a full disk, a read-only folder or a
+crash never leaves a partial or empty file under the name. A failure removes the temporary
+file and raises :class:`OutputError` naming the path and the cause (the CLI exits 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from iosched.errors import OutputError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffixes, so writers that go by the extension still
+    do); renamed onto ``path`` when the block ends without an error, removed otherwise."""
+    target = Path(path)
+    folder = target.parent
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp" + "".join(target.suffixes))
+        os.close(fd)
+    except OSError as e:
+        raise OutputError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """``text`` (UTF-8) into ``path``, whole or not at all."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def save_figure(fig, path: str | Path, dpi: int = 120) -> Path:
+    """A matplotlib figure into ``path`` (the format from its extension), whole or not at all."""
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=target.suffix.lstrip(".").lower() or None)
+    return target
