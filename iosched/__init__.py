@@ -7,7 +7,7 @@
 """
 
 from iosched import problems as _problems  # noqa: F401  (registers problems and methods)
-from iosched.core import METHODS, Result, Status, get_problem, solve
+from iosched.core import METHODS, Result, Status, describe, get_problem, solve
 from iosched.errors import InstanceError, ParameterError
 
 __version__ = "0.1.0"
@@ -39,5 +39,5 @@ def methods(problem: str) -> list[str]:
     return sorted(m.name for m in METHODS.values() if m.problem == problem)
 
 
-__all__ = ["load_instance", "evaluate", "plot", "methods", "solve", "Result", "Status",
+__all__ = ["load_instance", "evaluate", "plot", "methods", "describe", "solve", "Result", "Status",
            "InstanceError", "ParameterError", "__version__"]

@@ -15,8 +15,9 @@ import os
 import sys
 from pathlib import Path
 
-from iosched.core import METHODS, PROBLEMS, Status, get_method, get_problem, solve
-from iosched.errors import InstanceError, ParameterError
+from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
+from iosched.errors import InstanceError, OutputError, ParameterError
+from iosched.files import atomic_path, write_text
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -27,6 +28,19 @@ def _param(text: str) -> tuple[str, object]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+    except ValueError:  # an integer beyond Python's digit limit
+        raise ParameterError(f"--param {key}: a number of more than {sys.get_int_max_str_digits()} digits") from None
+
+
+def _params(texts: list[str]) -> dict:
+    """``--param key=value`` options as a dict; a key given twice is refused (which one was meant?)."""
+    params: dict = {}
+    for text in texts:
+        key, value = _param(text)
+        if key in params:
+            raise ParameterError(f"--param {key} is given twice ({params[key]!r} and {value!r}): give it once")
+        params[key] = value
+    return params
 
 
 def _dump(obj) -> str:
@@ -83,9 +97,8 @@ def _writable(path: str | None, option: str, formats: tuple[str, ...] = ()) -> N
 def cmd_solve(args) -> int:
     _writable(args.plot, "--plot", PLOT_FORMATS)
     _writable(args.output, "-o/--output")
-    prob = get_problem(args.problem)
-    inst = prob.read_instance(args.instance)
-    params = dict(_param(p) for p in args.param)
+    get_problem(args.problem)
+    params = _params(args.param)
     if "seed" in params:
         raise ParameterError("give the seed with --seed, not --param seed=...")
     if args.profile:
@@ -93,11 +106,10 @@ def cmd_solve(args) -> int:
             raise ParameterError(f"{args.problem}/{args.method} runs no solver; --profile does not apply")
         params["profile"] = args.profile
     with _stdout_to_stderr(args.json):
-        res = solve(args.problem, inst, args.method, seed=args.seed, **params)
-    out = res.to_dict(inst)
+        res = solve(args.problem, args.instance, args.method, seed=args.seed, **params)  # loading counts
+    out = res.to_dict(res.instance_data)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(_dump(out) + "\n")
+        write_text(args.output, _dump(out) + "\n")
     if args.json:
         print(_dump(out))
     else:
@@ -142,7 +154,7 @@ def cmd_model(args) -> int:
     if args.name not in prob.models:
         raise ParameterError(f"unknown model {args.name!r} for {args.problem}; known: {', '.join(prob.models)}")
     inst = prob.read_instance(args.instance)
-    params = dict(_param(p) for p in args.param)
+    params = _params(args.param)
     try:
         inspect.signature(prob.models[args.name]).bind(inst, **params)
     except TypeError as e:
@@ -156,7 +168,9 @@ def cmd_model(args) -> int:
         if args.write:
             if not args.write.endswith((".pb", ".pb.txt")):
                 raise ParameterError(f"--write takes a .pb or .pb.txt file for a CP-SAT model, got {args.write!r}")
-            m.ExportToFile(args.write)
+            with atomic_path(args.write) as tmp:
+                if not m.ExportToFile(str(tmp)):
+                    raise OutputError(f"cannot write {args.write!r}: CP-SAT's ExportToFile failed")
             print(f"written to {args.write}")
         return 0
     from pyomo.environ import Constraint, Var
@@ -169,7 +183,8 @@ def cmd_model(args) -> int:
         fmt = args.write.rsplit(".", 1)[-1].lower()
         if fmt not in ("lp", "mps"):
             raise ParameterError(f"--write takes a .lp or .mps file, got {args.write!r}")
-        m.write(args.write, io_options={"symbolic_solver_labels": True})
+        with atomic_path(args.write) as tmp:
+            m.write(str(tmp), io_options={"symbolic_solver_labels": True})
         print(f"written to {args.write}")
     return 0
 
@@ -177,7 +192,7 @@ def cmd_model(args) -> int:
 def cmd_generate(args) -> int:
     _writable(args.output, "-o/--output")
     prob = get_problem(args.problem)
-    size = dict(_param(p) for p in args.param)
+    size = _params(args.param)
     inst = prob.generate_instance(args.seed, **size)
     text = inst.to_json(args.output)
     if not args.output:
@@ -192,6 +207,14 @@ def cmd_show(args) -> int:
 
 
 def cmd_list(args) -> int:
+    if args.method:
+        print(describe(get_problem(args.problem).name, args.method))
+        return 0
+    if args.problem:
+        prob = get_problem(args.problem)
+        for m in sorted((m for m in METHODS.values() if m.problem == prob.name), key=lambda m: m.name):
+            print(f"{describe(prob.name, m.name)}\n")
+        return 0
     for name, prob in sorted(PROBLEMS.items()):
         models = f"; models {', '.join(prob.models)}" if prob.models else ""
         print(f"{name}: instances {', '.join(prob.builtins)}{models}")
@@ -227,7 +250,7 @@ def cmd_reproduce(args) -> int:
     from importlib import import_module
 
     problems = sorted(PROBLEMS) if args.problem == "all" else [get_problem(args.problem).name]
-    options = dict(_param(p) for p in args.param)
+    options = _params(args.param)
     if args.sets is not None:
         if args.problem != "periodic":
             raise ParameterError("--sets applies to 'reproduce periodic' only")
@@ -312,7 +335,7 @@ def cmd_simulate(args) -> int:
         trace = trace.head(args.jobs)
     if args.mix:
         trace = apply_mix(trace, args.mix, seed=args.mix_seed, bb_capacity=args.burst_buffer)
-    params = dict(_param(p) for p in args.param)
+    params = _params(args.param)
     from tqdm import tqdm
 
     with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
@@ -385,7 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("instance")
     sh.set_defaults(fn=cmd_show)
 
-    ls = sub.add_parser("list", help="problems, methods and built-in instances")
+    ls = sub.add_parser("list", help="problems, methods and built-in instances; a problem's (or one method's) "
+                                     "parameters with their defaults, accepted values and units")
+    ls.add_argument("problem", nargs="?")
+    ls.add_argument("method", nargs="?")
     ls.set_defaults(fn=cmd_list)
 
     be = sub.add_parser("bench", help="run a benchmark suite (resumable) in warm workers, a fresh process "
@@ -447,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
-    except (InstanceError, ParameterError) as e:
+    except (InstanceError, ParameterError, OutputError) as e:
         print(f"iosched: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped early (| head): not an error

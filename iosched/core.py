@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.validate import check_params, integer
+from iosched.validate import check_params, declared_checks, integer
 
 
 class Status(StrEnum):
@@ -75,6 +76,9 @@ class Problem:
             return kind.from_dict(spec)
         if isinstance(spec, Path):
             spec = str(spec)
+        if isinstance(spec, str) and os.path.exists(spec) and not os.path.isfile(spec):
+            what = "a directory" if os.path.isdir(spec) else "not a regular file (a device, a FIFO or a socket)"
+            raise InstanceError(f"{spec!r} is {what}: give a JSON instance file or a built-in name")
         if isinstance(spec, str) and spec.lstrip().startswith("{") and kind is not None:
             return kind.from_json(spec)
         if not isinstance(spec, str) or not spec:
@@ -85,7 +89,7 @@ class Problem:
 
     def generate_instance(self, seed: int, **size):
         """``generate(seed, **size)`` with the seed and the size parameters' names checked first."""
-        integer("seed", seed, 0, 2**63 - 1, error=ParameterError)
+        check_seed(seed)
         try:
             inspect.signature(self.generate).bind(seed, **size)
         except TypeError as e:
@@ -101,6 +105,11 @@ class Problem:
             raise InstanceError(f"a {self.name} solution must be a solution object or its JSON dict, "
                                 f"got {type(solution).__name__} {_short(solution)}")
         return solution
+
+
+def check_seed(seed) -> int:
+    """A seed for numpy and the solvers: an integer in [0, 2^63 - 1]."""
+    return integer("seed", seed, 0, 2**63 - 1, error=ParameterError)
 
 
 def _short(value, width: int = 60) -> str:
@@ -153,6 +162,65 @@ def get_method(problem: str, name: str) -> Method:
         known = sorted(m.name for m in METHODS.values() if m.problem == problem)
         raise ParameterError(f"unknown method {name!r} for {problem}; known: {', '.join(known)}")
     return METHODS[key]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a method: its name, default, the values it accepts (from the checks its
+    signature declares), and its unit where one is declared."""
+
+    name: str
+    default: Any
+    accepts: str
+    unit: str = ""
+
+
+def parameters(problem: str, method: str) -> list[Parameter]:
+    """The parameters of ``problem/method`` in signature order (``seed`` for randomised methods,
+    ``profile`` for those that run a solver)."""
+    m = get_method(problem, method)
+    declared = declared_checks(m.run)
+    out = []
+    for name, p in list(inspect.signature(m.run).parameters.items())[1:]:
+        checks, none_ok = declared.get(name, ([], False))
+        if checks:
+            accepts = "; ".join(c.describe() for c in checks) + (", or null" if none_ok else "")
+        elif name == "profile":
+            accepts = "a profile of solvers.toml (quick, default, thorough ...)"
+        else:
+            accepts = getattr(p.annotation, "__name__", str(p.annotation)).replace("typing.", "")
+        default = None if p.default is inspect.Parameter.empty else p.default
+        out.append(Parameter(name, default, accepts, next((c.unit for c in checks if c.unit), "")))
+    return out
+
+
+@dataclass(frozen=True)
+class MethodDescription:
+    """What ``iosched list PROBLEM METHOD`` prints: the method, its objective and its parameters."""
+
+    problem: str
+    method: str
+    objective: str
+    description: str
+    randomized: bool
+    parameters: list[Parameter]
+
+    def __str__(self) -> str:
+        lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}"
+                 + (" (randomised: give --seed)" if self.randomized else "")]
+        if not self.parameters:
+            lines.append("  no parameters")
+        for p in self.parameters:
+            unit = f" [{p.unit}]" if p.unit else ""
+            lines.append(f"  {p.name}{unit} = {p.default!r}: {p.accepts}")
+        return "\n".join(lines)
+
+
+def describe(problem: str, method: str) -> MethodDescription:
+    """``problem/method``'s objective, one-line description and parameters (defaults, accepted
+    values, units); ``print`` it for the same text as ``iosched list PROBLEM METHOD``."""
+    m = get_method(problem, method)
+    return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method))
 
 
 def get_problem(name: str) -> Problem:
@@ -258,14 +326,15 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
     """
     prob = get_problem(problem)
     m = get_method(problem, method)
-    instance = prob.read_instance(instance)
+    if seed is not None:
+        check_seed(seed)
     if m.randomized:
         params = {**params, "seed": seed}
     signature = inspect.signature(m.run)
-    try:
-        signature.bind(instance, **params)
-    except TypeError as e:
-        raise ParameterError(f"{problem}/{method}: {e}") from None
+    unknown = sorted(set(params) - set(list(signature.parameters)[1:]))
+    if unknown:
+        known = ", ".join(p.name for p in parameters(problem, method)) or "none"
+        raise ParameterError(f"{problem}/{method}: unknown parameter {unknown[0]!r}; its parameters: {known}")
     check_params(m.run, params, f"{problem}/{method}")
     if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here, before any work
         from iosched.solvers import load_profile
@@ -273,7 +342,10 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         profile = params.get("profile", signature.parameters["profile"].default)
         if isinstance(profile, str):
             load_profile(profile)
+    loading = time.perf_counter()
+    instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
     start = time.perf_counter()
+    loading = start - loading
     prepare_time, out = None, None
     if m.prepare is not None:
         try:
@@ -284,7 +356,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
     if out is None:
-        token = METHOD_START.set(start)
+        token = METHOD_START.set(start - loading)
         try:
             out = m.run(instance, **params)
         except ParameterError:

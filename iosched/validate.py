@@ -113,13 +113,21 @@ def finite_numbers(value) -> bool:
 # and core.solve / the benchmark suites check given values against them before anything runs.
 
 
+# Each check also says in words what it accepts (``describe``), and may carry the parameter's
+# unit, for ``iosched list PROBLEM METHOD`` and ``iosched.describe``.
+
+
 @dataclass(frozen=True)
 class Integer:
     lo: int | None = 0
     hi: int | None = None
+    unit: str = ""
 
     def __call__(self, where, value, error=ParameterError):
         return integer(where, value, self.lo, self.hi, error)
+
+    def describe(self) -> str:
+        return f"integer in [{'-inf' if self.lo is None else self.lo}, {'inf' if self.hi is None else self.hi}]"
 
 
 @dataclass(frozen=True)
@@ -128,23 +136,38 @@ class Number:
     hi: float | None = None
     lo_open: bool = False
     hi_open: bool = False
+    unit: str = ""
 
     def __call__(self, where, value, error=ParameterError):
         return number(where, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open, error=error)
+
+    def describe(self) -> str:
+        left = "(-inf" if self.lo is None else f"{'(' if self.lo_open else '['}{self.lo:g}"
+        right = "inf)" if self.hi is None else f"{self.hi:g}{')' if self.hi_open else ']'}"
+        return f"number in {left}, {right}"
 
 
 @dataclass(frozen=True)
 class OneOf:
     options: tuple
+    unit: str = ""
 
     def __call__(self, where, value, error=ParameterError):
         return choice(where, value, self.options, error)
 
+    def describe(self) -> str:
+        return "one of " + ", ".join(map(str, self.options))
+
 
 @dataclass(frozen=True)
 class Boolean:
+    unit: str = ""
+
     def __call__(self, where, value, error=ParameterError):
         return boolean(where, value, error)
+
+    def describe(self) -> str:
+        return "true or false"
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,13 @@ class ListOf:
     item: Integer | Number | OneOf
     max_len: int = 10_000
     scalar: bool = False
+
+    @property
+    def unit(self) -> str:
+        return self.item.unit
+
+    def describe(self) -> str:
+        return f"{'one value or ' if self.scalar else ''}a list of at most {self.max_len} of: {self.item.describe()}"
 
     def __call__(self, where, value, error=ParameterError):
         if self.scalar and not isinstance(value, (list, tuple)):
@@ -169,17 +199,27 @@ CHECKS = (Integer, Number, OneOf, Boolean, ListOf)
 
 # A method's wall-clock budget in seconds; None: the default profile's time_limit
 # (see solvers.Deadline.for_method, which every method's loops check)
-TimeLimit = typing.Annotated[float | None, Number(0, 10**7, lo_open=True)]
+TimeLimit = typing.Annotated[float | None, Number(0, 10**7, lo_open=True, unit="s")]
+
+
+def declared_checks(fn) -> dict[str, tuple[list, bool]]:
+    """Per parameter of ``fn``: its declared checks and whether None is accepted."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    out = {}
+    for name, hint in hints.items():
+        checks = [c for c in getattr(hint, "__metadata__", ()) if isinstance(c, CHECKS)]
+        base = typing.get_args(hint)[0] if checks else hint
+        out[name] = (checks, type(None) in typing.get_args(base))
+    return out
 
 
 def check_params(fn, params: dict, label: str) -> None:
     """Check ``params`` against the ``Annotated`` checks in ``fn``'s signature (ParameterError naming
     ``label``, the parameter and the value). None passes where the annotated type admits it."""
-    hints = typing.get_type_hints(fn, include_extras=True)
+    declared = declared_checks(fn)
     for name, value in params.items():
-        hint = hints.get(name)
-        checks = [c for c in getattr(hint, "__metadata__", ()) if isinstance(c, CHECKS)]
-        if not checks or (value is None and type(None) in typing.get_args(typing.get_args(hint)[0])):
+        checks, none_ok = declared.get(name, ([], False))
+        if value is None and none_ok:
             continue
         for check in checks:
             check(f"{label}: {name}", value, ParameterError)

@@ -2,6 +2,7 @@
 exit 2 (or InstanceError / ParameterError) naming what is wrong."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,38 @@ def test_bad_instance_files_exit_2(capsys, tmp_path, name, content, message):
     assert code == 2 and message in err and "Traceback" not in err and out == ""
 
 
-def test_a_directory_is_not_an_instance(capsys, tmp_path):
-    code, _, err = run(capsys, "solve", "window", tmp_path, "--method", "naive")
-    assert code == 2 and "cannot read" in err or "no such instance" in err
+def test_a_directory_a_device_or_a_fifo_is_not_an_instance(capsys, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would block forever
+    for spec, what in ((tmp_path, "is a directory"), ("/dev/zero", "is not a regular file"),
+                       (fifo, "is not a regular file")):
+        code, out, err = run(capsys, "solve", "window", spec, "--method", "naive")
+        assert code == 2 and f"{str(spec)!r} {what}" in err and out == ""
+
+
+@pytest.mark.parametrize("problem", ["periodic", "window", "forwarding", "filedomain", "malleable"])
+def test_a_number_of_100000_digits_is_refused_not_a_traceback(capsys, tmp_path, problem):
+    path = _file(tmp_path, "big.json", '{"name": "x", "a": 1' + "0" * 100_000 + "}")
+    code, out, err = run(capsys, "show", problem, path)
+    assert code == 2 and "holds a number of more than 4300 digits" in err and "Traceback" not in err
+    code, out, err = run(capsys, "solve", "window", "paper:example", "--method", "weighted",
+                         "--param", "time_limit=1" + "0" * 5000)
+    assert code == 2 and "--param time_limit: a number of more than 4300 digits" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "window", "paper:example", "--method", "naive", "--seed", "-5"], "seed must be an integer in [0, "),
+    (["solve", "window", "paper:example", "--method", "bbsched-ga", "--seed", str(2**64)],
+     "seed must be an integer in [0, 9223372036854775807], got 18446744073709551616"),
+    (["solve", "window", "paper:example", "--method", "weighted", "--param", "time_limit=5", "--param",
+      "time_limit=abc"], "--param time_limit is given twice (5 and 'abc')"),
+    (["generate", "window", "--seed", "1", "--param", "size=5", "--param", "size=6"], "--param size is given twice"),
+    (["solve", "window", "paper:example", "--method", "exact", "--param", "foo=1"],
+     "window/exact: unknown parameter 'foo'; its parameters: engine, decision, profile"),
+])
+def test_seeds_repeated_and_unknown_parameters_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and out == ""
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -152,3 +182,22 @@ def test_a_methods_preparation_runs_before_its_clock_and_a_failing_one_is_an_err
     r = iosched.solve("filedomain", "paper:fig2", "_test")
     assert r.status == "error" and r.info["error"] == "the method's preparation failed: RuntimeError: no compiler"
     assert calls.count("run") == 1 and r.prepare_time_s is not None
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "window", "paper:example", "--method", "naive", "-o", "{dir}/out.json"],
+    ["generate", "window", "--seed", "1", "-o", "{dir}/out.json"],
+    ["solve", "window", "paper:example", "--method", "naive", "--plot", "{dir}/out.png"],
+])
+def test_a_full_disk_leaves_no_file_and_exits_2_naming_the_path(capsys, tmp_path, monkeypatch, argv):
+    import errno
+
+    import iosched.files
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(iosched.files.os, "replace", full)  # every write dies at its last step
+    code, _, err = run(capsys, *[a.format(dir=tmp_path) for a in argv])
+    assert code == 2 and f"cannot write '{tmp_path}/out." in err and "No space left on device" in err
+    assert not list(tmp_path.iterdir())  # neither the file nor a temporary one

@@ -8,9 +8,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 
 from iosched.errors import InstanceError
+from iosched.files import write_text
 
 
 def parse_json(text: str, where: str):
@@ -20,6 +22,8 @@ def parse_json(text: str, where: str):
         raise InstanceError(f"{where} is not valid JSON: {e}") from None
     except RecursionError:
         raise InstanceError(f"{where} is nested too deeply to be an instance") from None
+    except ValueError:  # an integer beyond Python's digit limit
+        raise InstanceError(f"{where} holds a number of more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def read_text(path: Path) -> str:
@@ -69,7 +73,7 @@ class JsonInstance:
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            write_text(path, text + "\n")
         return text
 
     @classmethod
