@@ -249,6 +249,8 @@ def cmd_reproduce(args) -> int:
     """Each paper's experiment (``iosched.harness.<problem>.reproduce``) beside its published figures."""
     from importlib import import_module
 
+    from iosched.harness import paper_report
+
     problems = sorted(PROBLEMS) if args.problem == "all" else [get_problem(args.problem).name]
     options = _params(args.param)
     if args.sets is not None:
@@ -257,19 +259,43 @@ def cmd_reproduce(args) -> int:
         options["sets"] = args.sets
     if options and len(problems) > 1:
         raise ParameterError("--param applies to one problem: name it (iosched reproduce PROBLEM --param ...)")
-    ok, out = True, []
+    if args.report is not None:
+        report_dir = Path(args.report)
+        if report_dir.exists() and not report_dir.is_dir():
+            raise ParameterError(f"--report: {args.report!r} exists and is not a folder")
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"--report: cannot make the folder {args.report!r}: {e.strerror or e}") from None
+    runs = {}
     for name in problems:
         run = import_module(f"iosched.harness.{name}").reproduce
+        accepted = inspect.signature(run).parameters
+        if args.full and "full" in accepted:
+            options = {**options, "full": True}
         try:
             inspect.signature(run).bind(**options)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        rep = run(workers=args.workers, progress=not args.json, **options)
+        runs[name] = run
+    ok, out, reps = True, [], {}
+    for name, run in runs.items():
+        rep = reps[name] = run(workers=args.workers, progress=not args.json, **options)
         ok &= rep.ok
         if args.json:
-            out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes})
+            out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes,
+                        "comparisons": rep.comparisons})
+        elif args.report is not None:
+            c = paper_report.counts(rep.comparisons)
+            print(f"{rep.title}: every solution feasible: {'yes' if rep.ok else 'NO'}; {len(rep.comparisons)} "
+                  f"figures compared ({c['within']} within 10 %, {c['explained']} explained, {c['unexplained']} "
+                  f"unexplained, {c['not comparable']} not comparable)", flush=True)
         else:
-            print(f"{rep.title}\n\n{rep.table}\n" + (f"\n{rep.notes}\n" if rep.notes else ""))
+            print(f"{rep.title}\n\n{rep.table}\n" + (f"\n{rep.notes}\n" if rep.notes else ""), flush=True)
+    if args.report is not None:
+        written = paper_report.write(reps, args.report)
+        print(f"report: {written['report']}, {written['json']} and {len(written) - 2} figures in "
+              f"{Path(args.report) / 'figures'}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(_dump(out if len(out) > 1 else out[0]))
     return 0 if ok else 1
@@ -465,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="options of one problem's reproduction")
     r.add_argument("--workers", type=int, default=1, help="processes (periodic: for the period search)")
     r.add_argument("--json", action="store_true")
+    r.add_argument("--report", metavar="DIR", help="write report.md, comparisons.json and figures/ to DIR; the "
+                                                   "terminal gets a summary per paper")
+    r.add_argument("--full", action="store_true", help="also the long experiments (more draws, sweeps)")
     r.set_defaults(fn=cmd_reproduce)
     return p
 

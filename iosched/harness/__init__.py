@@ -7,15 +7,41 @@ experiment run on its instances, beside the paper's own figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COMPARISON_KEYS = ("paper", "table_or_figure", "row", "column", "paper_value", "ours", "unit",
+                   "relative_difference", "note")
+CLOSE = 0.10  # a figure within this relative difference of the paper's is reproduced; beyond, its note explains
+
+
+def comparison(paper: str, table_or_figure: str, row, column, paper_value, ours, unit: str = "",
+               note: str = "") -> dict:
+    """One compared figure: the paper's value beside ours, ``relative_difference`` = (ours - paper) /
+    |paper| (None where either is missing or not a number). Beyond :data:`CLOSE`, ``note`` says which
+    assumption is responsible and what the number is with it changed (a measurement, not a sentence);
+    where the paper gives too little to calibrate, which quantity is missing."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  for v in (paper_value, ours))
+    diff = None if not numbers or paper_value == 0 else (ours - paper_value) / abs(paper_value)
+    if numbers and paper_value == 0:
+        diff = 0.0 if ours == 0 else None
+    return {"paper": paper, "table_or_figure": table_or_figure, "row": row, "column": column,
+            "paper_value": paper_value, "ours": ours, "unit": unit, "relative_difference": diff, "note": note}
 
 
 @dataclass
 class Reproduction:
-    """A paper's experiment beside its figures: a Markdown table and whether every solution was feasible."""
+    """A paper's experiment beside its figures: a Markdown table and whether every solution was
+    feasible; ``comparisons`` every compared figure (see :func:`comparison`), and ``figures``,
+    given a folder, draws the figures (PNG, the paper's values beside ours) and returns their paths."""
 
     title: str
     rows: list[dict]
     table: str
     ok: bool
     notes: str = ""
+    comparisons: list[dict] = field(default_factory=list)
+    figures: Callable[[Path], list[Path]] | None = None

@@ -1,0 +1,51 @@
+"""`iosched reproduce --report DIR`: the records, their verdicts and the files written."""
+
+import json
+
+import pytest
+
+from iosched.cli import main
+from iosched.harness import COMPARISON_KEYS, Reproduction, comparison
+from iosched.harness.paper_report import classify, counts, write
+
+
+def test_comparison_records_and_verdicts():
+    close = comparison("P", "Table 1", "a", "x", 100.0, 109.0, "s")
+    assert set(close) == set(COMPARISON_KEYS) and close["relative_difference"] == pytest.approx(0.09)
+    far = comparison("P", "Table 1", "a", "y", 100.0, 50.0, "s")
+    explained = comparison("P", "Table 1", "a", "z", 100.0, 250.0, "s", note="with B = 2 GB/s: 104 s")
+    missing = comparison("P", "Figure 2", "a", "z", None, 3.0)
+    zero = comparison("P", "Table 1", "b", "x", 0, 0)
+    assert far["relative_difference"] == -0.5 and explained["relative_difference"] == 1.5
+    assert [classify(e) for e in (close, far, explained, missing, zero)] == [
+        "within", "unexplained", "explained", "not comparable", "within"]
+    assert counts([close, far, explained, missing]) == {"within": 1, "explained": 1, "unexplained": 1,
+                                                        "not comparable": 1}
+
+
+def test_the_report_folder_holds_markdown_json_and_figures(tmp_path):
+    def draw(folder):
+        path = folder / "fig1.png"
+        path.write_bytes(b"\x89PNG")
+        return [path]
+
+    rep = Reproduction("demo: a paper beside ours", [], "| a |\n|---|\n| 1 |", True, "a note",
+                       [comparison("P", "Table 1", "r", "c", 2.0, 3.0, "GB", note="B halved: 2.1")], draw)
+    written = write({"demo": rep}, tmp_path / "out")
+    records = json.loads(written["json"].read_text())
+    assert records == [{"problem": "demo", **rep.comparisons[0]}]
+    text = written["report"].read_text()
+    assert "## demo: a paper beside ours" in text and "| Table 1 | r | c | 2 | 3 | GB | +50.0% | explained |" in text
+    assert "![fig1](figures/fig1.png)" in text and (tmp_path / "out" / "figures" / "fig1.png").exists()
+    with pytest.raises(ValueError, match="expected"):
+        write({"demo": Reproduction("t", [], "", True, comparisons=[{"paper": "P"}])}, tmp_path / "bad")
+
+
+def test_reproduce_report_from_the_command_line(capsys, tmp_path):
+    assert main(["reproduce", "filedomain", "--report", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "figures compared" in out and "report.md" in out
+    assert (tmp_path / "r" / "report.md").read_text().startswith("# iosched: the papers' tables")
+    (tmp_path / "file").write_text("x")
+    assert main(["reproduce", "filedomain", "--report", str(tmp_path / "file")]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
