@@ -318,6 +318,24 @@ class Result:
         }
 
 
+def check_method_params(problem: str, method: str, params: dict) -> None:
+    """Every parameter of ``params`` known to ``problem/method`` and within its declared range, and
+    the solver profile it names readable: a ParameterError naming what is wrong, before any work."""
+    m = get_method(problem, method)
+    signature = inspect.signature(m.run)
+    unknown = sorted(set(params) - set(list(signature.parameters)[1:]))
+    if unknown:
+        known = ", ".join(p.name for p in parameters(problem, method)) or "none"
+        raise ParameterError(f"{problem}/{method}: unknown parameter {unknown[0]!r}; its parameters: {known}")
+    check_params(m.run, params, f"{problem}/{method}")
+    if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here
+        from iosched.solvers import load_profile
+
+        profile = params.get("profile", signature.parameters["profile"].default)
+        if isinstance(profile, str):
+            load_profile(profile)
+
+
 def solve(problem: str, instance, method: str, seed: int | None = None, **params) -> Result:
     """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
 
@@ -330,18 +348,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, **params
         check_seed(seed)
     if m.randomized:
         params = {**params, "seed": seed}
-    signature = inspect.signature(m.run)
-    unknown = sorted(set(params) - set(list(signature.parameters)[1:]))
-    if unknown:
-        known = ", ".join(p.name for p in parameters(problem, method)) or "none"
-        raise ParameterError(f"{problem}/{method}: unknown parameter {unknown[0]!r}; its parameters: {known}")
-    check_params(m.run, params, f"{problem}/{method}")
-    if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here, before any work
-        from iosched.solvers import load_profile
-
-        profile = params.get("profile", signature.parameters["profile"].default)
-        if isinstance(profile, str):
-            load_profile(profile)
+    check_method_params(problem, method, params)
     loading = time.perf_counter()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
     start = time.perf_counter()
