@@ -1,7 +1,7 @@
 """Exact front vs the paper's GA and NSGA-II at Theta's scale (4392 nodes, 1.26 PB in GB).
 
     python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2] [--init one-job]
-    python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100]
+    python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100] [--baseline /work/before]
     python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20] [--ssd-mix S6] [--baseline /work/main]
 
 ``quality``: for each window size and method (GA, NSGA-II with G = 500, P = 20,
@@ -15,8 +15,10 @@ utilisation lost (pp of the free BB), and the median time.
 
 ``ties``: the cost of the decision rule's tie break (among subsets at the chosen (nodes,
 BB) point, the one with jobs nearest the front of the window): the time of the exact
-front and decision, the time of the tie break after it, and in how many windows it
-changed the chosen subset.
+front and decision, the time of the tie break after it, the CPU time and peak RSS of the
+process that did both (one per window), in how many windows the tie break changed the
+chosen subset and in how many the rule was proved for every job; with ``--baseline`` the
+same for another checkout's tie break on the same windows (asserting the same subsets).
 
 ``ssd``: CPU and wall time of the exact four-objective SSD front (mix S5, or
 ``--ssd-mix`` S6 / S7), median over the seeds; with ``--baseline`` also another
@@ -34,7 +36,7 @@ import time
 from iosched.evaluate.window import front_quality
 from iosched.heuristics.window import bbsched_ga, decide, nsga2
 from iosched.instances.window import generate
-from iosched.models.window import clear_front_cache, pareto_front
+from iosched.models.window import pareto_front
 
 
 def timed(fn, *args, **kw):
@@ -76,24 +78,64 @@ def quality(args) -> None:
                   f"{max(lost):.1f} | {statistics.mean(lost_bb):.2f} | {statistics.median(wall):.2f} |", flush=True)
 
 
+def _in_child(fn):
+    """``fn()`` in a forked process: its result, and the child's CPU seconds and peak RSS (MB)."""
+    import json
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.write(write, json.dumps(fn()).encode())
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.close(read)
+    _, _, usage = os.wait4(pid, 0)
+    return json.loads(b"".join(chunks)), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 def ties(args) -> None:
     from iosched.models.window import earliest_subset
 
-    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}: the exact decision (front + rule), then its tie break")
-    print("| w | front + decision s (median) | tie break s (median / max) | subset changed |")
-    print("|---|---|---|---|")
+    base = baseline_module(args.baseline) if args.baseline else None
+
+    def run(module, inst):
+        def go():
+            front, t_front, _ = timed(module.pareto_front, inst)
+            chosen, t_decide, _ = timed(decide, inst, front)
+            out, t_ties, _ = timed(module.earliest_subset, inst, chosen)
+            earliest, proved = out if isinstance(out, tuple) else (out, len(inst.jobs))
+            return [t_front + t_decide, t_ties, earliest.jobs != chosen.jobs, proved, list(earliest.jobs)]
+        return _in_child(go)
+
+    print(f"mix {args.mix}, seeds 0-{args.seeds - 1}: the exact decision (front + rule), then its tie break, each "
+          "window in a process of its own (CPU and peak RSS of that process)" +
+          (f"; baseline: {args.baseline}" if base else ""))
+    print("| w | front + decision s (median) | tie break s (median / max) | CPU s (max) | peak RSS MB (max) | "
+          "subset changed | rule proved for every job |" + (" baseline tie s | baseline CPU s | baseline MB |"
+                                                             if base else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|---|---|" if base else ""))
     for w in args.sizes:
         rows = []
         for seed in range(args.seeds):
             inst = generate(seed, w, mix=args.mix)
-            clear_front_cache()
-            front, t_front, _ = timed(pareto_front, inst)
-            chosen, t_decide, _ = timed(decide, inst, front)
-            earliest, t_ties, _ = timed(earliest_subset, inst, chosen)
-            rows.append((t_front + t_decide, t_ties, earliest.jobs != chosen.jobs))
-        front, tie, changed = zip(*rows)
-        print(f"| {w} | {statistics.median(front):.4f} | {statistics.median(tie):.4f} / {max(tie):.3f} | "
-              f"{sum(changed)}/{len(rows)} |", flush=True)
+            (front_s, tie_s, changed, proved, jobs), cpu, rss = run(sys.modules[earliest_subset.__module__], inst)
+            row = [front_s, tie_s, cpu, rss, changed, proved == w]
+            if base:
+                (_, old_tie, _, _, old_jobs), old_cpu, old_rss = run(base, inst)
+                assert old_jobs == jobs or proved < w, (w, seed)
+                row += [old_tie, old_cpu, old_rss]
+            rows.append(row)
+        cols = list(zip(*rows))
+        line = (f"| {w} | {statistics.median(cols[0]):.4f} | {statistics.median(cols[1]):.4f} / {max(cols[1]):.3f} | "
+                f"{max(cols[2]):.2f} | {max(cols[3]):.0f} | {sum(cols[4])}/{len(rows)} | {sum(cols[5])}/{len(rows)} |")
+        if base:
+            line += f" {statistics.median(cols[6]):.3f} | {max(cols[7]):.2f} | {max(cols[8]):.0f} |"
+        print(line, flush=True)
 
 
 def baseline_module(checkout: str):
@@ -142,7 +184,7 @@ def main() -> None:
     ap.add_argument("--mix", default="S2")
     ap.add_argument("--ssd-mix", default=None)
     ap.add_argument("--init", choices=("greedy", "one-job"), default=None, help="the GAs' first generation")
-    ap.add_argument("--baseline", default=None, help="ssd: also time this checkout's SSD front (same fronts)")
+    ap.add_argument("--baseline", default=None, help="ssd, ties: also time this checkout's (same results)")
     args = ap.parse_args()
     if args.sizes is None:
         args.sizes = [16, 18, 20] if args.what == "ssd" else [10, 20, 50, 100]

@@ -39,7 +39,7 @@ from iosched.evaluate.window import (
     utilisations,
 )
 from iosched.instances.window import WindowInstance
-from iosched.models.window import FrontTimeLimit, earliest_subset, epsilon_front, pareto_front
+from iosched.models.window import MAX_TIE_KEYS, FrontTimeLimit, earliest_subset, epsilon_front, pareto_front
 from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer, Number, OneOf
 
@@ -378,11 +378,16 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
     out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
     chosen = next(p for p in front if p.jobs == out.solution.selected)
     try:  # the paper's tie rule: of the subsets at the chosen point, jobs nearest the front of the window
-        earliest = earliest_subset(instance, chosen, deadline)
+        earliest, proved = earliest_subset(instance, chosen, deadline)
     except (FrontTimeLimit, ParameterError) as e:
-        out.info["ties"] = f"not broken: {e}; the subset is the {engine} engine's"
+        out.info["ties"] = (f"not broken: {e}; the front is exact, but the subset at the chosen point is the "
+                            f"{engine} engine's, not the paper's tie rule's")
     else:
         out.solution = Selection(earliest.jobs, tuple(earliest if p is chosen else p for p in front))
+        if proved < len(instance.jobs):
+            out.info["ties"] = (f"broken by the paper's rule for the first {proved} of {len(instance.jobs)} jobs only "
+                                f"(a longer proof would keep more than {MAX_TIE_KEYS:,} partial sums): the front is "
+                                "exact, the subset at the chosen point is one of its equals, not proved the rule's")
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
     if fallback:
         out.info["engine"] = fallback

@@ -159,14 +159,28 @@ def _subset(stages, stage: int, key: int, order, shift, fill: int, via, zero, no
     return chosen
 
 
+MAX_TIE_KEYS = 20_000_000  # partial sums one exact tie-break search may keep (8 bytes each: 160 MB)
+REPAIR_KEYS = 2_000_000  # partial sums a cheap witness search may keep before it gives up (16 MB)
+REPAIRS = 8  # witness jobs tried per repair, smallest difference first
+
+
+class TieBreakTooLarge(RuntimeError):
+    """An exact tie-break search would keep more partial sums than its cap."""
+
+
 def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: int,
-           deadline: Deadline | None) -> list[int] | None:
+           deadline: Deadline | None, max_keys: int | None = None) -> list[int] | None:
     """Some subset of ``jobs`` (indices) whose nodes sum to exactly tn and burst buffer to tb, or None.
 
     The front's dynamic program aimed at one target: zero-request jobs by a bitset, the others
-    as sorted (nodes, BB) keys, dropping any partial sum that cannot reach the target."""
+    as sorted (nodes, BB) keys, dropping any partial sum that cannot reach the target; it stops
+    at the first stage that holds the target. Raises TieBreakTooLarge past ``max_keys`` kept sums
+    (default MAX_TIE_KEYS)."""
     from iosched.models._window_kernels import merge_shifted
 
+    max_keys = MAX_TIE_KEYS if max_keys is None else max_keys
+    if tn < 0 or tb < 0:
+        return None
     zero = jobs[bbs[jobs] == 0]
     pos = jobs[(bbs[jobs] > 0) & (bbs[jobs] <= tb) & (nodes[jobs] <= tn)]
     unit = int(np.gcd.reduce(bbs[pos])) if len(pos) else 1
@@ -181,46 +195,128 @@ def _reach(nodes: np.ndarray, bbs: np.ndarray, jobs: np.ndarray, tn: int, tb: in
     stride = tb + 1
     rest_n = np.concatenate([np.cumsum(nodes[pos][::-1])[::-1], [0]]) + int(best_fill[tn])
     rest_b = np.concatenate([np.cumsum(bbs[pos][::-1] // unit)[::-1], [0]])
-    stages = [np.zeros(1, dtype=np.int64)]
+    stages, kept = [np.zeros(1, dtype=np.int64)], 1
+
+    def hit(keys):
+        n, b = keys // stride, keys % stride
+        return np.flatnonzero((b == tb) & (best_fill[tn - n] == tn - n))
+
+    found = hit(stages[0])
     for s, i in enumerate(pos, start=1):
+        if len(found):
+            break
         _check(deadline, "tie-break")
         keys = merge_shifted(stages[-1], int(nodes[i]) * stride + int(bbs[i]) // unit, int(nodes[i]),
                              int(bbs[i]) // unit, tn, tb, stride)
         n, b = keys // stride, keys % stride
         stages.append(keys[(n + rest_n[s] >= tn) & (b + rest_b[s] >= tb)])
-    n, b = stages[-1] // stride, stages[-1] % stride
-    hit = np.flatnonzero((b == tb) & (best_fill[tn - n] == tn - n))
-    if not len(hit):
+        kept += len(stages[-1])
+        if kept > max_keys:
+            raise TieBreakTooLarge(f"an exact tie-break search kept more than {max_keys:,} partial sums")
+        found = hit(stages[-1])
+    if not len(found):
         return None
-    key = int(stages[-1][hit[0]])
-    return _subset(stages, len(pos), key, pos, lambda i: int(nodes[i]) * stride + int(bbs[i]) // unit,
+    key = int(stages[-1][found[0]])
+    return _subset(stages, len(stages) - 1, key, pos, lambda i: int(nodes[i]) * stride + int(bbs[i]) // unit,
                    tn - key // stride, via, zero, nodes)
 
 
-def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadline | None = None) -> FrontPoint:
+def _construct(nodes: np.ndarray, bbs: np.ndarray, pool: np.ndarray, tn: int, tb: int,
+               deadline: Deadline | None) -> list[int] | None:
+    """Some subset of ``pool`` summing to exactly (tn, tb), found cheaply where such subsets abound:
+    take jobs with a request greedily while they fit (most burst buffer per node first, which leaves
+    nodes for the zero-request jobs; then largest request first; then a seeded random order),
+    then complete the remainder by a small exact search over the jobs not taken, giving back the
+    last greedy jobs one by one when it fails; None when nothing is found (which proves nothing)."""
+    rng = np.random.default_rng(0)
+    pos = pool[bbs[pool] > 0]  # the zero-request jobs are left to the exact search, which fills nodes with them
+    orders = [pos[np.argsort(-bbs[pos] / nodes[pos], kind="stable")], pos[np.argsort(-bbs[pos], kind="stable")],
+              rng.permutation(pos)]
+    for order in orders:
+        taken, rn, rb = [], tn, tb
+        for k in order:
+            if nodes[k] <= rn and bbs[k] <= rb:
+                taken.append(int(k))
+                rn, rb = rn - int(nodes[k]), rb - int(bbs[k])
+        for back in range(min(len(taken), REPAIRS) + 1):
+            if back:
+                k = taken.pop()
+                rn, rb = rn + int(nodes[k]), rb + int(bbs[k])
+            left = np.setdiff1d(pool, taken, assume_unique=True)
+            try:
+                rest = _reach(nodes, bbs, left, rn, rb, deadline, REPAIR_KEYS)
+            except TieBreakTooLarge:
+                break
+            if rest is not None:
+                return taken + rest
+    return None
+
+
+def _repair(nodes: np.ndarray, bbs: np.ndarray, witness: set[int], i: int, rest: np.ndarray,
+            deadline: Deadline | None) -> set[int] | None:
+    """A witness for taking job ``i``: ``witness`` (jobs after i completing the sums without i) with
+    one of its jobs d swapped for jobs A of ``rest`` (after i, outside the witness) such that
+    sums(A) = sums(d) - sums(i); None when no such swap is found cheaply (which proves nothing)."""
+    ni, bi = int(nodes[i]), int(bbs[i])
+    cands = [d for d in witness if nodes[d] >= ni and bbs[d] >= bi]
+    cands.sort(key=lambda d: (int(bbs[d]) - bi, int(nodes[d]) - ni))
+    for d in cands[:REPAIRS]:
+        try:
+            added = _reach(nodes, bbs, rest, int(nodes[d]) - ni, int(bbs[d]) - bi, deadline, REPAIR_KEYS)
+        except TieBreakTooLarge:
+            continue
+        if added is not None:
+            return (witness - {d}) | set(added)
+    pool = np.sort(np.concatenate([rest, np.fromiter(witness, dtype=np.int64, count=len(witness))]))
+    built = _construct(nodes, bbs, pool, int(nodes[list(witness)].sum()) - ni, int(bbs[list(witness)].sum()) - bi,
+                       deadline)
+    return None if built is None else set(built)
+
+
+def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadline | None = None
+                    ) -> tuple[FrontPoint, int]:
     """``point`` with, among all subsets at its (nodes, BB) sums, the one with jobs nearest the front
     of the window (the paper's tie rule): the largest 0/1 vector in window order, built job by job,
-    taking a job whenever the rest of the window can still complete the sums. Two objectives only
-    (with SSD classes the point is returned as it is). Raises FrontTimeLimit past the deadline,
-    ParameterError where the sums do not pack into 63 bits."""
+    taking a job whenever the rest of the window can still complete the sums, and the number of
+    window positions the rule was proved for (all of them, unless a search outgrew its cap).
+
+    Each decision is proved: a job is taken on a witness (a subset of the later jobs completing the
+    sums: the current witness repaired by a swap, found by small searches, else an exact search)
+    and left out only when an exact search finds no completion. A search that would keep more than
+    MAX_TIE_KEYS partial sums stops the rule there: the later jobs are the current witness (a
+    subset at the point, not the rule's). Two objectives only (with SSD classes the point is
+    returned as it is). Raises FrontTimeLimit past the deadline, ParameterError where the sums do
+    not pack into 63 bits."""
     if instance.has_ssd:
-        return point
+        return point, len(instance.jobs)
     nodes, bbs = instance.nodes(), instance.bbs()
     index = {j.id: i for i, j in enumerate(instance.jobs)}
     witness = {index[j] for j in point.jobs}  # jobs after the current one completing the sums
-    tn, tb, chosen = point.nodes, point.burst_buffer, []
-    for i in range(len(nodes)):
+    tn, tb, chosen, w = point.nodes, point.burst_buffer, [], len(nodes)
+    outside = np.ones(w, dtype=bool)  # not in the witness
+    outside[list(witness)] = False
+    for i in range(w):
         if i not in witness:
             if nodes[i] > tn or bbs[i] > tb:
                 continue
-            found = _reach(nodes, bbs, np.arange(i + 1, len(nodes)), tn - int(nodes[i]), tb - int(bbs[i]), deadline)
-            if found is None:
-                continue
-            witness = set(found)
+            rest = i + 1 + np.flatnonzero(outside[i + 1:])
+            repaired = _repair(nodes, bbs, witness, i, rest, deadline)
+            if repaired is None:
+                try:
+                    found = _reach(nodes, bbs, np.arange(i + 1, w), tn - int(nodes[i]), tb - int(bbs[i]), deadline)
+                except TieBreakTooLarge:
+                    jobs = sorted(chosen) + sorted(witness)
+                    return replace(point, jobs=tuple(instance.jobs[k].id for k in jobs)), i
+                if found is None:
+                    continue
+                repaired = set(found)
+            witness = repaired
+            outside[:] = True
+            outside[list(witness)] = False
         witness.discard(i)
         chosen.append(i)
         tn, tb = tn - int(nodes[i]), tb - int(bbs[i])
-    return replace(point, jobs=tuple(instance.jobs[i].id for i in chosen))
+    return replace(point, jobs=tuple(instance.jobs[i].id for i in chosen)), w
 
 
 # --- the SSD extension: four objectives ------------------------------------------------------------
