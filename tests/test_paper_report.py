@@ -17,8 +17,11 @@ def test_comparison_records_and_verdicts():
     missing = comparison("P", "Figure 2", "a", "z", None, 3.0)
     zero = comparison("P", "Table 1", "b", "x", 0, 0)
     assert far["relative_difference"] == -0.5 and explained["relative_difference"] == 1.5
-    assert [classify(e) for e in (close, far, explained, missing, zero)] == [
-        "within", "unexplained", "explained", "not comparable", "within"]
+    same = comparison("P", "Table 1b", "exact", "choice", "2 and 3", "2 and 3")
+    other = comparison("P", "Table 1b", "naive", "choice", "1", "2")
+    assert (same["relative_difference"], other["relative_difference"]) == (0.0, 1.0)
+    assert [classify(e) for e in (close, far, explained, missing, zero, same, other)] == [
+        "within", "unexplained", "explained", "not comparable", "within", "within", "unexplained"]
     assert counts([close, far, explained, missing]) == {"within": 1, "explained": 1, "unexplained": 1,
                                                         "not comparable": 1}
 
@@ -49,3 +52,12 @@ def test_reproduce_report_from_the_command_line(capsys, tmp_path):
     (tmp_path / "file").write_text("x")
     assert main(["reproduce", "filedomain", "--report", str(tmp_path / "file")]) == 2
     assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_window_table_1b_is_reproduced_figure_for_figure():
+    """Every utilisation, every method's choice and the Pareto set of the paper's example match Table 1b."""
+    from iosched.harness.window import reproduce
+
+    rep = reproduce(simulate=False)
+    assert len(rep.comparisons) == 13 and counts(rep.comparisons)["within"] == 13
+    assert {c["row"] for c in rep.comparisons} >= {"exact", "bbsched-ga", "nsga2", "first-fit", "bin-packing"}

@@ -20,14 +20,20 @@ CLOSE = 0.10  # a figure within this relative difference of the paper's is repro
 def comparison(paper: str, table_or_figure: str, row, column, paper_value, ours, unit: str = "",
                note: str = "") -> dict:
     """One compared figure: the paper's value beside ours, ``relative_difference`` = (ours - paper) /
-    |paper| (None where either is missing or not a number). Beyond :data:`CLOSE`, ``note`` says which
+    |paper| for numbers; for a categorical value (a choice, a set written as text) 0 when the two
+    are equal and 1 when not; None where either is missing. Beyond :data:`CLOSE`, ``note`` says which
     assumption is responsible and what the number is with it changed (a measurement, not a sentence);
     where the paper gives too little to calibrate, which quantity is missing."""
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                   for v in (paper_value, ours))
-    diff = None if not numbers or paper_value == 0 else (ours - paper_value) / abs(paper_value)
-    if numbers and paper_value == 0:
+    if paper_value is None or ours is None:
+        diff = None
+    elif not numbers:
+        diff = 0.0 if paper_value == ours else 1.0
+    elif paper_value == 0:
         diff = 0.0 if ours == 0 else None
+    else:
+        diff = (ours - paper_value) / abs(paper_value)
     return {"paper": paper, "table_or_figure": table_or_figure, "row": row, "column": column,
             "paper_value": paper_value, "ours": ours, "unit": unit, "relative_difference": diff, "note": note}
 
