@@ -55,13 +55,15 @@ def test_workers_give_the_same_answer_and_threads_only_once_periods_take_long(mo
     from iosched.heuristics import periodic
 
     inst = paper_set(4)
-    one = search(inst, workers=1)
+    one = search(inst, workers=1, prune=False)
     seen, counts_at = set(), periodic._counts_at
     monkeypatch.setattr(periodic, "_counts_at", lambda task: seen.add(threading.get_ident()) or counts_at(task))
     monkeypatch.setattr(periodic, "THREADS_FROM", threads_from)
-    two = search(inst, workers=2)
+    two = search(inst, workers=2, prune=False)
     assert two["period"] == one["period"] and two["trace"] == one["trace"]
     assert len(seen) == threads
+    pruned = search(inst, workers=2)  # threads prune by the best before their chunk: the same choice
+    assert pruned["period"] == one["period"] and dict(pruned["trace"])[one["period"]] == dict(one["trace"])[one["period"]]
 
 
 def test_rejects_bad_parameters():

@@ -52,7 +52,6 @@ import math
 import sys
 import threading
 import time
-from bisect import bisect_left
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated
@@ -62,7 +61,7 @@ import numpy as np
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
-from iosched.evaluate.periodic import Pattern, Trace, dilation, sys_efficiency
+from iosched.evaluate.periodic import PackedApplications, Pattern, Trace, dilation, sys_efficiency
 from iosched.fluid import max_min_fair, priority_fill
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline
@@ -193,15 +192,18 @@ def _shift_in(a, n, i, x):
 OK, TOO_LARGE, BROKEN = 0, 1, 2  # what _fill reports
 
 
-def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
+def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
     """Build one period's pattern; see the module docstring for the rules.
 
     Returns a code (OK; TOO_LARGE: more than ``max_inst`` instances or ``max_pieces``
     I/O pieces, the period is abandoned; BROKEN: a date the rules rely on was not found,
     which only double-precision breakdown can cause), the instance counts, the final
-    dates, and the record of every instance (application, compute start) and I/O piece
-    (instance, start, end, rate in cards). Every loop is bounded: by the caps, by the
-    number of dates, or by one turn of the period.
+    dates, and, when ``record`` is 1, the record of every instance (application, compute
+    start) and I/O piece (instance, start, end, rate in cards; an instance's adjacent pieces
+    at the same rate are one piece). With ``record`` 0 (the period search, which needs only
+    the counts) both records come back empty: nothing grows with the pattern but the dates
+    and the per-application runs. Every loop is bounded: by the caps, by the number of
+    dates, or by one turn of the period.
     """
     K = w.shape[0]
     dates = np.empty(64)
@@ -228,9 +230,10 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
     te_ = np.empty(64)
     bw_ = np.empty(64)
     ratio = np.empty(K)
-    alive = np.empty(K, np.int64)  # (int64, not bool: each dtype and allocator is one more compilation)
+    slow = np.empty(K)  # n_k (w_k + time_io_k) / T, what the next application is chosen by; inf once dead
     for k in range(K):
-        n_inst[k], last[k], n_runs[k], ratio[k], alive[k] = 0, 0.0, 0, w[k] / tio[k], 1
+        n_inst[k], last[k], n_runs[k], ratio[k] = 0, 0.0, 0, w[k] / tio[k]
+        slow[k] = 0.0
     n_alive = K
     code = OK
     while n_alive > 0:
@@ -238,10 +241,8 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
             code = TOO_LARGE
             break
         best, best_sd, best_ratio = -1, 2.0, -1.0
-        for k in range(K):
-            if not alive[k]:
-                continue
-            sd = n_inst[k] * (w[k] + tio[k]) / T
+        for k in range(K):  # the worst Dilation first (dead applications: infinite, never chosen)
+            sd = slow[k]
             if sd < best_sd - P:
                 best, best_sd, best_ratio = k, sd, ratio[k]
             elif sd == best_sd and ratio[k] > best_ratio + P:
@@ -343,7 +344,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                     i += 1
                 ok = stop >= 0 and npieces > 0 and not left > P
         if not ok:
-            alive[k] = 0
+            slow[k] = np.inf
             n_alive -= 1
             continue
         # addInstance: the compute right before the first I/O piece
@@ -366,6 +367,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 starts = _grow_rows(starts)
             _shift_in(starts[k], ni, j, c)
             n_inst[k] = ni + 1
+            slow[k] = n_inst[k] * (w[k] + tio[k]) / T
         last[k] = c
         for p in range(npieces):  # piece starts are dates already; ends may split an interval
             x = _fmod(te_[p] + T, T, P)
@@ -379,11 +381,13 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 nd += 1
         if code != OK:
             break
-        if n_rec == rec_app.shape[0]:
-            rec_app, rec_c = _grow(rec_app), _grow(rec_c)
-        rec_app[n_rec], rec_c[n_rec] = k, c
+        if record:
+            if n_rec == rec_app.shape[0]:
+                rec_app, rec_c = _grow(rec_app), _grow(rec_c)
+            rec_app[n_rec], rec_c[n_rec] = k, c
         end = nd - 1
         run_start, run_end = -1.0, -1.0
+        piece_end, piece_bw = -1.0, -1.0  # the instance's last piece, which an adjacent one at its rate extends
         for p in range(npieces + 1):
             if p < npieces:
                 te = _fmod(te_[p] + T, T, P)
@@ -404,10 +408,16 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
                 if i == first:
                     continue
                 s, f = dates[first], (T if i == 0 else dates[i])
-                if n_pc == pc_inst.shape[0]:
-                    pc_inst, pc_ts, pc_te, pc_bw = _grow(pc_inst), _grow(pc_ts), _grow(pc_te), _grow(pc_bw)
-                pc_inst[n_pc], pc_ts[n_pc], pc_te[n_pc], pc_bw[n_pc] = n_rec, s, f, bw_[p]
-                n_pc += 1
+                if s == piece_end and bw_[p] == piece_bw:
+                    if record:
+                        pc_te[n_pc - 1] = f
+                else:
+                    if record:
+                        if n_pc == pc_inst.shape[0]:
+                            pc_inst, pc_ts, pc_te, pc_bw = _grow(pc_inst), _grow(pc_ts), _grow(pc_te), _grow(pc_bw)
+                        pc_inst[n_pc], pc_ts[n_pc], pc_te[n_pc], pc_bw[n_pc] = n_rec, s, f, bw_[p]
+                    n_pc += 1
+                piece_end, piece_bw = f, bw_[p]
                 if run_start >= 0 and s == run_end:  # adjacent: extend the run
                     run_end = f
                     continue
@@ -424,8 +434,19 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces):
         if code != OK:
             break
         n_rec += 1
+    n_rec, n_pc = (n_rec, n_pc) if record else (0, 0)
     return (code, n_inst, dates[:nd], rec_app[:n_rec], rec_c[:n_rec],
             pc_inst[:n_pc], pc_ts[:n_pc], pc_te[:n_pc], pc_bw[:n_pc])
+
+
+def _counts_many(periods, B, P, w, vol, beta, tio, max_inst, max_pieces, codes, counts):
+    """The code and instance counts of the pattern built at each of ``periods`` (into ``codes``
+    and the rows of ``counts``): one call from Python for many short periods."""
+    for q in range(periods.shape[0]):
+        out = _fill(periods[q], B, P, w, vol, beta, tio, max_inst, max_pieces, np.int64(0))
+        codes[q] = out[0]
+        for k in range(w.shape[0]):
+            counts[q, k] = out[1][k]
 
 
 # --- limits: what one run may build -----------------------------------------------------------
@@ -441,7 +462,10 @@ MAX_PIECES = 6_000_000  # I/O pieces in one pattern
 MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
 TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
-READ_BACK = 7.0  # building the chosen pattern costs up to this many periods' kernel time (measured 4.7, margin)
+READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (measured 1.2
+# at random:1:200: the kernel again, recording, and numpy arrays; margin)
+BATCH_INSTANCES = 256  # periods that can hold at most this many instances are built in batches ...
+BATCH_PERIODS = 32  # ... of this many periods per call of the kernel (each call costs about 5 us)
 THREADS_FROM = 2e-4  # s: with workers > 1, threads build the periods once three in a row took this long
 # (measured: the paper's sets 1 and 7-10, periods of 10-140 us, ran slower in two threads than in one)
 
@@ -580,9 +604,73 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
 def _counts_at(args):
     """(code, counts) of the pattern built at one period, from card units."""
     T, units, B, precision = args
+    codes, counts = _build_counts(np.array([float(T)]), units, B, precision)
+    return int(codes[0]), counts[0].tolist()
+
+
+def _build_counts(periods: np.ndarray, units, B, precision) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and instance counts (one row per period) of the patterns built at ``periods``, in one call."""
+    codes = np.empty(len(periods), np.int64)
+    counts = np.empty((len(periods), units.shape[1]), np.int64)
+    kernels()[1](periods, float(B), float(precision), *units, MAX_INSTANCES, MAX_PIECES, codes, counts)
+    return codes, counts
+
+
+def count_caps(instance: PeriodicInstance, periods, precision: float) -> np.ndarray:
+    """caps[q, k]: the most instances of application k a pattern that PerSched's insertion builds
+    at ``periods[q]`` (s) can hold.
+
+    Proof: an instance of k occupies k for its compute, w_k less at most the ``precision`` P by
+    which a date may merge, and for its transfer, which moves vol_k less at most P card-seconds
+    at a rate of at most min(β_k, B) cards, that is time_io_k less P / min(β_k, B); an instance's
+    transfer ends before the next compute of k starts (within P). So n_k instances need
+    n_k (w_k + time_io_k - δ_k) <= T with δ_k = 4 P + 2 P / min(β_k, B), a generous sum of those
+    slacks, and n_k <= floor(T / (w_k + time_io_k - δ_k)).
+    """
+    units, B = _card_units(instance)
     w, vol, beta, tio = units
-    out = kernel()(float(T), float(B), float(precision), w, vol, beta, tio, MAX_INSTANCES, MAX_PIECES)
-    return out[0], out[1].tolist()
+    slack = 4 * precision + 2 * precision / np.minimum(beta, B)
+    cycle = np.maximum(w + tio - slack, 1e-300)
+    return np.floor(np.asarray(periods, float)[:, None] * (1 + 1e-12) / cycle[None, :])
+
+
+SAFE = 1 + 1e-9  # a bound is inflated by this before it may rule a period out (the sums below are numpy's)
+
+
+def period_bounds(instance: PeriodicInstance, periods, precision: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per period of ``periods`` (s), bounds on what the pattern PerSched builds there can reach:
+    an upper bound on its SysEfficiency and on 1 / its Dilation (0 where some application
+    cannot hold an instance: no candidate).
+
+    SysEfficiency: the most Σ_k β_k n_k w_k / (N T) with n_k <= count_caps and the volume moved
+    at most what B carries in T (Σ_k n_k (vol_k - P) <= B T: the insertion never exceeds B), a
+    fractional knapsack solved greedily by β_k w_k / vol_k. 1 / Dilation: min_k n_k w_k / (ρ_k T)
+    at n_k = count_caps.
+    """
+    periods = np.asarray(periods, float)
+    caps = count_caps(instance, periods, precision)
+    units, B = _card_units(instance)
+    w, vol, beta, _ = units
+    value = beta * w
+    order = np.argsort(-value / vol, kind="stable")
+    cum_vol = np.cumsum(caps[:, order] * vol[order], axis=1)
+    cum_val = np.cumsum(caps[:, order] * value[order], axis=1)
+    room = B * periods * SAFE + caps.sum(axis=1) * precision
+    K = len(w)
+    over = cum_vol > room[:, None]
+    j = np.where(over.any(axis=1), over.argmax(axis=1), K)
+    rows = np.arange(len(periods))
+    before_val = np.where(j > 0, cum_val[rows, np.maximum(j - 1, 0)], 0.0)
+    before_vol = np.where(j > 0, cum_vol[rows, np.maximum(j - 1, 0)], 0.0)
+    density = (value / vol)[order][np.minimum(j, K - 1)]
+    best = before_val + np.where(j < K, (room - before_vol) * density, 0.0)
+    N = instance.platform.processors
+    se = np.minimum(best, cum_val[:, -1]) / (N * periods) * SAFE
+    rho = np.array([instance.rho(k) for k in range(K)])
+    inv_dil = (caps * w / rho).min(axis=1) / periods * SAFE
+    missing = (caps < 1).any(axis=1)
+    se[missing], inv_dil[missing] = 0.0, 0.0
+    return se, inv_dil
 
 
 def build_pattern(instance: PeriodicInstance, period: float, precision: float | None = None) -> Pattern:
@@ -593,27 +681,25 @@ def build_pattern(instance: PeriodicInstance, period: float, precision: float | 
         default_precision(instance), 1e-13 * period)
     units, B = _card_units(instance)
     code, _, dates, rec_app, rec_c, pc_inst, pc_ts, pc_te, pc_bw = kernel()(
-        period, float(B), precision, *units, MAX_INSTANCES, MAX_PIECES)
+        period, float(B), precision, *units, MAX_INSTANCES, MAX_PIECES, 1)
     if code == TOO_LARGE:
         raise ParameterError(f"period = {period!r} s: the pattern holds more than {MAX_INSTANCES} instances or "
                              f"{MAX_PIECES} I/O pieces, above PerSched's limits")
     if code != OK:
         raise InstanceError(f"period = {period!r} s: PerSched lost a date (double precision) at precision "
                             f"{precision!r} s")
+    # instances app by app, each app's by compute start (ties in insertion order), each compute start
+    # the date it merged into; an instance's pieces in the order they were placed
+    order = np.lexsort((rec_c, rec_app))
+    starts = dates[np.searchsorted(dates, rec_c[order] - precision, side="left")]
+    per_record = np.bincount(pc_inst, minlength=len(rec_app))
+    first = np.concatenate(([0], np.cumsum(per_record)))[order]
+    seg_off = np.concatenate(([0], np.cumsum(per_record[order])))
+    take = np.repeat(first - seg_off[:-1], per_record[order]) + np.arange(seg_off[-1])
+    app_off = np.concatenate(([0], np.cumsum(np.bincount(rec_app, minlength=len(instance.applications)))))
     b = instance.platform.processor_bandwidth
-    pieces = [[] for _ in range(len(rec_app))]
-    for r, s, e, bw in zip(pc_inst.tolist(), pc_ts.tolist(), pc_te.tolist(), pc_bw.tolist()):
-        pieces[r].append((s, e, bw * b))
-    dates = dates.tolist()
-    mine = [[] for _ in instance.applications]
-    for r, (a, c) in enumerate(zip(rec_app.tolist(), rec_c.tolist())):
-        mine[a].append((c, r))
-    out = []
-    for insts in mine:
-        # the date each compute start merged into
-        out.append(tuple(PatternInstance(dates[bisect_left(dates, c - precision)], tuple(pieces[r]))
-                         for c, r in sorted(insts)))
-    return Pattern(float(period), tuple(out))
+    return Pattern(float(period), PackedApplications(app_off, starts, seg_off, pc_ts[take], pc_te[take],
+                                                     pc_bw[take] * b))
 
 
 def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
@@ -635,7 +721,8 @@ def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
 
 def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
            t_min: float | None = None, objective: str = "sys_efficiency",
-           precision: float | None = None, workers: int = 1, deadline: Deadline | None = None) -> dict:
+           precision: float | None = None, workers: int = 1, deadline: Deadline | None = None,
+           prune: bool = True) -> dict:
     """Algorithm 2: the period search. Returns the chosen period and the trace.
 
     ``objective`` "sys_efficiency" keeps the best SysEfficiency and refines the
@@ -643,25 +730,41 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     both loops built (the paper's min Dilation column). ``workers`` > 1 builds
     the periods of the upward loop in that many threads (the compiled kernel releases the GIL).
 
+    With ``prune`` (the default) the upward loop builds no period whose bounds
+    (:func:`period_bounds`) show that its pattern could not become the best one kept (its
+    SysEfficiency, and for "dilation" also 1 / its Dilation, at most the best so far plus the
+    1e-6 margin by which a better one must win): the chosen period and pattern are the same as
+    without pruning, the trace holds only the periods built (``pruned`` counts the others).
+    Short periods (at most BATCH_INSTANCES instances can fit) are built BATCH_PERIODS at a time
+    in one call of the kernel, pruned by the best before the batch.
+
     With a ``deadline`` no period starts once the time left is shorter than the last
     period took plus READ_BACK times that for reading the chosen pattern back (what
-    build_pattern costs: the kernel again and Python objects for every piece, 4.7x at
-    2.1 million pieces): the search then keeps what it has and says ``stopped``. A period whose
-    pattern exceeds the size limits ends the upward loop (``too_large_from``); one where the
-    arithmetic broke down is skipped (``broken``).
+    build_pattern costs: the kernel again and Python objects for every piece): the search
+    then keeps what it has and says ``stopped``. A period whose pattern exceeds the size
+    limits ends the upward loop (``too_large_from``); one where the arithmetic broke down is
+    skipped (``broken``).
     """
     plan = plan_search(instance, k_prime, eps, t_min, precision)
     choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
     workers = integer("workers", workers, 1, 256, error=ParameterError)
     units, B = _card_units(instance)
     grid = period_grid(plan.t_min, plan.k_prime, plan.eps)
+    periods = np.array(grid)
+    se_bound, inv_dil_bound = period_bounds(instance, periods, plan.precision)
+    small = count_caps(instance, periods, plan.precision).sum(axis=1) <= BATCH_INSTANCES
     out = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid), "stopped": None,
-           "too_large_from": None, "broken": []}
+           "too_large_from": None, "broken": [], "pruned": 0}
     trace = []
     last = 0.0  # how long the next period (or batch) and reading a pattern back will take, from the last
+    best = [-1.0, -1.0]  # SysEfficiency and 1 / Dilation of the best pattern built so far
 
     def out_of_time(needed):
         return deadline is not None and (deadline.expired() or deadline.remaining() < needed)
+
+    def wanted(q) -> bool:
+        return not prune or se_bound[q] > best[0] + 1e-6 or (
+            objective == "dilation" and inv_dil_bound[q] > best[1] + 1e-6)
 
     def take(T, code, counts):
         """False once the upward loop must stop."""
@@ -672,27 +775,43 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
             out["broken"].append(T)
         else:
             trace.append((T, counts))
+            if min(counts) > 0:
+                best[0] = max(best[0], sys_efficiency(instance, counts, T))
+                best[1] = max(best[1], 1 / dilation(instance, counts, T))
         return True
 
-    tasks = [(T, units, B, plan.precision) for T in grid]
-    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(tasks) > 1 else None
-    slow, i = 0, 0  # periods in a row that took THREADS_FROM or longer
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(grid) > 1 else None
+    slow, q = 0, 0  # periods in a row that took THREADS_FROM or longer; the next period of the grid
     try:
-        while i < len(tasks):
+        while q < len(grid):
+            if not wanted(q):
+                out["pruned"] += 1
+                q += 1
+                continue
             if out_of_time(last):
                 out["stopped"] = "time_limit"
                 break
             # periods grow with T; threads join once three in a row took long enough to pay for the hand-off
-            chunk = tasks[i:i + 4 * workers] if pool is not None and slow >= 3 else tasks[i:i + 1]
+            threaded = pool is not None and slow >= 3
+            span = 4 * workers if threaded else BATCH_PERIODS if small[q] else 1
+            stop = min(len(grid), q + span)
+            if not threaded and small[q]:
+                stop = q + int(np.argmin(np.append(small[q:stop], False)))  # the short periods only
+            chunk = [j for j in range(q, stop) if wanted(j)]
+            out["pruned"] += stop - q - len(chunk)
             start = time.perf_counter()
-            results = list(pool.map(_counts_at, chunk)) if len(chunk) > 1 else [_counts_at(chunk[0])]
+            if threaded:
+                results = list(pool.map(_counts_at, [(grid[j], units, B, plan.precision) for j in chunk]))
+            else:
+                codes, counts = _build_counts(periods[chunk], units, B, plan.precision)
+                results = [(int(c), n) for c, n in zip(codes, counts.tolist())]
             took = time.perf_counter() - start
-            per_period = took * (workers if len(chunk) > 1 else 1) / len(chunk)
+            per_period = took * (workers if threaded else 1) / len(chunk)
             slow = slow + 1 if per_period >= THREADS_FROM else 0
-            last = took + READ_BACK * per_period
-            if not all(take(t[0], *r) for t, r in zip(chunk, results)):
+            last = (took if threaded else took / len(chunk) * span) + READ_BACK * per_period
+            if not all(take(grid[j], *r) for j, r in zip(chunk, results)):
                 break
-            i += len(chunk)
+            q = stop
     finally:
         if pool is not None:
             pool.shutdown()
@@ -747,7 +866,8 @@ def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_
     """The search and the chosen pattern under ``deadline``, as a method's output (parameters checked)."""
     found = search(instance, k_prime=k_prime, eps=eps, t_min=t_min, objective=objective,
                    precision=precision, workers=workers, deadline=deadline)
-    info = {"t_min": found["t_min"], "periods_tried": len(found["trace"]) + len(found["broken"])}
+    info = {"t_min": found["t_min"], "periods_tried": len(found["trace"]) + len(found["broken"]),
+            "periods_pruned": found["pruned"]}
     if found["stopped"]:
         info["stopped"] = (f"time limit ({deadline.seconds:g} s) after {info['periods_tried']} periods "
                            f"({found['periods_planned']} planned upward)")
@@ -770,7 +890,8 @@ def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_
     return MethodOutput(pattern, Status.TIME_LIMIT if found["stopped"] else Status.FEASIBLE, info=info)
 
 
-_KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill")
+_KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill",
+           "_counts_many")
 _LOCK = threading.Lock()
 NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s; longer means it compiles
 
@@ -805,7 +926,9 @@ def kernel():
                 for name in _KERNEL:
                     g[name] = njit(cache=True, nogil=True)(g[name])
                 one = np.ones(1)
-                g["_fill"](2.0, 1.0, 1e-9, one, one, one, one, 10, 10)
+                g["_fill"](2.0, 1.0, 1e-9, one, one, one, one, 10, 10, 1)
+                g["_counts_many"](np.ones(1) * 2, 1.0, 1e-9, one, one, one, one, 10, 10, np.empty(1, np.int64),
+                                  np.empty((1, 1), np.int64))
             finally:
                 notice.cancel()
                 notice.join()
@@ -813,6 +936,12 @@ def kernel():
                 print(f"iosched: PerSched's kernel ready after {time.perf_counter() - start:.1f} s",
                       file=sys.stderr, flush=True)
         return g["_fill"]
+
+
+def kernels():
+    """(``_fill``, ``_counts_many``) compiled (see :func:`kernel`)."""
+    kernel()
+    return globals()["_fill"], globals()["_counts_many"]
 
 
 def compile_kernel() -> None:
