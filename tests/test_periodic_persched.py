@@ -63,7 +63,8 @@ def test_workers_give_the_same_answer_and_threads_only_once_periods_take_long(mo
     assert two["period"] == one["period"] and two["trace"] == one["trace"]
     assert len(seen) == threads
     pruned = search(inst, workers=2)  # threads prune by the best before their chunk: the same choice
-    assert pruned["period"] == one["period"] and dict(pruned["trace"])[one["period"]] == dict(one["trace"])[one["period"]]
+    T = one["period"]
+    assert pruned["period"] == T and dict(pruned["trace"])[T] == dict(one["trace"])[T]
 
 
 def test_rejects_bad_parameters():
