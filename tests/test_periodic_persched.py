@@ -52,7 +52,7 @@ def test_period_grid_is_the_authors():
 def test_workers_give_the_same_answer_and_threads_only_once_periods_take_long(monkeypatch, threads_from, threads):
     import threading
 
-    from iosched.heuristics import periodic
+    from iosched.heuristics import periodic_persched as periodic
 
     inst = paper_set(4)
     one = search(inst, workers=1, prune=False)

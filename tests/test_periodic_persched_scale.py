@@ -9,7 +9,7 @@ from strategies import periodic_instances
 
 import iosched
 from iosched.evaluate.periodic import PackedApplications, Pattern, dilation, evaluate, sys_efficiency
-from iosched.heuristics.periodic import (
+from iosched.heuristics.periodic_persched import (
     _card_units,
     build_pattern,
     count_caps,
