@@ -20,8 +20,14 @@ from iosched.solvers import Deadline
 
 
 def _fmod(x, T, P):
-    """fmod(x, T), with results within P of T taken as 0 (the authors' myFmod)."""
-    r = np.fmod(x, T)
+    """fmod(x, T), with results within P of T taken as 0 (the authors' myFmod). Most calls have x in
+    [0, 2T), where fmod is x or x - T (exact by Sterbenz's lemma): no libm call."""
+    if 0.0 <= x < T:
+        r = x
+    elif T <= x < 2.0 * T:
+        r = x - T
+    else:
+        r = np.fmod(x, T)
     if T - P < r < T + P:
         return 0.0
     return r
