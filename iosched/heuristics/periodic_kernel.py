@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from iosched.core import METHOD_START
 from iosched.solvers import Deadline
 
 
@@ -480,14 +481,18 @@ def compile_kernel() -> None:
     kernel()
 
 
-def method_deadline(seconds: float, entry: float) -> Deadline:
-    """A method's budget of ``seconds`` counted from ``entry`` (its first line, a perf_counter
-    reading), with the kernel loaded: a numba compilation in this call (the first run after
-    installation or after an edit) is added back, so that it does not eat a search; a load from
-    the disk cache is not."""
+def method_deadline(seconds: float | None, entry: float) -> Deadline:
+    """A method's budget of ``seconds`` (None: the default profile's) with the kernel loaded, counted
+    from :func:`iosched.solve`'s clock (:meth:`Deadline.for_method`), or from ``entry`` (the method's
+    first line, a perf_counter reading) when the method is called directly. A numba compilation in
+    this call (the first run after installation or after an edit) is added back, so that it does not
+    eat a search; a load from the disk cache is not."""
     first = not _LOADED
     compile_kernel()
-    deadline = Deadline(seconds)
-    deadline.end = entry + seconds + (_LOADED["seconds"] if first and _LOADED["compiled"] else 0.0)
+    deadline = Deadline.for_method(seconds)
+    if METHOD_START.get() is None:
+        deadline.end = entry + deadline.seconds
+    if first and _LOADED["compiled"]:
+        deadline.end += _LOADED["seconds"]
     return deadline
 

@@ -15,14 +15,12 @@ from iosched.fluid import max_min_fair, priority_fill
 from iosched.heuristics.periodic_persched import (
     MAX_PIECES,
     RESOLUTION,
-    TIME_LIMIT,
-    TimeLimit,
     _checked_instance,
     check_time_limit,
 )
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline
-from iosched.validate import Number, choice, number, positive
+from iosched.validate import Number, TimeLimit, choice, number, positive
 
 ONLINE_POLICIES = ("fairshare", "fcfs", "max-syseff", "min-dilation", "minmax")
 
@@ -133,8 +131,8 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
 
 def _online(policy):
     def run(instance: PeriodicInstance, cycles: Cycles = 100, gamma: Gamma = 1.2,
-            time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
-        deadline = Deadline(check_time_limit(time_limit))
+            time_limit: TimeLimit = None) -> MethodOutput:
+        deadline = Deadline.for_method(check_time_limit(time_limit))
         trace = simulate_online(instance, policy, cycles, gamma, deadline)
         longest = max(range(len(instance.applications)),
                       key=lambda k: instance.applications[k].work + instance.time_io(k))
@@ -143,7 +141,7 @@ def _online(policy):
         info = {"stopped": f"after {len(trace.applications[longest])} of {cycles:g} cycles at t = "
                            f"{trace.horizon:.6g} s"}
         if deadline.expired():
-            return MethodOutput(trace, Status.TIME_LIMIT, info={**info, "reason": f"time limit {time_limit:g} s"})
+            return MethodOutput(trace, Status.TIME_LIMIT, info={**info, "reason": f"time limit {deadline.seconds:g} s"})
         return MethodOutput(trace, Status.FEASIBLE, info=info)
 
     run.__doc__ = f"Online baseline without a periodic pattern: {policy} (fluid simulation); stops after time_limit s."

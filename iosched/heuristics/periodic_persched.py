@@ -41,8 +41,9 @@ Robustness (none of it changes Table 4): every parameter and the instance are ch
 before anything runs (:func:`plan_search`, naming what to change); the compiled insertion
 loop is bounded (at most MAX_INSTANCES instances and MAX_PIECES I/O pieces per pattern, one
 turn of the period per insertion, a date lost to double precision fails the insertion
-instead of reading past an array); and the search has a wall-clock budget (``time_limit``,
-60 s by default; the exact methods pass their profile's) checked between periods: it then
+instead of reading past an array); and the search has a wall-clock budget (``time_limit``, the
+default profile's 60 s unless given, counted from iosched.solve's clock; the exact methods pass
+their profile's) checked between periods: it then
 returns the best pattern so far with status ``time_limit``.
 """
 
@@ -62,7 +63,7 @@ from iosched.evaluate.periodic import PackedApplications, Pattern, dilation, sys
 from iosched.heuristics.periodic_kernel import BROKEN, OK, TOO_LARGE, compile_kernel, kernel, kernels, method_deadline
 from iosched.instances.periodic import PeriodicInstance
 from iosched.solvers import Deadline
-from iosched.validate import Integer, Number, choice, integer, number, positive
+from iosched.validate import Integer, Number, TimeLimit, choice, integer, number, positive
 
 PRECISION = 2e-5
 
@@ -80,7 +81,6 @@ MAX_CELLS = 20_000_000  # K x the most instances of one application (the kernel'
 MAX_PIECES = 6_000_000  # I/O pieces in one pattern (an instance's adjacent pieces at one rate count once)
 MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
-TIME_LIMIT = 60.0  # s: PerSched's default budget, checked between periods
 READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (measured 1.2
 # at random:1:200: the kernel again, recording, and numpy arrays; margin)
 BATCH_INSTANCES = 256  # periods that can hold at most this many instances are built in batches ...
@@ -93,7 +93,6 @@ KPrime = Annotated[float, Number(1)]
 Eps = Annotated[float, Number(0, 1, lo_open=True, hi_open=True)]
 Seconds = Annotated[float | None, Number(0, lo_open=True)]
 Workers = Annotated[int, Integer(1, 256)]
-TimeLimit = Annotated[float, Number(0, 1e9, lo_open=True)]
 
 
 def _card_units(instance: PeriodicInstance):
@@ -476,8 +475,11 @@ def default_precision(instance: PeriodicInstance) -> float:
                1e-6 * min(a.work for a in apps))
 
 
-def check_time_limit(time_limit) -> float:
-    return number("time_limit", time_limit, 0, 1e9, lo_open=True, error=ParameterError)
+def check_time_limit(time_limit) -> float | None:
+    """``time_limit`` (s) checked; None stays None (the default profile's limit)."""
+    if time_limit is None:
+        return None
+    return number("time_limit", time_limit, 0, 10**7, lo_open=True, error=ParameterError)
 
 
 def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_min=None, precision=None,
@@ -522,7 +524,7 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
 @register("periodic", "persched", objective="sys_efficiency", prepare=compile_kernel)
 def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
-             workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
+             workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
     """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search; stops after time_limit s."""
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
@@ -530,7 +532,7 @@ def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
 @register("periodic", "persched-mindil", objective="dilation", prepare=compile_kernel)
 def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
-                    workers: Workers = 1, time_limit: TimeLimit = TIME_LIMIT) -> MethodOutput:
+                    workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
     """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation); stops after time_limit s."""
     return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit)
 
