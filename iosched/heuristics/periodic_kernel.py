@@ -139,6 +139,18 @@ def _shift_in(a, n, i, x):
     a[i] = x
 
 
+def _add_date(dates, tot, nd, x, P, near):
+    """Merge date x into the sorted dates[:nd], searched from index ``near``: a date within P of x
+    stands for it; otherwise x is inserted, splitting its interval (the new interval carries the
+    load of the one it splits; dates and tot have room). Returns (x's index, the new count)."""
+    i = _lower_near(dates, nd, x - P, near)
+    if not (i < nd and dates[i] <= x + P):
+        _shift_in(dates, nd, i, x)
+        _shift_in(tot, nd, i, tot[i - 1])
+        nd += 1
+    return i, nd
+
+
 OK, TOO_LARGE, BROKEN = 0, 1, 2  # what _fill reports
 
 
@@ -267,11 +279,8 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
                     ok = False
             if ok:
                 x = _fmod(_fmod(begin_io + wk, T, P) + T, T, P)
-                i = near = _lower_near(dates, nd, x - P, near)
-                if not (i < nd and dates[i] <= x + P):
-                    _shift_in(dates, nd, i, x)
-                    _shift_in(tot, nd, i, tot[i - 1])
-                    nd += 1
+                i, nd = _add_date(dates, tot, nd, x, P, near)
+                near = i
                 stop = _find(dates, nd, end_io, P, near_wrap)
                 end = nd - 1
                 while ts_.shape[0] < nd + 2:
@@ -305,11 +314,8 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
         if not 0 <= x < T:
             code = BROKEN
             break
-        i = near = _lower_near(dates, nd, x - P, near)
-        if not (i < nd and dates[i] <= x + P):
-            _shift_in(dates, nd, i, x)
-            _shift_in(tot, nd, i, tot[i - 1])
-            nd += 1
+        i, nd = _add_date(dates, tot, nd, x, P, near)
+        near = i
         ni = n_inst[k]
         j = _lower_near(starts[k], ni, c, ni - 1)
         if j == ni or starts[k, j] != c:
@@ -324,11 +330,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
             if not 0 <= x < T:
                 code = BROKEN
                 break
-            i = near = _lower_near(dates, nd, x - P, near)
-            if not (i < nd and dates[i] <= x + P):
-                _shift_in(dates, nd, i, x)
-                _shift_in(tot, nd, i, tot[i - 1])
-                nd += 1
+            near, nd = _add_date(dates, tot, nd, x, P, near)
         if code != OK:
             break
         if record:
@@ -398,8 +400,8 @@ def _counts_many(periods, B, P, w, vol, beta, tio, max_inst, max_pieces, codes, 
         for k in range(w.shape[0]):
             counts[q, k] = out[1][k]
 
-_KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_fill",
-           "_counts_many")
+_KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_add_date",
+           "_fill", "_counts_many")
 _LOCK = threading.Lock()
 NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s on an idle machine
 _LOADED = {}  # once the kernel is ready: "compiled" (whether numba compiled it in this process), "seconds"
