@@ -273,6 +273,8 @@ def cmd_reproduce(args) -> int:
         accepted = inspect.signature(run).parameters
         if args.full and "full" in accepted:
             options = {**options, "full": True}
+        if args.report is not None and "report" in accepted:
+            options = {**options, "report": True}
         try:
             inspect.signature(run).bind(**options)
         except TypeError as e:

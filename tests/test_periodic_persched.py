@@ -52,16 +52,19 @@ def test_period_grid_is_the_authors():
 def test_workers_give_the_same_answer_and_threads_only_once_periods_take_long(monkeypatch, threads_from, threads):
     import threading
 
-    from iosched.heuristics import periodic
+    from iosched.heuristics import periodic_persched as periodic
 
     inst = paper_set(4)
-    one = search(inst, workers=1)
+    one = search(inst, workers=1, prune=False)
     seen, counts_at = set(), periodic._counts_at
     monkeypatch.setattr(periodic, "_counts_at", lambda task: seen.add(threading.get_ident()) or counts_at(task))
     monkeypatch.setattr(periodic, "THREADS_FROM", threads_from)
-    two = search(inst, workers=2)
+    two = search(inst, workers=2, prune=False)
     assert two["period"] == one["period"] and two["trace"] == one["trace"]
     assert len(seen) == threads
+    pruned = search(inst, workers=2)  # threads prune by the best before their chunk: the same choice
+    T = one["period"]
+    assert pruned["period"] == T and dict(pruned["trace"])[T] == dict(one["trace"])[T]
 
 
 def test_rejects_bad_parameters():

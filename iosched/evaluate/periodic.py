@@ -26,6 +26,7 @@ well inside these tolerances.)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +39,7 @@ from iosched.validate import finite, real
 REL_TOL = 1e-5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Instance:
     """One instance of an application: compute from ``compute_start`` for w_k seconds,
     then I/O as ``io`` segments (start s, end s, rate data/s)."""
@@ -47,9 +48,82 @@ class Instance:
     io: tuple[tuple[float, float, float], ...]
 
 
+class PackedApplications(Sequence):
+    """A pattern's instances held as flat arrays (what PerSched builds: hundreds of thousands
+    of instances take a few bytes each instead of Python objects); a sequence of applications,
+    each a sequence of :class:`Instance` made on access, so it reads like the tuples.
+
+    Instances app by app (``app_off[k]:app_off[k + 1]`` are application k's), compute starts
+    ``c`` (s); I/O segments instance by instance (``seg_off[q]:seg_off[q + 1]`` are instance
+    q's): starts ``s``, ends ``e`` (s), rates ``r`` (data/s).
+    """
+
+    __slots__ = ("app_off", "c", "seg_off", "s", "e", "r")
+
+    def __init__(self, app_off, c, seg_off, s, e, r):
+        self.app_off, self.c, self.seg_off = (np.asarray(x) for x in (app_off, c, seg_off))
+        self.s, self.e, self.r = (np.asarray(x, float) for x in (s, e, r))
+
+    def __len__(self) -> int:
+        return len(self.app_off) - 1
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self[i] for i in range(len(self))[k])
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        return _PackedApp(self, int(self.app_off[k]), int(self.app_off[k + 1]))
+
+    def instance(self, q: int) -> Instance:
+        a, b = int(self.seg_off[q]), int(self.seg_off[q + 1])
+        return Instance(float(self.c[q]), tuple(zip(self.s[a:b].tolist(), self.e[a:b].tolist(),
+                                                    self.r[a:b].tolist())))
+
+    def as_tuples(self) -> tuple[tuple[Instance, ...], ...]:
+        return tuple(tuple(app) for app in self)
+
+    def __eq__(self, other):
+        if isinstance(other, (PackedApplications, tuple)):
+            return self.as_tuples() == (other.as_tuples() if isinstance(other, PackedApplications) else other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.as_tuples())
+
+    def __repr__(self):
+        return f"PackedApplications({len(self.c)} instances, {len(self.s)} segments)"
+
+
+class _PackedApp(Sequence):
+    """One application's instances of a :class:`PackedApplications`."""
+
+    __slots__ = ("_packed", "_first", "_last")
+
+    def __init__(self, packed: PackedApplications, first: int, last: int):
+        self._packed, self._first, self._last = packed, first, last
+
+    def __len__(self) -> int:
+        return self._last - self._first
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(len(self))[i])
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._packed.instance(self._first + i % len(self))
+
+    def __eq__(self, other):
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, _PackedApp)) else other)
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+
 @dataclass(frozen=True)
 class Pattern:
-    """A periodic pattern: period (s) and, per application in instance order, its instances."""
+    """A periodic pattern: period (s) and, per application in instance order, its instances
+    (tuples, or a :class:`PackedApplications`)."""
 
     period: float
     applications: tuple[tuple[Instance, ...], ...]
@@ -197,6 +271,12 @@ def _read(instance: PeriodicInstance, applications, names) -> tuple[_Read | None
     ``non_finite`` (NaN or infinity anywhere). Any of them makes the solution infeasible and
     stops the evaluation there.
     """
+    if isinstance(applications, PackedApplications):
+        arrays = (applications.c, applications.s, applications.e, applications.r)
+        if len(applications) == len(instance.applications) and all(np.isfinite(x).all() for x in arrays):
+            counts = np.diff(applications.app_off).tolist()
+            return _Read(counts, applications.app_off, arrays[0], applications.seg_off, *arrays[1:]), []
+        applications = applications.as_tuples()  # the slow path names what is wrong
     if not isinstance(applications, (tuple, list)) or not all(isinstance(a, (tuple, list)) for a in applications):
         return None, [Violation("structure", "applications is not a list of lists of instances", 1.0)]
     if len(applications) != len(instance.applications):

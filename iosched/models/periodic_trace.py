@@ -3,7 +3,7 @@
 A fluid run with a priority rule and staggered first starts settles into a near-periodic
 steady state. A window of it from one compute start of the longest application (largest
 w_k + time_io_k) to its n-th next one fixes a cyclic order of compute starts and ends;
-the compaction LP (:func:`iosched.models.periodic.build_compaction_model`, solved here
+the compaction LP (:func:`iosched.models.periodic_compaction.build_compaction_model`, solved here
 from sparse arrays, which is much faster than through Pyomo for the thousands of events
 such windows hold) gives the shortest pattern with that order. The search runs over the
 priority rule, the stagger, the window start and n; every candidate goes through the
@@ -23,27 +23,11 @@ from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
 from iosched.fluid import priority_fill
-from iosched.heuristics.periodic import (
-    Eps,
-    KPrime,
-    Seconds,
-    Workers,
-    compile_kernel,
-    method_deadline,
-    plan_search,
-    run_search,
-)
+from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
+from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic import (
-    _events,
-    _profile,
-    _spans_to_intervals,
-    assemble_pattern,
-    bound_scope,
-    contiguity_bound,
-    longrun_bound,
-    period_capped_bound,
-)
+from iosched.models.periodic_bounds import _profile, bound_scope, contiguity_bound, longrun_bound, period_capped_bound
+from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
 from iosched.solvers import Deadline
 from iosched.validate import Integer, ListOf, Number, OneOf, integer
 
@@ -203,7 +187,7 @@ def matched_multiples(instance: PeriodicInstance, count: int, most: int = 60) ->
 
 
 def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: float) -> Pattern | None:
-    """The compaction LP of ``pattern`` (see :func:`iosched.models.periodic.build_compaction_model`:
+    """The compaction LP of ``pattern`` (see :func:`iosched.models.periodic_compaction.build_compaction_model`:
     same variables and constraints), built as sparse arrays and solved by HiGHS through
     scipy; the shortest pattern with ``pattern``'s cyclic order of compute starts and ends,
     or None when HiGHS finds none within ``time_limit`` (s)."""

@@ -6,6 +6,7 @@ from bisect import bisect_right
 
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from iosched.errors import ParameterError
 from iosched.evaluate.periodic import Pattern, Trace
@@ -69,3 +70,44 @@ def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path=None, title:
     bw.set_ylabel("I/O bandwidth (GB/s)")  # the instance's volume unit per second: GB/s in the paper's
     bw.legend(loc="upper right")
     return finish(fig, path)
+
+
+def plot_figure6(curves: dict, path=None) -> Figure:
+    """The paper's Figure 6 for each set: SysEfficiency and Dilation against the period T.
+    ``curves``: set -> [(T s, SysEfficiency, Dilation), ...] (the seed gives no values to draw beside)."""
+    sets = sorted(curves)
+    cols = min(5, len(sets))
+    rows = -(-len(sets) // cols)
+    fig, axes = figure(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for ax, k in zip(axes.flat, sets):
+        T = [p[0] for p in curves[k]]
+        ax.plot(T, [p[1] for p in curves[k]], color="#000099", lw=1)
+        ax.set_title(f"set {k}", fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+        twin = ax.twinx()
+        twin.plot(T, [p[2] for p in curves[k]], color="#cc6666", lw=1)
+        twin.tick_params(labelsize=7, colors="#cc6666")
+    for ax in list(axes.flat)[len(sets):]:
+        ax.axis("off")
+    fig.suptitle("Figure 6: SysEfficiency (blue, left) and Dilation (red, right) against the period T (s); "
+                 "the seed gives no values", fontsize=9)
+    return finish(fig, path, dpi=110)
+
+
+def plot_figure7(points: list, paper: dict, path=None) -> Figure:
+    """The paper's Figure 7: SysEfficiency(K') / SysEfficiency(100) and Dilation(K') / Dilation(100),
+    means over the sets with standard errors; ``paper``: K' -> (the two ratios the seed's text gives)."""
+    kp = [p[0] for p in points]
+    fig, axes = figure(1, 2, figsize=(9, 3.4))
+    for ax, (mean, err), what, j in ((axes[0], (1, 2), "SysEfficiency(K') / SysEfficiency(100)", 0),
+                                     (axes[1], (3, 4), "Dilation(K') / Dilation(100)", 1)):
+        ax.errorbar(kp, [p[mean] for p in points], yerr=[p[err] for p in points], fmt="o-", ms=3, lw=1,
+                    capsize=2, label="ours (PerSched, mean over sets 1-10)")
+        ax.plot(list(paper), [v[j] for v in paper.values()], "s", color="#cc3333", label="the paper's text")
+        ax.set_xscale("log")
+        ax.set_xlabel("K'")
+        ax.set_title(what, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle("Figure 7: normalised SysEfficiency and Dilation against K' (eps = 0.01)", fontsize=9)
+    return finish(fig, path, dpi=110)

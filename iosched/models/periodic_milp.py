@@ -1,0 +1,321 @@
+"""The time-indexed MILP for a given period (``milp``, ``milp-dilation``): compute starts on a
+grid of slots, rates per slot, over PerSched's best periods or the ones given."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Annotated
+
+from iosched import lazy
+from iosched.core import MethodOutput, Status, register
+from iosched.errors import ParameterError
+from iosched.evaluate.periodic import Instance as PatternInstance
+from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
+from iosched.heuristics.periodic_kernel import compile_kernel
+from iosched.heuristics.periodic_persched import Eps, KPrime
+from iosched.instances.periodic import PeriodicInstance
+from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_compaction import SEARCH_SHARE, warm_solver
+from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo_within
+from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
+
+pe = lazy.module("pyomo.environ")
+
+# What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the
+# time-indexed MILP (3 K S variables, about 5 K S constraints) took 0.25 ms per cell to build
+# and 1.1 ms to hand to HiGHS (outside HiGHS's own time limit).
+MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
+MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
+MAX_PERIODS = 100  # periods given to the MILP
+SECONDS_PER_MILP_CELL = 1.3e-3  # building one time-indexed model and loading it into HiGHS (the first)
+HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (measured 3.4-6.0x)
+
+Slots = Annotated[int | None, Integer(2)]
+PERIODS_CHECK = ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)
+Periods = Annotated[list | float | None, PERIODS_CHECK]  # s
+
+
+def default_slots(instance: PeriodicInstance, period: float) -> int:
+    """ceil(20 T / min_k w_k) slots (a compute loses at most 5 % to rounding), at most about
+    2000 binaries in all and at least 12. With fewer than T / min_k w_k slots there is no
+    relaxation (it needs δ <= min_k w_k) and the restriction is coarse."""
+    ratio = period / min(a.work for a in instance.applications)
+    return max(min(math.ceil(min(20 * ratio, 1e9)), 2000 // len(instance.applications)), 12)
+
+
+def build_milp(instance: PeriodicInstance, period: float, slots: int | None = None,
+               kind: str = "restriction", objective: str = "sys_efficiency") -> pe.ConcreteModel:
+    """A time-indexed MILP over S equal slots of the period T (s): which slots start a compute,
+    how much each application moves in each slot.
+
+    x[k,s] = 1 when an instance of k starts computing at slot s; the compute blocks c_k
+    slots; v[k,s] is k's volume in slot s (at most β_k b δ, none while blocked), all
+    together at most B δ; u[k,s] is the volume moved for k's current instance when slot s
+    begins: u[k,s+1] = u[k,s] + v[k,s] - vol_k x[k,s+1] and u[k,s] <= vol_k (1 - x[k,s]),
+    so exactly vol_k moves between two compute starts. n_k = Σ_s x[k,s] >= 1. Two cuts
+    valid for every pattern of period T: n_k (w_k + time_io_k) <= T and Σ_k n_k vol_k <= B T,
+    so the relaxation's optimum never exceeds the long-run LP bound.
+
+    ``kind`` "restriction": c_k = ceil(w_k / δ); every solution is a real pattern (the
+    compute starts on a slot boundary, rates are constant per slot).
+    ``kind`` "relaxation": c_k = floor(w_k / δ) - 1 (a compute starting anywhere covers at
+    least that many whole slots) and requires δ <= min_k w_k; its optimum bounds every
+    pattern of period T, because any pattern maps to a solution: starts rounded up to the
+    next slot boundary, volumes summed per slot.
+    Objective: SysEfficiency Σ β_k w_k n_k / (N T), or "dilation": maximise z <= n_k
+    (w_k + time_io_k) / T, the inverse of the Dilation. Slot 0 starts an instance of the
+    first application (rotating a pattern by whole slots keeps it feasible).
+    """
+    choice("kind", kind, ("restriction", "relaxation"), error=ParameterError)
+    choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
+    period = positive("period", period, error=ParameterError)
+    S = default_slots(instance, period) if slots is None else integer("slots", slots, 2, error=ParameterError)
+    check_milp_size(instance, S, period)
+    apps = instance.applications
+    delta = period / S
+    if kind == "relaxation" and delta > min(a.work for a in apps) * (1 + 1e-12):
+        raise ParameterError(f"the relaxation needs slots >= T / min_k w_k = {period / min(a.work for a in apps):.4g}"
+                             f", got {S}")
+    if kind == "restriction":
+        blocks = [math.ceil(a.work / delta - 1e-9) for a in apps]
+    else:
+        blocks = [max(math.floor(a.work / delta + 1e-9) - 1, 0) for a in apps]
+    B, N = instance.platform.bandwidth, instance.platform.processors
+    m = pe.ConcreteModel(name=f"periodic-{kind}-T{period:g}-S{S}")
+    m.K = pe.RangeSet(0, len(apps) - 1)
+    m.S = pe.RangeSet(0, S - 1)
+    m.x = pe.Var(m.K, m.S, domain=pe.Binary, doc="an instance of k starts computing at slot s")
+    m.v = pe.Var(m.K, m.S, domain=pe.NonNegativeReals, doc="volume k moves in slot s")
+    m.u = pe.Var(m.K, m.S, domain=pe.NonNegativeReals, doc="volume moved for k's current instance")
+
+    def blocked(m, k, s):
+        return sum(m.x[k, (s - j) % S] for j in range(blocks[k]))
+
+    m.one_compute = pe.Constraint(m.K, m.S, rule=lambda m, k, s: blocked(m, k, s) <= 1 if blocks[k] > 1
+                                  else pe.Constraint.Skip)
+    m.rate = pe.Constraint(m.K, m.S, rule=lambda m, k, s: (
+        m.v[k, s] <= instance.max_rate(k) * delta * (1 - blocked(m, k, s))))
+    m.capacity = pe.Constraint(m.S, rule=lambda m, s: sum(m.v[k, s] for k in m.K) <= B * delta)
+    m.flow = pe.Constraint(m.K, m.S, rule=lambda m, k, s: (
+        m.u[k, (s + 1) % S] == m.u[k, s] + m.v[k, s] - apps[k].io_volume * m.x[k, (s + 1) % S]))
+    m.reset = pe.Constraint(m.K, m.S, rule=lambda m, k, s: m.u[k, s] <= apps[k].io_volume * (1 - m.x[k, s]))
+    m.n = pe.Expression(m.K, rule=lambda m, k: sum(m.x[k, s] for s in m.S))
+    m.at_least_one = pe.Constraint(m.K, rule=lambda m, k: m.n[k] >= 1)
+    # valid for every pattern of period T; they tie the relaxation to the long-run LP bound
+    m.alone = pe.Constraint(m.K, rule=lambda m, k: m.n[k] * (apps[k].work + instance.time_io(k)) <= period)
+    m.total_volume = pe.Constraint(expr=sum(m.n[k] * apps[k].io_volume for k in m.K) <= B * period)
+    m.x[0, 0].fix(1)
+    if objective == "sys_efficiency":
+        m.obj = pe.Objective(expr=sum(apps[k].processors * apps[k].work * m.n[k] for k in m.K) / (N * period),
+                             sense=pe.maximize)
+    else:
+        m.z = pe.Var(domain=pe.NonNegativeReals, doc="1 / Dilation")
+        m.worst = pe.Constraint(m.K, rule=lambda m, k: (
+            m.z <= m.n[k] * (apps[k].work + instance.time_io(k)) / period))
+        m.obj = pe.Objective(expr=m.z, sense=pe.maximize)
+    m._period, m._slots, m._kind, m._blocks = period, S, kind, blocks
+    return m
+
+
+def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
+    """The pattern of a solved restriction: computes on slot boundaries, a rate per slot.
+
+    Volumes below 1e-9 of vol_k are solver tolerance, not transfers, and are dropped, as
+    is anything in a slot the compute blocks.
+    """
+    T, S = model._period, model._slots
+    delta = T / S
+    B = instance.platform.bandwidth
+    apps_ = instance.applications
+    rate = {(k, s): (min(pe.value(model.v[k, s]) / delta, instance.max_rate(k))
+                     if pe.value(model.v[k, s]) > 1e-9 * apps_[k].io_volume else 0.0)
+            for k in model.K for s in model.S}
+    load = [sum(rate[k, s] for k in model.K) for s in model.S]
+    apps = []
+    for k in model.K:
+        starts = [s for s in model.S if pe.value(model.x[k, s]) > 0.5]
+        insts = []
+        for i, s0 in enumerate(starts):
+            s1 = starts[(i + 1) % len(starts)] + (S if i + 1 == len(starts) else 0)
+            segs = tuple(((s % S) * delta, (s % S + 1) * delta, rate[k, s % S] * min(1.0, B / load[s % S]))
+                         for s in range(s0 + model._blocks[k], s1) if rate[k, s % S] > 0)
+            insts.append(PatternInstance(s0 * delta, segs))
+        apps.append(tuple(insts))
+    return Pattern(T, tuple(apps))
+
+
+def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None = None,
+                    where: str = "period") -> None:
+    """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots, or with more than
+    MAX_MILP_TERMS terms in its compute constraints (Σ_k slots x the slots a compute covers), or
+    of a ``period`` shorter than some application's work (no pattern of it holds that application)."""
+    apps = instance.applications
+    cells = len(apps) * slots
+    if cells > MAX_MILP_CELLS:
+        raise ParameterError(f"slots = {slots}: {len(apps)} applications x {slots} slots = {cells} "
+                             f"cells, above the MILP's limit of {MAX_MILP_CELLS}; slots <= "
+                             f"{MAX_MILP_CELLS // len(apps)} fits")
+    if period is None:
+        return
+    longest = max(range(len(apps)), key=lambda k: apps[k].work)
+    if apps[longest].work > period:
+        raise ParameterError(f"{where} = {period!r} s is shorter than applications[{apps[longest].name}].work = "
+                             f"{apps[longest].work!r} s: no pattern of that period holds an instance of it")
+    terms = sum(slots * math.ceil(a.work / (period / slots)) for a in apps)
+    if terms > MAX_MILP_TERMS:
+        raise ParameterError(f"slots = {slots} at {where} = {period:.6g} s: computes cover {terms} slot terms in "
+                             f"all, above the MILP's limit of {MAX_MILP_TERMS}; fewer slots fit")
+
+
+def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
+    """Build and solve one time-indexed model within ``deadline`` (see :func:`iosched.solvers.solve_pyomo_within`).
+
+    ``cost`` holds the seconds per cell that building and handing over took last time (or the
+    constant), so that a model that cannot make it is not even built."""
+    cells = len(instance.applications) * S
+    if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
+        notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
+                                    f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
+        return None, None
+    model, out, note = solve_pyomo_within(lambda: build_milp(instance, period, S, kind, objective), profile,
+                                          deadline, HANDOVER_MILP, load=kind == "restriction")
+    if note:
+        notes.setdefault("skipped", f"{kind}: {note}")
+    cost["per_cell"] = (1 + HANDOVER_MILP) * model._build_s / cells
+    return model, out
+
+
+def solve_period(instance: PeriodicInstance, period: float, slots: int | None = None,
+                 objective: str = "sys_efficiency", profile: Profile | None = None,
+                 deadline: Deadline | None = None, kinds=("restriction", "relaxation"),
+                 cost: dict | None = None) -> dict:
+    """Solve the restriction and (when δ <= min w) the relaxation at one period.
+
+    Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
+    bound holds for every pattern of this period. With a ``deadline`` each solve gets what
+    is left of it once the model is built and handed to HiGHS; a model that would not be
+    built and handed over in that time is not solved (its outcome is None and ``skipped``
+    says why). ``kinds`` limits which of the two are solved.
+    """
+    profile = profile or load_profile("default")
+    S = default_slots(instance, period) if slots is None else slots
+    cost = {"per_cell": SECONDS_PER_MILP_CELL} if cost is None else cost
+    result = {"period": period, "slots": S, "pattern": None, "restriction": None, "relaxation": None}
+    if "restriction" in kinds:
+        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost)
+        result["restriction"] = out
+        result["pattern"] = milp_pattern(instance, model) if out is not None and out.has_solution else None
+    if "relaxation" in kinds and period / S <= min(a.work for a in instance.applications):
+        result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, profile, deadline, result,
+                                           cost)[1]
+    return result
+
+
+def _objective_bound(outcome, objective):
+    """A solver bound on SysEfficiency, or the Dilation bound it implies (1 / z)."""
+    if outcome is None or outcome.bound is None:
+        return None
+    if objective == "sys_efficiency":
+        return outcome.bound
+    return math.inf if outcome.bound <= 0 else 1.0 / outcome.bound
+
+
+def _periods(periods) -> list[float] | None:
+    """None, or the list of periods (s) that ``periods`` (one or a list) gives, checked as declared."""
+    if periods is None:
+        return None
+    checked = PERIODS_CHECK("periods", periods, ParameterError)
+    return checked if isinstance(checked, list) else [checked]
+
+
+def _milp(instance, objective, periods, slots, profile, k_prime, eps):
+    from iosched.heuristics.periodic_kernel import method_deadline
+    from iosched.heuristics.periodic_persched import plan_search, search
+
+    entry = time.perf_counter()
+    prof = _profile(profile)
+    periods = _periods(periods)
+    if periods is None:
+        plan = plan_search(instance, k_prime, eps)
+    else:  # not searched, but checked all the same
+        number("k_prime", k_prime, 1, error=ParameterError)
+        number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
+    if slots is not None:
+        slots = integer("slots", slots, 2, error=ParameterError)
+        check_milp_size(instance, slots)
+    if periods is not None:
+        for i, T in enumerate(periods):
+            check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
+    deadline = method_deadline(prof.time_limit, entry)  # the whole method: the PerSched search and every solve
+    warm_solver()
+    info = {}
+    if periods is None:  # the best PerSched periods of the search
+        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,
+                       deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
+        if found["stopped"]:
+            info["search"] = f"PerSched's search stopped by the time limit after {len(found['trace'])} periods"
+        score = {T: sys_efficiency(instance, c, T) if objective == "sys_efficiency" else -dilation(instance, c, T)
+                 for T, c in found["trace"] if min(c) > 0}
+        periods = []
+        for T in sorted(score, key=score.get, reverse=True):  # three, at least eps apart
+            if all(abs(T - p) > plan.eps * p for p in periods):
+                periods.append(T)
+            if len(periods) == 3:
+                break
+        if not periods:
+            status = Status.TIME_LIMIT if found["stopped"] else Status.INFEASIBLE
+            return MethodOutput(None, status, info={**info, "error": "no candidate period"})
+        for T in periods:
+            check_milp_size(instance, slots or default_slots(instance, T), T)
+    # restrictions first (they give patterns), in PerSched's order of preference; then the
+    # relaxations (bounds for their own period only) with whatever time is left
+    cost = {"per_cell": SECONDS_PER_MILP_CELL}
+    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost) for T in periods]
+    for r in solved:
+        r["relaxation"] = solve_period(instance, r["period"], r["slots"], objective, prof, deadline,
+                                       ("relaxation",), cost)["relaxation"] if "skipped" not in r else None
+    runs, best, best_value, timed_out = [], None, None, bool(info)
+    for r in solved:
+        run = {"period": r["period"], "slots": r["slots"], "restriction": None, "relaxation": None}
+        runs.append(run)
+        if r["relaxation"] is not None:
+            run["relaxation"] = {"status": r["relaxation"].status.value,
+                                 "bound": _objective_bound(r["relaxation"], objective),
+                                 "time_s": r["relaxation"].wall_time_s}
+        if "skipped" in r:
+            run["skipped"] = r["skipped"]
+            timed_out = True
+        if r["restriction"] is None:
+            continue
+        value = r["restriction"].objective
+        if objective == "dilation" and value:
+            value = 1 / value
+        run["restriction"] = {"status": r["restriction"].status.value, "objective": value,
+                              "bound": _objective_bound(r["restriction"], objective),
+                              "time_s": r["restriction"].wall_time_s}
+        timed_out = timed_out or r["restriction"].status == Status.TIME_LIMIT
+        better = r["pattern"] is not None and (
+            best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
+        if better:
+            best, best_value = r, value
+    # the relaxations bound patterns of their own period only: they stay in info, and the
+    # Result's bound is the one valid for every schedule (the long-run LP)
+    info["periods"] = runs
+    if best is None:
+        return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
+    return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
+
+
+@register("periodic", "milp", objective="sys_efficiency", prepare=compile_kernel)
+def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
+         profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
+    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
+
+
+@register("periodic", "milp-dilation", objective="dilation", prepare=compile_kernel)
+def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
+                  profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
+    """The time-indexed MILP minimising Dilation."""
+    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
