@@ -107,11 +107,12 @@ def cmd_solve(args) -> int:
         params["profile"] = args.profile
     with _stdout_to_stderr(args.json):
         res = solve(args.problem, args.instance, args.method, seed=args.seed, **params)  # loading counts
-    out = res.to_dict(res.instance_data)
-    if args.output:
-        write_text(args.output, _dump(out) + "\n")
-    if args.json:
-        print(_dump(out))
+    if args.output or args.json:  # (a large solution's JSON costs memory: only when asked for)
+        out = _dump(res.to_dict(res.instance_data))
+        if args.output:
+            write_text(args.output, out + "\n")
+        if args.json:
+            print(out)
     else:
         ev = res.evaluation
         print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
@@ -271,18 +272,16 @@ def cmd_reproduce(args) -> int:
     for name in problems:
         run = import_module(f"iosched.harness.{name}").reproduce
         accepted = inspect.signature(run).parameters
-        if args.full and "full" in accepted:
-            options = {**options, "full": True}
-        if args.report is not None and "report" in accepted:
-            options = {**options, "report": True}
+        own = {**options, **({"full": True} if args.full and "full" in accepted else {}),
+               **({"report": True} if args.report is not None and "report" in accepted else {})}
         try:
-            inspect.signature(run).bind(**options)
+            inspect.signature(run).bind(**own)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        runs[name] = run
+        runs[name] = (run, own)
     ok, out, reps = True, [], {}
-    for name, run in runs.items():
-        rep = reps[name] = run(workers=args.workers, progress=not args.json, **options)
+    for name, (run, own) in runs.items():
+        rep = reps[name] = run(workers=args.workers, progress=not args.json, **own)
         ok &= rep.ok
         if args.json:
             out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes,
