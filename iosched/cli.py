@@ -57,7 +57,7 @@ def _dump(obj) -> str:
 
 
 def _fmt(x, spec=".6g"):
-    return "-" if x is None else format(x, spec)
+    return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
 
 
 @contextlib.contextmanager

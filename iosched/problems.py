@@ -103,6 +103,7 @@ register_problem(Problem(
     sense=lambda name: "max" if name == "utilization" else "min",
     bound=malleable_models.bound,
     bounds=malleable_models.bounds,
+    gap_reference=malleable_models.gap_reference,
     generate=malleable_instances.generate,
     builtins=malleable_instances.BUILTIN,
     models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},

@@ -13,7 +13,15 @@ from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, app_job, generate
-from iosched.models.malleable import bound, bounds, build_cpsat, build_milp, make_grid, schedule_plans, srpt_completions
+from iosched.models.malleable import (
+    bound,
+    build_cpsat,
+    build_milp,
+    closed_form_bounds,
+    make_grid,
+    schedule_plans,
+    srpt_completions,
+)
 
 # --- closed-form bounds ----------------------------------------------------------------------------------------
 
@@ -32,7 +40,7 @@ def test_bounds_by_hand():
     B = Job("B", 1, 1, Runtime("amdahl", seconds_1=12.0, serial=0.5), 1, 2)
     C = Job("C", 1, 1, Runtime("table", seconds=((4, 5.0),)), 4, 4)
     inst = MalleableInstance(4, (A, B, C))
-    b = bounds(inst)
+    b = closed_form_bounds(inst)
     assert b["mean_completion_per_job"] == pytest.approx((4 + 9 + 5) / 3)
     # areas / 4 nodes: A 4, B 3, C 5 (s of the whole machine). SRPT: A from 0; at 1 A has 3 left, B 3 (a tie, A
     # keeps the machine), C 5: A ends at 4, B at 7, C at 12
@@ -42,7 +50,7 @@ def test_bounds_by_hand():
     assert b["mean_completion"] == max(b["mean_completion_per_job"], b["mean_completion_srpt_area"])
     assert b["makespan_per_job"] == max(0 + 4, 1 + 9, 1 + 5)
     assert b["makespan_area"] == pytest.approx(max(0 + 12, 1 + 8))
-    assert bound(inst, "makespan") == 12 and bound(inst, "mean_wait") is None
+    assert bound(inst, "makespan") >= 12 and bound(inst, "mean_wait") is None  # the LP's may be larger
 
 
 # --- brute force ------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Exact models of malleable-job schedules, and bounds valid for every schedule.
 
-**Bounds** (the problem's ``bound``, closed form): a job needs at least
+**Bounds** (closed form, :func:`closed_form_bounds`; the problem's ``bound`` is the larger of these
+and the interval LP's, :mod:`iosched.models.malleable_lp`): a job needs at least
 Tmin_j = min_p runtime_j(p) seconds and min_p p runtime_j(p) node-seconds (a job's area
 at p nodes is p runtime(p) for the whole work; any mix of sizes and costs takes at least
 the smallest). So C_j >= a_j + Tmin_j; and the nodes form one machine of speed N on which
@@ -20,7 +21,7 @@ nodes for its cost; jobs end by the horizon H (the
 longest of a serial rigid schedule after the last arrival and the DMR and rigid FCFS
 schedules). Within that scope a proven optimum is optimal, for that scope only: the
 optimum over every schedule may be lower. The methods put the model's own bound in
-``info`` beside its scope; the Result's bound is the closed-form one.
+``info`` beside its scope; the Result's bound is the problem's (valid for every schedule).
 
 * ``build_cpsat``: CP-SAT. Per job and segment, an optional interval per ladder size
   (demand: the size), consecutive sizes different; per resize a fixed-size optional
@@ -98,7 +99,7 @@ def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
     return done
 
 
-def bounds(instance: MalleableInstance) -> dict:
+def closed_form_bounds(instance: MalleableInstance) -> dict:
     """Lower bounds (s) valid for every schedule: per-job and area bounds (module docstring)."""
     a, t, area = job_minima(instance)
     n, N = len(a), instance.nodes
@@ -112,11 +113,33 @@ def bounds(instance: MalleableInstance) -> dict:
             "makespan_per_job": float(np.max(a + t)), "makespan_area": area_makespan, "jobs": n}
 
 
+def bounds(instance: MalleableInstance) -> dict:
+    """Every lower bound (s) valid for every schedule: the closed-form ones and the interval LP's
+    (:mod:`iosched.models.malleable_lp`; None where HiGHS did not finish), and under
+    ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``."""
+    from iosched.models.malleable_lp import interval_lp_bound
+
+    out = closed_form_bounds(instance)
+    for objective in MODEL_OBJECTIVES:
+        lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective)
+        out[f"{objective}_from"] = "closed form (per job, area)"
+        if lp is not None and lp > out[objective]:
+            out[objective], out[f"{objective}_from"] = lp, "interval LP"
+    return out
+
+
 def bound(instance: MalleableInstance, objective: str) -> float | None:
-    """The closed-form lower bound on ``objective`` (None where there is none)."""
-    if objective not in ("mean_completion", "makespan"):
+    """The largest lower bound on ``objective`` valid for every schedule (None where there is none)."""
+    if objective not in MODEL_OBJECTIVES:
         return None
     return bounds(instance)[objective]
+
+
+def gap_reference(instance: MalleableInstance, objective: str) -> str:
+    """What the problem's bound on ``objective`` is, in words."""
+    which = bounds(instance)[f"{objective}_from"]
+    return (f"the {which} bound on the {objective.replace('_', ' ')}, valid for every schedule"
+            if objective in MODEL_OBJECTIVES else "")
 
 
 # --- the grid both models share --------------------------------------------------------------------

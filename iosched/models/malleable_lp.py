@@ -1,0 +1,162 @@
+"""An interval-indexed LP relaxation of malleable scheduling: a lower bound valid for every schedule.
+
+Cut time into intervals I_k = [tau_k, tau_{k+1}) (a grid from the first arrival to a horizon H,
+then one last interval [H, inf)). Variable x_jpk >= 0 is the share of job j's work done at p
+nodes during I_k; C_j is job j's completion time (s). The LP
+
+    min  (1/n) sum_j (C_j - a_j)            [mean completion; makespan: min z, z >= C_j]
+    s.t. sum_{p,k} x_jpk = 1                                     every job done       (1)
+         sum_p x_jpk t_j(p) <= tau_{k+1} - max(tau_k, a_j)       one size at a time   (2)
+         sum_{j,p} x_jpk p t_j(p) <= N (tau_{k+1} - tau_k)       N nodes              (3)
+         C_j >= a_j + sum_{p,k} x_jpk t_j(p)                     run time             (4)
+         C_j >= sum_{p,k} x_jpk max(tau_k, a_j) + Tmin_j / 2     mean busy time       (5)
+
+and, for the makespan, z at least the closed-form bound L (:func:`iosched.models.malleable.bounds`)
+and the work done from tau_k on fitting the nodes until z:
+
+         sum_{j,p,k' >= k} x_jpk' p t_j(p) <= N (z - tau_k)        for tau_k <= L        (6)
+
+(x_jpk = 0 on intervals ending by a_j; (2) and (3) on the finite intervals only) is a
+relaxation of every schedule the evaluator accepts, so its optimum is a lower bound on the
+mean completion time (and the makespan) of every schedule, whatever the grid.
+
+*Proof.* Take any feasible schedule and let x_jpk be the share of job j's work done while it
+runs at p nodes within I_k. At p nodes job j progresses at 1/t_j(p) of its work per second
+(the instance's model), so it runs x_jpk t_j(p) seconds at p nodes in I_k. (1): all its work
+is done. (2): it runs at one size at a time, never before its arrival. (3): at every instant
+the nodes held are at most N, and a run at p nodes holds p nodes (resizes hold nodes too and
+do no work: they only add to the left-hand sides' slack). (4): its completion is at least its
+arrival plus its time running. (5): let W(t) be the share of its work done by t and
+M_j = int t dW its mean busy time; work done in I_k is done at or after max(tau_k, a_j), so
+M_j >= sum x_jpk max(tau_k, a_j). The work left at t, 1 - W(t), needs at least
+Tmin_j (1 - W(t)) more seconds (no size is faster than Tmin_j = min_p t_j(p)), so
+C_j - t >= Tmin_j (1 - W(t)) and C_j - M_j = int (C_j - t) dW >= Tmin_j int_0^1 (1 - w) dw
+= Tmin_j / 2. (6): every schedule's makespan is at least L >= tau_k, and the work done from tau_k
+on holds x p t_j(p) node-seconds of runs, all between tau_k and the makespan (for tau_k beyond
+the makespan the constraint would force z >= tau_k, hence only tau_k <= L). Every constraint
+holds, and the objective is the schedule's value. No
+assumption on the run-time model beyond t_j(p) > 0 (the LP chooses among all ladder sizes,
+so an area growing or shrinking with p is handled alike).
+
+Solved by HiGHS's interior point method through scipy; the reported bound is the LP optimum
+lowered by a relative 1e-6 (the solver's tolerances). It is tight on one job alone and on jobs
+that never overlap (the tests check both); a finer grid can only raise it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from iosched.instances.malleable import MalleableInstance
+
+SHADE = 1e-6  # relative: the LP optimum is lowered by this much (HiGHS's optimality tolerances)
+MAX_VARIABLES = 250_000  # the grid is coarsened until x_jpk fits (about 15 s of HiGHS at the limit)
+MAX_INTERVALS = 80
+MIN_INTERVALS = 8
+TIME_LIMIT = 30.0  # s of HiGHS; past it no LP bound (the closed-form bounds remain)
+
+
+def grid(instance: MalleableInstance, intervals: int) -> np.ndarray:
+    """tau_0 < ... < tau_K = H (s), equal steps from the first arrival to H = last arrival + the
+    area of all jobs at their smallest areas over N + the longest shortest run time, then inf."""
+    a = np.array([j.arrival for j in instance.jobs])
+    area = sum(min(p * t for p, t in zip(j.sizes, j.times)) for j in instance.jobs)
+    H = a.max() + area / instance.nodes + max(min(j.times) for j in instance.jobs)
+    return np.append(np.linspace(a.min(), H, intervals + 1), np.inf)
+
+
+def intervals_for(instance: MalleableInstance) -> int:
+    """As many intervals as keep the x variables under MAX_VARIABLES (between MIN and MAX_INTERVALS)."""
+    sizes = sum(len(j.sizes) for j in instance.jobs)
+    return int(max(MIN_INTERVALS, min(MAX_INTERVALS, MAX_VARIABLES // max(sizes, 1))))
+
+
+def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
+                      intervals: int | None = None, time_limit: float = TIME_LIMIT) -> float | None:
+    """The LP's lower bound (s) on ``objective`` (``mean_completion`` or ``makespan``) for every
+    schedule, or None when HiGHS does not solve it within ``time_limit`` s (module docstring)."""
+    return _bound(instance, objective, intervals or intervals_for(instance), time_limit)
+
+
+@functools.lru_cache(maxsize=16)
+def _bound(instance: MalleableInstance, objective: str, intervals: int, time_limit: float) -> float | None:
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    from iosched.models.malleable import closed_form_bounds
+
+    jobs, N = instance.jobs, instance.nodes
+    n = len(jobs)
+    tau = grid(instance, intervals)
+    known = closed_form_bounds(instance)["makespan"]  # L: every schedule runs until then
+    nk = len(tau) - 1  # the last interval [H, inf) is unbounded
+    a = np.array([j.arrival for j in jobs])
+    tmin = np.array([min(j.times) for j in jobs])
+    first = np.searchsorted(tau, a, side="right") - 1  # the interval holding each arrival
+    # one column per (job, size, interval from the job's first on): job, nodes, run time, interval
+    J, P, T, K = [], [], [], []
+    for jj, j in enumerate(jobs):
+        ks = np.arange(first[jj], nk)
+        for p, t in zip(j.sizes, j.times):
+            J.append(np.full(len(ks), jj))
+            P.append(np.full(len(ks), p, dtype=float))
+            T.append(np.full(len(ks), t))
+            K.append(ks)
+    J, P, T, K = (np.concatenate(v) for v in (J, P, T, K))
+    nx = len(J)
+    start = np.maximum(tau[K], a[J])  # when the work of column i can start
+    finite = K < nk - 1
+    makespan = objective == "makespan"
+    nv = nx + n + (1 if makespan else 0)  # x, then C_j, then z (and, for the makespan, A_k)
+    cols = np.arange(nx)
+    # (2) per (job, finite interval): rows numbered by job * nk + k, compacted below
+    time_row = J[finite] * nk + K[finite]
+    # (3) per finite interval
+    rows = [time_row, nk * n + K[finite]]
+    vals = [T[finite], (P * T)[finite]]
+    cs = [cols[finite], cols[finite]]
+    rhs_time = np.zeros(n * nk)
+    jk = np.unique(time_row)
+    rhs_time[jk] = tau[jk % nk + 1] - np.maximum(tau[jk % nk], a[jk // nk])
+    rhs_cap = N * np.diff(tau[:-1])
+    # (4) C_j >= a_j + sum x t ;  (5) C_j >= sum x start + tmin / 2
+    base = len(rhs_time) + len(rhs_cap)
+    rows += [base + J, base + n + J, base + np.arange(n), base + n + np.arange(n)]
+    vals += [T, start, -np.ones(n), -np.ones(n)]
+    cs += [cols, cols, nx + np.arange(n), nx + np.arange(n)]
+    rhs = np.concatenate([rhs_time, rhs_cap, -a, -tmin / 2])
+    if makespan:  # z >= C_j, and the area done from tau_k on fits N (z - tau_k): A_k = area in I_k + A_{k+1}
+        z, area = nx + n, nx + n + 1 + np.arange(nk)  # A_k: the area done from tau_k on (node-seconds)
+        rows += [base + 2 * n + np.arange(n), base + 2 * n + np.arange(n)]
+        vals += [np.ones(n), -np.ones(n)]
+        cs += [nx + np.arange(n), np.full(n, z)]
+        at = base + 3 * n  # rows: area in I_k + A_{k+1} - A_k <= 0, then A_k - N z <= -N tau_k for tau_k <= L
+        before = np.flatnonzero(tau[:-1] <= known)  # (6) only where every schedule is still running
+        rows += [at + K, at + np.arange(nk - 1), at + np.arange(nk), at + nk + before, at + nk + before,
+                 [at + 2 * nk]]
+        vals += [P * T, np.ones(nk - 1), -np.ones(nk), np.ones(len(before)), np.full(len(before), -float(N)), [-1.0]]
+        cs += [cols, area[1:], area, area[before], np.full(len(before), z), [z]]
+        cap = np.full(nk, np.inf)
+        cap[before] = -N * tau[before]
+        rhs = np.concatenate([rhs, np.zeros(n), np.zeros(nk), cap, [-known]])  # and z >= L
+        nv += nk
+    R, V, Cc = np.concatenate(rows), np.concatenate(vals), np.concatenate(cs)
+    used = np.unique(R)  # drop the empty (job, interval) rows
+    index = np.full(len(rhs), -1)
+    index[used] = np.arange(len(used))
+    A_ub = sp.csr_matrix((V, (index[R], Cc)), shape=(len(used), nv))
+    A_eq = sp.csr_matrix((np.ones(nx), (J, cols)), shape=(n, nv))
+    c = np.zeros(nv)
+    if makespan:
+        c[nx + n] = 1.0
+    else:
+        c[nx:nx + n] = 1.0 / n
+    res = linprog(c, A_ub=A_ub, b_ub=rhs[used], A_eq=A_eq, b_eq=np.ones(n), bounds=(0, None),
+                  method="highs-ipm", options={"time_limit": time_limit})
+    if res.status != 0 or not math.isfinite(res.fun):
+        return None
+    value = res.fun - (0.0 if makespan else float(a.mean()))
+    return value - SHADE * abs(value)

@@ -1,0 +1,84 @@
+"""The interval-indexed LP bound (iosched.models.malleable_lp): tight where the optimum is known by hand,
+below every schedule any method finds, and the problem's bound the largest valid one."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import iosched
+from iosched.core import solve
+from iosched.evaluate.malleable import evaluate
+from iosched.heuristics.malleable_sim import simulate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
+from iosched.models.malleable import bound, bounds, closed_form_bounds
+from iosched.models.malleable_lp import interval_lp_bound
+
+A = Runtime("amdahl", seconds_1=100.0, serial=0.25)  # 100, 62.5, 43.75, 34.375 s at 1, 2, 4, 8 nodes
+
+
+@pytest.mark.parametrize("arrival", [0.0, 37.5])
+def test_one_job_alone_gets_its_fastest_run(arrival):
+    """One job on a machine that holds its largest size: the optimum is its fastest run time."""
+    inst = MalleableInstance(8, (Job("a", arrival, 1, A, 1, 8),))
+    fastest = min(inst.jobs[0].times)
+    assert interval_lp_bound(inst, "mean_completion") == pytest.approx(fastest, rel=1e-5)
+    assert interval_lp_bound(inst, "makespan") == pytest.approx(arrival + fastest, rel=1e-5)
+    assert interval_lp_bound(inst, "mean_completion") <= fastest  # lowered, never raised, by its shading
+
+
+def test_jobs_that_never_overlap_get_their_fastest_runs():
+    """Arrivals further apart than any run: each job alone on the machine, the optimum is the mean of the
+    fastest runs, and the LP meets it (the closed-form per-job bound does too)."""
+    jobs = tuple(Job(f"j{k}", 1000.0 * k, 1, Runtime("amdahl", seconds_1=100.0 + 10 * k, serial=0.1), 1, 4)
+                 for k in range(4))
+    inst = MalleableInstance(4, jobs)
+    mean_fastest = sum(min(j.times) for j in jobs) / len(jobs)
+    assert interval_lp_bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
+    assert bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
+
+
+def test_the_lp_beats_the_closed_form_where_nodes_are_scarce():
+    """Two 8-node-efficient jobs at once on 8 nodes: the area bound lets each use all 8 nodes at 1-node
+    efficiency, the LP knows a job cannot run faster than its fastest size nor finer than the machine."""
+    inst = MalleableInstance(8, (Job("a", 0, 1, A, 1, 8), Job("b", 0, 1, A, 1, 8)))
+    b = bounds(inst)
+    assert b["mean_completion_lp"] > closed_form_bounds(inst)["mean_completion"] + 1
+    assert b["mean_completion"] == b["mean_completion_lp"] and b["mean_completion_from"] == "interval LP"
+    # the best schedule by hand: both at 4 nodes from 0 (43.75 s), or one after the other at 8 nodes (34.4,
+    # 68.75: mean 51.6); the LP stays below the better one
+    assert b["mean_completion"] <= 43.75
+    # the makespan: both at 4 nodes (43.75 s) is optimal (the split p + q = 8 that equalises run times), and
+    # the LP meets it
+    assert b["makespan"] == pytest.approx(43.75, rel=1e-5) and b["makespan_from"] == "interval LP"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 12), st.sampled_from(["paper", "feitelson", "grid"]))
+def test_the_bound_is_below_every_schedule_the_methods_find(seed, n, kind):
+    inst = generate(seed, n, kind)
+    b = bounds(inst)
+    for objective in ("mean_completion", "makespan"):
+        assert b[objective] >= closed_form_bounds(inst)[objective]
+    for schedule in (simulate(inst, "dmr").schedule, simulate(inst, "rigid", "fcfs").schedule,
+                     simulate(inst, "rigid", "easy").schedule):
+        ev = evaluate(inst, schedule)
+        assert ev.feasible
+        assert ev.mean_completion >= b["mean_completion"] - 1e-9 * ev.mean_completion
+        assert ev.makespan >= b["makespan"] - 1e-9 * ev.makespan
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bound_is_below_cpsats_proven_optimum(seed):
+    """CP-SAT's optimum over its scope is at least the optimum over every schedule, so at least any valid bound."""
+    inst = generate(seed, 3, "grid")
+    for objective in ("mean_completion", "makespan"):
+        r = solve("malleable", inst, "cpsat", objective=objective, profile="quick")
+        if r.info["scope_status"] == "optimal":
+            assert r.info["scope_objective"] >= bound(inst, objective) - 1e-9
+        assert r.bound == pytest.approx(bound(inst, "mean_completion"))  # the method's registered objective
+
+
+def test_the_result_names_its_bound():
+    r = iosched.solve("malleable", "random:1:6", "dmr")
+    assert r.info["gap_against"] == "the interval LP bound on the mean completion, valid for every schedule"
+    assert r.bound == pytest.approx(bounds(r.instance_data)["mean_completion_lp"])
