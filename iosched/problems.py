@@ -12,6 +12,7 @@ from iosched.evaluate import window as window_eval
 from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import malleable as _malleable_heuristics  # noqa: F401  (registers methods)
+from iosched.heuristics import malleable_list as _malleable_list  # noqa: F401  (registers methods)
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances

@@ -444,11 +444,38 @@ def _exact_output(instance, grid, outcome, plans, objective, segments, model_nam
     return MethodOutput(plan_schedule(instance, grid, plans), status, info=info)
 
 
+LIST_SHARE = 0.1  # of the budget: the rigid list search on the grid that hints CP-SAT
+LIST_ITERATIONS = 2000
+
+
+def _list_plans(instance: MalleableInstance, grid: Grid, deadline: Deadline):
+    """Rigid list scheduling with its local search (:mod:`iosched.heuristics.malleable_list`) on
+    the grid's own data (arrivals and run times in whole units): one run per job, on the grid."""
+    from iosched.heuristics.malleable_list import initial, search
+
+    runs = [{p: math.ceil(w / r) for p, r in zip(j.sizes, rs)}
+            for j, w, rs in zip(instance.jobs, grid.work, grid.rate)]
+    share = Deadline(LIST_SHARE * deadline.remaining())
+    _, starts, sizes, _, _ = search(instance.nodes, grid.arrival, runs, initial(instance), LIST_ITERATIONS, 0, share)
+    return [[(int(s), int(s) + runs[j][p], p)] for j, (s, p) in enumerate(zip(starts, sizes))]
+
+
+def _bound_units(instance: MalleableInstance, grid: Grid, objective: str) -> int:
+    """The problem's bound (valid for every schedule, so for the model's) on its objective in units:
+    the sum of ends (mean completion) or the makespan, rounded up."""
+    b = bound(instance, objective)
+    total = b if objective == "makespan" else b * len(instance.jobs) + sum(j.arrival for j in instance.jobs)
+    return max(0, math.ceil(total / grid.unit - 1e-6))
+
+
 def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
     prof = load_profile(profile)
-    deadline = Deadline(prof.time_limit)
+    deadline = Deadline.for_method(prof.time_limit)
     grid = make_grid(instance, unit)
     m, jobvars = _cpsat(instance, grid, segments, objective)
+    m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
+        c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
+        >= _bound_units(instance, grid, objective))
     hinted = None
     if hint:
         from iosched.evaluate.malleable import evaluate
@@ -458,10 +485,13 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
             plans = schedule_plans(instance, grid, sched, segments)
             if plans is not None:
                 candidates.append((getattr(evaluate(instance, sched), objective), name, plans))
-        if candidates:
-            _, hinted, plans = min(candidates)
-        else:  # nothing the policies did is on the grid: rigid FCFS on the rounded data is
-            hinted, plans = "rigid-fcfs on the grid", schedule_plans(instance, grid, grid.fallback, segments)
+        if not candidates:  # nothing the policies did is on the grid: rigid FCFS on the rounded data is
+            candidates.append((getattr(evaluate(instance, grid.fallback), objective), "rigid-fcfs on the grid",
+                               schedule_plans(instance, grid, grid.fallback, segments)))
+        listed = _list_plans(instance, grid, deadline)
+        candidates.append((getattr(evaluate(instance, plan_schedule(instance, grid, listed)), objective),
+                           "rigid-list on the grid", listed))
+        _, hinted, plans = min(candidates, key=lambda c: c[0])
         _hint(m, instance, grid, jobvars, plans, segments)
     outcome, solver = solve_cpsat(m, deadline.limit(prof))
     plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
