@@ -55,3 +55,10 @@ def test_a_failed_write_leaves_no_file_and_names_path_and_cause(tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     with pytest.raises(OutputError, match="cannot write"):
         write_text(tmp_path / "no" / "such" / "folder.json", "x")
+
+
+def test_a_solve_without_the_problems_bound():
+    full = iosched.solve("malleable", "random:0:4", "dmr")
+    bare = iosched.solve("malleable", "random:0:4", "dmr", attach_bound=False)
+    assert full.bound is not None and bare.bound is None and bare.gap is None
+    assert bare.objective == full.objective and bare.evaluation.feasible
