@@ -77,7 +77,7 @@ pe = lazy.module("pyomo.environ")
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
-ENGINES = ("milp", "cpsat", "aggregated", "dp")
+ENGINES = ("segments", "milp", "cpsat", "aggregated", "dp")
 US = 1e6  # microseconds per second
 
 
@@ -626,6 +626,7 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
 # --- the exact method ------------------------------------------------------------------------------
 
 SCOPES = {
+    ("segments", "byte"): "every solution",
     ("milp", "byte"): "every solution",
     ("cpsat", "byte"): "every solution (time in whole ns; times per byte and lock costs rounded down)",
     ("milp", "unit"): "whole lock units (stripes, or blocks with tokens) to aggregators",
@@ -644,27 +645,31 @@ def relaxation_bound(instance: FileDomainInstance, profile: Profile) -> tuple[fl
 
 
 @register("filedomain", "exact", objective="time")
-def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "milp",
+def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "segments",
           granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
           early: Annotated[bool, Boolean()] = True) -> MethodOutput:
-    """Minimise the modelled time: milp / cpsat (any split, or whole units), aggregated counts, or the dp."""
+    """Minimise the modelled time: segments and levels, milp / cpsat (any split, or whole units),
+    aggregated counts, or the dp."""
     if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
+    if engine == "segments" and granularity == "unit":
+        raise ParameterError("engine=segments splits at any byte: granularity must be byte (or use engine=milp)")
     return solve_exact(instance, engine, granularity, load_profile(profile), early)
 
 
-def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
+def solve_exact(instance: FileDomainInstance, engine: str = "segments", granularity: str | None = None,
                 profile: Profile | None = None, early: bool = True) -> MethodOutput:
-    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget).
+    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget, counted
+    from when :func:`iosched.solve` started the method).
 
     With ``early`` (not for the dp) no model is solved when a heuristic's domains already meet
     :func:`time_bound` within the profile's gap: they are optimal."""
     prof = profile or load_profile("default")
-    gran = granularity or ("byte" if engine in ("milp", "cpsat") else "unit")
-    deadline = Deadline(prof.time_limit)
+    gran = granularity or ("byte" if engine in ("milp", "cpsat", "segments") else "unit")
+    deadline = Deadline.for_method(prof.time_limit)
     info = {"engine": engine, "granularity": gran, "scope": SCOPES[engine, gran]}
+    starts = heuristic_starts(instance) if engine != "dp" else []
     if early and engine != "dp":
-        starts = heuristic_starts(instance)
         times = {name: evaluate(instance, d).time for name, d in starts}
         name, domains = min(starts, key=lambda c: times[c[0]])
         bound = time_bound(instance)
@@ -672,6 +677,13 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
             info.update(chosen=name, candidates={name: times[name]}, bound_is="valid for every solution",
                         certified_by="the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
+    if engine == "segments":
+        from iosched.models.filedomain_segments import search
+
+        times = {name: evaluate(instance, d).time for name, d in starts}
+        incumbent = min(starts, key=lambda c: times[c[0]])[1]
+        domains, bound, proved = search(instance, prof, deadline, incumbent, info)
+        return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts)
     if engine == "dp":
         domains, fluid = dp_partition(instance, gran)
         info["scope_optimum"] = fluid
@@ -680,13 +692,13 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
         candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
-        return _best_of(instance, candidates, bound, timed_out, prof, info)
+        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts)
     if engine == "milp":
         # Pyomo hands the model to HiGHS in about 3.4 times its build time (measured, 40,000 variables)
         model, out, note = solve_pyomo_within(lambda: build_milp(instance, gran), prof, deadline, 4.0)
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
-            return _best_of(instance, [], None, True, prof, info)
+            return _best_of(instance, [], None, True, prof, info, starts=starts)
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
@@ -708,7 +720,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
             bound, info["relaxation_status"] = relaxation_bound(instance, deadline.limit(prof))
     proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
         instance, domains, bound, prof, info))
-    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven)
+    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts)
 
 
 def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
@@ -735,11 +747,12 @@ def heuristic_starts(instance: FileDomainInstance) -> list[tuple[str, Domains]]:
 
 
 def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
-             info: dict, proven: bool = False) -> MethodOutput:
-    """The best of the engine's candidates and the heuristics' domains; OPTIMAL when the solver proved
-    its scope is every solution (``proven``) or the best meets the bound (one for every solution)
-    within the profile's gap (at least twice the bound's deflation)."""
-    candidates = candidates + heuristic_starts(instance)
+             info: dict, proven: bool = False, starts: list | None = None) -> MethodOutput:
+    """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
+    when not given); OPTIMAL when the solver proved its scope is every solution (``proven``) or the
+    best meets the bound (one for every solution) within the profile's gap (at least twice the
+    bound's deflation)."""
+    candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
     times = {name: evaluate(instance, d).time for name, d in candidates}
     bound = max(time_bound(instance), bound if bound is not None else 0.0)
     name, domains = min(candidates, key=lambda c: times[c[0]])
