@@ -57,7 +57,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
-from iosched.instances.filedomain import GB, MAX_OFFSET, FileDomainInstance
+from iosched.instances.filedomain import GB, MAX_OFFSET, FileDomainInstance, bytes_per_server, sum_by
 
 MAX_EXTENTS = 2**23  # extents in one solution (about 200 MB of arrays): more is refused
 IO_MODES = ("extent", "stripe")
@@ -244,36 +244,6 @@ def data_pieces(instance: FileDomainInstance, starts, ends, owners):
     return _merge(lo, hi, own)
 
 
-def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
-    """Integer sums of ``values`` per ``index`` (exact: bincount's float sums while below 2^53)."""
-    if len(values) and int(np.abs(values).sum()) < 2**53:
-        return np.bincount(index, weights=values, minlength=size).astype(np.int64)
-    out = np.zeros(size, dtype=np.int64)
-    np.add.at(out, index, values)
-    return out
-
-
-def bytes_per_server(instance: FileDomainInstance, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Bytes of the extents [starts, ends) on each server (closed form per extent: partial first
-    and last stripes, then whole rounds of S stripes and a remainder)."""
-    w, S = instance.stripe_size, instance.stripe_count
-    k0, k1 = starts // w, (ends - 1) // w
-    one = k0 == k1
-    out = _sum_by(instance.server_of(k0[one]), ends[one] - starts[one], S)
-    k0, k1, s, e = k0[~one], k1[~one], starts[~one], ends[~one]
-    if not len(k0):
-        return out
-    out += _sum_by(instance.server_of(k0), (k0 + 1) * w - s, S)
-    out += _sum_by(instance.server_of(k1), e - k1 * w, S)
-    middle = k1 - k0 - 1
-    out += int((middle // S).sum()) * w
-    rem = middle % S  # servers of stripes k0+1 .. k0+rem get one more stripe
-    first = instance.server_of(k0 + 1)
-    diff = _sum_by(first, np.full(len(first), w), 2 * S + 1) - _sum_by(first + rem, np.full(len(first), w), 2 * S + 1)
-    laps = np.cumsum(diff)[:2 * S]  # a cyclic range as a range on two laps
-    return out + laps[:S] + laps[S:]
-
-
 def server_runs(instance: FileDomainInstance, starts, ends, owners):
     """The data pieces cut by server: for each piece and each server it touches, the piece's
     contiguous object range there. Returns (server, obj_start, obj_end, owner) sorted by server
@@ -378,8 +348,8 @@ def evaluate(instance: FileDomainInstance, solution: Domains) -> Evaluation:
 def _score(instance: FileDomainInstance, io: str, starts, ends, owners) -> Evaluation:
     P, S = instance.aggregators, instance.stripe_count
     lengths = ends - starts
-    agg = _sum_by(owners, lengths, P)
-    nodes = _sum_by(np.asarray(instance.aggregator_nodes), agg, instance.nodes)
+    agg = sum_by(owners, lengths, P)
+    nodes = sum_by(np.asarray(instance.aggregator_nodes), agg, instance.nodes)
     server = bytes_per_server(instance, starts, ends)
     srv, obj_s, obj_e, own = server_runs(instance, starts, ends, owners)
 
