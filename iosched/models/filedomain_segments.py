@@ -74,7 +74,7 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.models.filedomain import Units, from_sequence, lock_units, time_bound
+from iosched.models.filedomain import BOUND_SLACK, Units, from_sequence, lock_units, time_bound
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
@@ -298,6 +298,32 @@ def _split_allowed(instance: FileDomainInstance, seq: Sequence, time_s: float) -
     return seq.base + lock_time(instance, 2, 1) <= time_s * (1 + RELAX)
 
 
+def _lock_budget(instance: FileDomainInstance, seq: Sequence, time_s: float) -> float:
+    """The right-hand side b of (A + 2R) Y - R Z <= b that admits exactly the integer (Y, Z) whose
+    lock time fits in ``time_s`` (as the evaluator adds it up, with RELAX): midway between the
+    largest admitted value of the left-hand side and the smallest refused one, so that no solver
+    tolerance can admit a structure of the next level."""
+    A, R = instance.acquire_s, instance.revoke_s
+    limit = time_s * (1 + RELAX)
+
+    def fits(y: int, z: int) -> bool:
+        return y >= z and seq.base + lock_time(instance, y, z) <= limit
+
+    admitted, refused = [], []
+    for z in range(1, len(seq.weight) + 1):
+        y = max(z - 1, math.floor((limit - seq.base + R + R * z) / (A + 2 * R)))
+        while fits(y + 1, z):  # the floor's rounding put right against the evaluator's own sum
+            y += 1
+        while y >= z and not fits(y, z):
+            y -= 1
+        if y >= z:
+            admitted.append((A + 2 * R) * y - R * z)
+        refused.append((A + 2 * R) * max(y + 1, z) - R * z)
+    if not admitted:
+        return min(refused) / 2
+    return (max(admitted) + min(refused)) / 2
+
+
 def needs_whole_bytes(instance: FileDomainInstance, units: Units, gap: float = 1e-4) -> bool:
     """Whether split bytes must be integer columns: rounding continuous ones adds at most a byte per
     piece, so at most one per lock unit to a bin; beside the data per bin (data / bins) that must
@@ -325,7 +351,10 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
     caps = np.floor(b.rate * time_s * (1 + RELAX)) / scale  # whole bytes, scaled
     unit = 1.0 if whole_bytes else scale  # bytes per unit of a split piece's column
     M = Matrix()
-    tau = M.col(lower_s / time_s, 1.0, integer=False, cost=1.0) if minimise else None
+    floor = float(units.server_time.max())  # every server's data over its bandwidth
+    tau = M.col(max(lower_s, floor) / time_s, 1.0, integer=False, cost=1.0) if minimise else None
+    if floor > time_s * (1 + RELAX):
+        M.row([], [], lo=1)  # no solution: a server alone takes longer
     loads: list[tuple[list, list]] = [([], []) for _ in range(len(caps))]
     pieces = []
     for seq in seqs:
@@ -374,13 +403,13 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
         pieces.append(mine)
         if A + 2 * R > 0:  # base + (A + 2R) Y - R Z - R <= T, in units of T
             coefs = [(A + 2 * R) / time_s] * len(runs) + [-R / time_s] * len(segs)
-            M.row(runs + segs, coefs, hi=(time_s - seq.base + R) / time_s + RELAX)
+            M.row(runs + segs, coefs, hi=_lock_budget(instance, seq, time_s) / time_s)
             if minimise:
                 M.row(runs + segs + [tau], coefs + [-1.0], hi=(R - seq.base) / time_s + RELAX)
     for bb, (cols, coefs) in enumerate(loads):
         M.row(cols, coefs, hi=caps[bb])
         if minimise:
-            M.row(cols + [tau], list(coefs) + [-caps[bb]], hi=0)
+            M.row(cols + [tau], list(coefs) + [-b.rate[bb] * time_s / scale * (1 + RELAX)], hi=0)  # not floored
     for n in range(len(b.node_rate)):
         members = np.flatnonzero(b.node == n)
         cols = [c for bb in members for c in loads[bb][0]]
@@ -388,7 +417,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
         cap = math.floor(b.node_rate[n] * time_s * (1 + RELAX)) / scale
         M.row(cols, coefs, hi=cap)
         if minimise:
-            M.row(cols + [tau], coefs + [-cap], hi=0)
+            M.row(cols + [tau], coefs + [-b.node_rate[n] * time_s / scale * (1 + RELAX)], hi=0)
     return SegmentModel(M, time_s, unit, b, seqs, units, pieces, tau)
 
 
@@ -425,7 +454,7 @@ def run(model: SegmentModel, profile: Profile, instance: FileDomainInstance) -> 
     domains = read(model, np.asarray(h.getSolution().col_value), instance) if has else None
     bound = None
     if model.tau is not None and status in (Status.OPTIMAL, Status.TIME_LIMIT) and math.isfinite(info.mip_dual_bound):
-        bound = info.mip_dual_bound * model.time_s * (1 - RELAX)
+        bound = info.mip_dual_bound * model.time_s * (1 - BOUND_SLACK)
     return Outcome(status, domains, bound, h.getRunTime())
 
 
