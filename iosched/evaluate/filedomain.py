@@ -158,6 +158,9 @@ def _parse(instance: FileDomainInstance, solution, bad: list[Violation]):
         bad.append(Violation("aggregators", f"{len(doms)} domains for {instance.aggregators} aggregators",
                              len(doms) - instance.aggregators))
         return None
+    fast = None if bad else _arrays(doms)
+    if fast is not None:
+        return fast
     parts, total = [], 0
     for a, dom in enumerate(doms):
         arr = _extents(dom, f"domains[{a}]", bad)
@@ -173,6 +176,20 @@ def _parse(instance: FileDomainInstance, solution, bad: list[Violation]):
     pairs = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
     owners = np.repeat(np.arange(len(parts), dtype=np.int64), [len(p) for p in parts])
     return pairs[:, 0].copy(), pairs[:, 1].copy(), owners
+
+
+def _arrays(doms) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A methods' domains (int64 arrays of shape (k, 2), offsets within [0, 2^62], at most MAX_EXTENTS)
+    checked as one array; None when any is otherwise (the domain-by-domain check then names it)."""
+    if not all(d.__class__ is np.ndarray and d.dtype == np.int64 and d.ndim == 2 and d.shape[1] == 2 for d in doms):
+        return None
+    lengths = np.fromiter((len(d) for d in doms), dtype=np.int64, count=len(doms))
+    if lengths.sum() > MAX_EXTENTS:
+        return None
+    pairs = np.concatenate(doms) if len(doms) else np.zeros((0, 2), dtype=np.int64)
+    if len(pairs) and (pairs.min() < 0 or pairs.max() > MAX_OFFSET):
+        return None
+    return pairs[:, 0].copy(), pairs[:, 1].copy(), np.repeat(np.arange(len(doms), dtype=np.int64), lengths)
 
 
 def _extents(dom, where: str, bad: list[Violation]) -> np.ndarray | None:
