@@ -252,7 +252,7 @@ def data_pieces(instance: FileDomainInstance, starts, ends, owners):
     if instance.full:
         return _merge(starts, ends, owners)
     data = instance.data
-    cuts = np.unique(np.concatenate([starts, ends, data[:, 0], data[:, 1]]))
+    cuts = distinct(np.concatenate([starts, ends, data[:, 0], data[:, 1]]))
     lo, hi = cuts[:-1], cuts[1:]
     j = np.searchsorted(data[:, 0], lo, side="right") - 1
     inside = (j >= 0) & (lo < data[np.maximum(j, 0), 1])
@@ -301,9 +301,19 @@ def shared_units(unit: int, starts, ends, owners) -> tuple[np.ndarray, np.ndarra
     u, o = u[twin], o[twin]
     if not len(u):
         return u, u
-    pairs = np.unique(_key(u - u[0], o, int(o.max()) + 1))
-    units, counts = np.unique(pairs // (int(o.max()) + 1), return_counts=True)
+    pairs = distinct(_key(u - u[0], o, int(o.max()) + 1))
+    units = pairs // (int(o.max()) + 1)
+    first = np.r_[True, units[1:] != units[:-1]]
+    counts = np.diff(np.r_[np.flatnonzero(first), len(units)])
+    units = units[first]
     return units + u[0], counts
+
+
+def distinct(x: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of an integer array (a sort and a comparison: numpy 2's hashing
+    np.unique took 0.5 s on 3.6 million offsets, the sort 0.1 s)."""
+    x = np.sort(x)
+    return x[np.r_[True, x[1:] != x[:-1]]] if len(x) else x
 
 
 def _key(a: np.ndarray, b: np.ndarray, base: int) -> np.ndarray:
@@ -377,7 +387,7 @@ def _score(instance: FileDomainInstance, io: str, starts, ends, owners) -> Evalu
     ev = Evaluation(True, data_bytes=int(lengths.sum()), aggregator_bytes=agg.tolist(), server_bytes=server.tolist(),
                     node_bytes=nodes.tolist() if bw.node is not None else [],
                     false_sharing=len(stripes_shared), aggregators_used=int((agg > 0).sum()))
-    pairs = np.unique(_key(srv, own, P))
+    pairs = distinct(_key(srv, own, P))
     ev.servers_per_aggregator = int(np.bincount(pairs % P).max())
     ev.aggregators_per_server = int(np.bincount(pairs // P).max())
 

@@ -74,7 +74,15 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.models.filedomain import BOUND_SLACK, Units, from_sequence, lock_units, time_bound
+from iosched.models.filedomain import (
+    BOUND_SLACK,
+    OutOfTime,
+    Units,
+    from_sequence,
+    lock_units,
+    ticking,
+    time_bound,
+)
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
@@ -276,6 +284,17 @@ class SegmentModel:
     tau: int | None
 
 
+def check_size(instance: FileDomainInstance, units: Units | None = None) -> Units:
+    """The lock units, once the segment model's smallest size (a z column per segment) is known to fit
+    MAX_COLUMNS (else a ParameterError naming it): checked before anything else runs."""
+    units = units or lock_units(instance, 10**7)
+    segments = sum(len(s) * (len(s) + 1) // 2 for s in units.sequences)
+    if segments > MAX_COLUMNS:
+        raise ParameterError(f"the segment model would have at least {segments} columns (one per run of whole "
+                             f"lock units of one sequence); it takes at most {MAX_COLUMNS}: use engine=milp")
+    return units
+
+
 def estimate_columns(instance: FileDomainInstance, time_s: float, units: Units | None = None) -> int:
     """Columns of the segment model at ``time_s`` (counted before it is built)."""
     units = units or lock_units(instance, 10**7)
@@ -332,11 +351,12 @@ def needs_whole_bytes(instance: FileDomainInstance, units: Units, gap: float = 1
 
 
 def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, lower_s: float = 0.0,
-          units: Units | None = None, whole_bytes: bool | None = None) -> SegmentModel:
+          units: Units | None = None, whole_bytes: bool | None = None, deadline: Deadline | None = None
+          ) -> SegmentModel:
     """The segment model with every capacity at ``time_s`` (s); with ``minimise`` the time as the
     objective (at least ``lower_s``); the bytes of split segments integer (``whole_bytes``, by
     default where :func:`needs_whole_bytes`) or continuous. Refuses (ParameterError) more than
-    MAX_COLUMNS columns."""
+    MAX_COLUMNS columns; stops (OutOfTime) once ``deadline`` has passed."""
     units = units or lock_units(instance, 10**7)
     if whole_bytes is None:
         whole_bytes = needs_whole_bytes(instance, units)
@@ -357,7 +377,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
         M.row([], [], lo=1)  # no solution: a server alone takes longer
     loads: list[tuple[list, list]] = [([], []) for _ in range(len(caps))]
     pieces = []
-    for seq in seqs:
+    for seq in ticking(seqs, deadline):
         n, W = len(seq.weight), seq.bounds / scale
         split = _split_allowed(instance, seq, time_s)
         out: list[list[int]] = [[] for _ in range(n + 1)]
@@ -514,7 +534,7 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
     """The level search of the module docstring from ``incumbent`` (a solution: the best heuristic's):
     (best domains, bound valid for every solution, proved optimal within the profile's gap).
     ``info["tests"]`` gets each test: its time (s), whether it minimised, what the solver said."""
-    units = lock_units(instance, 10**7)
+    units = check_size(instance)
     lb = time_bound(instance)
     best, ub = incumbent, evaluate(instance, incumbent).time
     tol = max(profile.rel_gap, 2e-6)
@@ -541,7 +561,10 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
             else:  # the last band: minimise below the incumbent, with all the time left
                 minimise, t = True, ub * (1 - tol / 2)
         first = False
-        model = build(instance, t, minimise=minimise, lower_s=lb, units=units)
+        try:
+            model = build(instance, t, minimise=minimise, lower_s=lb, units=units, deadline=deadline)
+        except OutOfTime:
+            break
         share = deadline.remaining() if minimise else max(deadline.remaining() / SHARE, min(1.0, deadline.remaining()))
         out = run(model, deadline.limit(replace(profile, time_limit=min(profile.time_limit, share))), instance)
         record = {"time_s": t, "minimise": minimise, "status": out.status.value, "solver_wall_s": out.wall_s}
