@@ -533,7 +533,8 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
            info: dict) -> tuple[Domains, float, bool]:
     """The level search of the module docstring from ``incumbent`` (a solution: the best heuristic's):
     (best domains, bound valid for every solution, proved optimal within the profile's gap).
-    ``info["tests"]`` gets each test: its time (s), whether it minimised, what the solver said."""
+    ``info["tests"]`` gets each test: its time (s), whether it minimised, its result (infeasible,
+    feasible, optimal when minimising, time_limit) and the time (s) of the solution it found."""
     units = check_size(instance)
     lb = time_bound(instance)
     best, ub = incumbent, evaluate(instance, incumbent).time
@@ -567,7 +568,8 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
             break
         share = deadline.remaining() if minimise else max(deadline.remaining() / SHARE, min(1.0, deadline.remaining()))
         out = run(model, deadline.limit(replace(profile, time_limit=min(profile.time_limit, share))), instance)
-        record = {"time_s": t, "minimise": minimise, "status": out.status.value, "solver_wall_s": out.wall_s}
+        result = "feasible" if out.status == Status.OPTIMAL and not minimise else out.status.value
+        record = {"time_s": t, "minimise": minimise, "result": result, "solver_wall_s": out.wall_s}
         tests.append(record)
         if out.domains is not None:
             value = evaluate(instance, out.domains).time
