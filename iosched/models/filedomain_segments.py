@@ -52,7 +52,8 @@ base_k + A Y + R (2Y - Z - 1). :func:`search` therefore
 3. in the last band (no level left between them) minimises the time over the structures
    allowed below the incumbent, with the capacities of the test kept as rows (their
    strength) and T as the objective (loads <= rate T, base_k + lock_k <= T): its optimum is
-   the optimum, its dual bound a bound.
+   the optimum, its dual bound a bound. A feasibility test undecided in its share of the time
+   (a quarter of what is left) sends the search to this step at once, with all the time left.
 
 Every infeasible test is a bound valid for every solution (the model's capacities are
 relaxed by 10^-9 relative so that HiGHS's tolerances cannot cut off a solution at T); the
@@ -546,8 +547,8 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
     if estimate > MAX_COLUMNS:
         raise ParameterError(f"the segment model would have up to {estimate} columns (segments x bins); "
                              f"it takes at most {MAX_COLUMNS}: use engine=milp")
-    passed = lb  # tests below this are settled: the highest level proved out of reach, or an undecided test
-    first = True
+    passed = lb  # the highest level proved out of reach (a test just below it was infeasible)
+    first, stuck = True, False
     while ub - lb > tol * ub and not deadline.expired():  # tests at gap / 2 leave room for RELAX
         level, minimise = None, False
         if first:
@@ -556,10 +557,10 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
             inside = levels(instance, seqs, max(lb, passed), ub * (1 - tol))
             if inside is None:  # too many levels to list: bisect on the time
                 t = math.sqrt(max(lb, passed) * ub)
-            elif len(inside):
+            elif len(inside) and not stuck:
                 level = float(inside[len(inside) // 2])
                 t = level * (1 - BELOW)
-            else:  # the last band: minimise below the incumbent, with all the time left
+            else:  # the last band, or a test undecided: minimise below the incumbent with all the time left
                 minimise, t = True, ub * (1 - tol / 2)
         first = False
         try:
@@ -583,6 +584,5 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
             lb = max(lb, min(t * (1 - RELAX), out.bound_s))
         if minimise or out.status == Status.ERROR:
             break
-        if out.domains is None and out.status != Status.INFEASIBLE:  # undecided in its share: look above it
-            passed = max(passed, t)
+        stuck = out.domains is None and out.status != Status.INFEASIBLE  # undecided in its share
     return best, lb, ub - lb <= tol * ub
