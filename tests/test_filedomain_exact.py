@@ -140,7 +140,8 @@ def test_dp_equals_brute_force_over_contiguous_partitions(inst, bws):
 
     inst = replace(inst, bandwidth=replace(inst.bandwidth, aggregator=tuple(bws[:inst.aggregators])))
     weights = lock_units(inst).weight.tolist()
-    domains, fluid = dp_partition(inst, "unit")
+    domains, fluid, finished = dp_partition(inst, "unit")
+    assert finished
     server = max(inst.server_bytes() / (np.array(inst.bandwidth.server) * 1e9))
     assert fluid == pytest.approx(max(contiguous_brute_force(inst, weights), server), rel=1e-9)
     ev = evaluate(inst, domains)
@@ -310,3 +311,22 @@ def test_auto_engine_falls_back_where_segments_do_not_fit():
     assert res.evaluation.feasible and res.bound <= res.objective * (1 + 1e-9)
     with pytest.raises(ParameterError, match="segment model would have at least"):
         iosched.solve("filedomain", inst, "exact", engine="segments")
+
+
+def test_dp_stops_at_its_deadline_with_contiguous_domains():
+    from iosched.solvers import Deadline
+
+    inst = load("sweep:8:3000")
+    domains, fluid, finished = dp_partition(inst, "unit", Deadline(0.0))
+    assert not finished and evaluate(inst, domains).feasible and fluid >= time_bound(inst) * (1 - 1e-12)
+
+
+def test_a_large_request_list_within_the_budget(tmp_path, monkeypatch):
+    """Issue 21: a 900,000-piece write ran 71 s under the quick profile. Here 200,000 pieces under a
+    0.2 s budget: the heuristic starts stop at the deadline, no model is built past it, and the
+    result is the best found with a valid bound (optimal only if a bound certifies it)."""
+    _tiny_profile(tmp_path, monkeypatch, 0.2)
+    inst = platform(4, 6, 2**20, requests=[[(i * 2048, 1000 + i % 7) for i in range(200_000)]])
+    res = iosched.solve("filedomain", inst, "exact", profile="tiny")
+    assert res.evaluation.feasible and res.bound <= res.objective * (1 + 1e-9)
+    assert res.status.value == "time_limit" or "certified_by" in res.info or res.info.get("solver_status") == "optimal"

@@ -606,11 +606,13 @@ def writer_counts(P: int, S: int) -> list[int]:
 
 # --- the linear-partition search -------------------------------------------------------------------
 
-def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tuple[Domains, float]:
+def dp_partition(instance: FileDomainInstance, granularity: str = "unit", deadline: Deadline | None = None
+                 ) -> tuple[Domains, float, bool]:
     """Contiguous domains in aggregator order minimising the fluid time without lock costs.
 
-    Returns the domains and that fluid time (s). Bisection on T: each aggregator in turn takes
-    the most units (or bytes) within T x its bandwidth; T is feasible when all are taken.
+    Returns the domains, that fluid time (s) and whether the bisection finished (it stops with
+    the best domains so far once ``deadline`` has passed). Bisection on T: each aggregator in turn
+    takes the most units (or bytes) within T x its bandwidth; T is feasible when all are taken.
     """
     choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     bw = instance.bandwidth
@@ -645,8 +647,12 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
     lo, hi = D / cap.sum() * (1 - 1e-12), D / cap.max()
     best = fill(hi)
     hi = cost(best)
+    finished = False
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:
+            finished = True
+            break
+        if deadline is not None and deadline.expired():
             break
         mid = (lo + hi) / 2
         ends = fill(mid)
@@ -656,7 +662,7 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
             lo = mid
     domains = from_sequence(instance, np.arange(len(cap)), np.diff(np.r_[0, best]))
     server_time = float((instance.server_bytes() / (np.asarray(bw.server) * GB)).max())
-    return domains, max(hi, server_time)
+    return domains, max(hi, server_time), finished
 
 
 # --- the exact method ------------------------------------------------------------------------------
@@ -745,7 +751,10 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             info.update(auto=f"engine=segments refused: {e}", engine="milp", scope=SCOPES["milp", "byte"])
             engine = "milp"
     if engine == "dp":
-        domains, fluid = dp_partition(instance, gran)
+        domains, fluid, finished = dp_partition(instance, gran, deadline)
+        if not finished:
+            info["scope_incumbent"] = fluid
+            return MethodOutput(domains, Status.TIME_LIMIT, None, info)
         info["scope_optimum"] = fluid
         info["scope_optimum_is"] = "the fluid time (lock costs ignored) of contiguous domains"
         proven = instance.acquire_s == 0 and instance.revoke_s == 0 and gran == "byte"
