@@ -285,6 +285,11 @@ class SegmentModel:
     tau: int | None
 
 
+def capacities(rate: np.ndarray, time_s: float) -> np.ndarray:
+    """Whole bytes each rate (bytes/s) carries in ``time_s`` (relaxed by RELAX), as int64."""
+    return np.floor(np.asarray(rate) * time_s * (1 + RELAX)).astype(np.int64)
+
+
 def check_size(instance: FileDomainInstance, units: Units | None = None) -> Units:
     """The lock units, once the segment model's smallest size (a z column per segment) is known to fit
     MAX_COLUMNS (else a ParameterError naming it): checked before anything else runs."""
@@ -300,14 +305,14 @@ def estimate_columns(instance: FileDomainInstance, time_s: float, units: Units |
     """Columns of the segment model at ``time_s`` (counted before it is built)."""
     units = units or lock_units(instance, 10**7)
     b = bins(instance)
-    caps = b.rate * time_s
+    caps = capacities(b.rate, time_s)
     total = 0
     for s in sequences(instance, units):
         n = len(s.weight)
         W = s.bounds
         span = W[None, :] - W[:, None]
         span = span[np.triu_indices(n + 1, 1)]
-        total += len(span) + int((span[:, None] <= caps[None, :] * (1 + RELAX)).sum())
+        total += len(span) + int((span[:, None] <= caps[None, :]).sum())
         if _split_allowed(instance, s, time_s):
             total += len(span) * (1 + 2 * len(caps))
     return total
@@ -369,7 +374,8 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
     seqs = sequences(instance, units)
     A, R = instance.acquire_s, instance.revoke_s
     scale = float(max(units.weight.max(), 1))
-    caps = np.floor(b.rate * time_s * (1 + RELAX)) / scale  # whole bytes, scaled
+    cap_bytes = capacities(b.rate, time_s)
+    caps = cap_bytes / scale
     unit = 1.0 if whole_bytes else scale  # bytes per unit of a split piece's column
     M = Matrix()
     floor = float(units.server_time.max())  # every server's data over its bandwidth
@@ -379,20 +385,21 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
     loads: list[tuple[list, list]] = [([], []) for _ in range(len(caps))]
     pieces = []
     for seq in ticking(seqs, deadline):
-        n, W = len(seq.weight), seq.bounds / scale
+        n, Wb = len(seq.weight), seq.bounds  # whole bytes: compared as integers, entered scaled
         split = _split_allowed(instance, seq, time_s)
         out: list[list[int]] = [[] for _ in range(n + 1)]
         into: list[list[int]] = [[] for _ in range(n + 1)]
         runs, segs, mine = [], [], {}
         for i in range(n):
             for j in range(i + 1, n + 1):
-                weight = W[j] - W[i]
+                size = int(Wb[j] - Wb[i])
+                weight = size / scale
                 z = M.col(0, 1)
                 out[i].append(z)
                 into[j].append(z)
                 segs.append(z)
                 parts, got = [], []
-                for bb in np.flatnonzero(caps >= weight):
+                for bb in np.flatnonzero(cap_bytes >= size):
                     v = M.col(0, 1)
                     parts.append(v)
                     runs.append(v)
@@ -404,7 +411,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
                     parts.append(s)
                     xs, ys = [], []
                     for bb in range(len(caps)):
-                        top = min(round(weight * scale), round(caps[bb] * scale)) / unit
+                        top = min(size, int(cap_bytes[bb])) / unit
                         y, x = M.col(0, 1), M.col(0, top, integer=whole_bytes)
                         M.row([x, y], [1, -top], hi=0)  # bytes only with a piece
                         M.row([y, s], [1, -1], hi=0)  # pieces only in a split segment
@@ -414,7 +421,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
                         got.append((bb, x, "split"))
                         loads[bb][0].append(x)
                         loads[bb][1].append(unit / scale)
-                    M.row(xs + [s], [1] * len(xs) + [-round(weight * scale) / unit], lo=0, hi=0)  # its bytes
+                    M.row(xs + [s], [1] * len(xs) + [-size / unit], lo=0, hi=0)  # the segment's bytes
                     M.row(ys + [s], [1] * len(ys) + [-2], lo=0)  # at least two owners
                 M.row(parts + [z], [1] * len(parts) + [-1], lo=0, hi=0)  # whole or split, when chosen
                 mine[i, j] = (z, got)
@@ -435,7 +442,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
         members = np.flatnonzero(b.node == n)
         cols = [c for bb in members for c in loads[bb][0]]
         coefs = [c for bb in members for c in loads[bb][1]]
-        cap = math.floor(b.node_rate[n] * time_s * (1 + RELAX)) / scale
+        cap = capacities(b.node_rate[n:n + 1], time_s)[0] / scale
         M.row(cols, coefs, hi=cap)
         if minimise:
             M.row(cols + [tau], coefs + [-b.node_rate[n] * time_s / scale * (1 + RELAX)], hi=0)
