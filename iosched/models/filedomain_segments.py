@@ -27,12 +27,11 @@ maps to one with at most its cost, and every assignment of the model is a soluti
 evaluated cost is at most the model's (a dirty cut that lands on a unit boundary, or two
 neighbouring runs of one owner, only cost less). So the model is exact.
 
-**Bins.** Where a node holds aggregators each at least as fast as the node
-(b_a >= b_node), the node is one bin written by one of them: moving the data of the node's
-other aggregators to it keeps every load within the node's b_node T (so within b_a T) and
-never adds a run or an owner of a unit (two owners become one). This breaks the symmetry
-of the aggregators of one node. Other aggregators are bins of their own, under their
-node's row.
+**Bins.** Where a node holds an aggregator at least as fast as the node (b_a >= b_node), the
+node is one bin written by that aggregator: moving the data of the node's other aggregators
+to it keeps its load within the node's b_node T (so within b_a T) and never adds a run or an
+owner of a unit (two owners become one). This breaks the symmetry of the aggregators of one
+node. Other aggregators are bins of their own, under their node's row.
 
 **Lock levels.** For a target time T, every term of T is a capacity: bin b carries at most
 rate_b T bytes, node n at most b_n T, and sequence k allows (Y, Z) with
@@ -55,12 +54,14 @@ base_k + A Y + R (2Y - Z - 1). :func:`search` therefore
    the optimum, its dual bound a bound. A feasibility test undecided in its share of the time
    (a quarter of what is left) sends the search to this step at once, with all the time left.
 
-Every infeasible test is a bound valid for every solution (the model's capacities are
-relaxed by 10^-9 relative so that HiGHS's tolerances cannot cut off a solution at T); the
+Every infeasible test is a bound valid for every solution (capacities are the whole bytes a
+rate carries in T, relaxed by 10^-9, so that HiGHS's tolerances cannot cut off a solution at
+T; the lock rows' right-hand sides sit midway between admitted and refused structures); the
 best of them, HiGHS's dual bound of step 3 and ``time_bound`` is the Result's bound, so a
-run stopped by its time limit still reports a certified gap. Amounts in split segments
-are continuous (a relaxation of whole bytes): read back, they are rounded to bytes keeping
-each segment's total, and the evaluator gives the time.
+run stopped by its time limit still reports a certified gap. The bytes of split segments are
+integer columns where rounding could matter beside the gap (:func:`needs_whole_bytes`), else
+continuous (a relaxation): read back, they are rounded to bytes keeping each segment's total,
+and the evaluator gives the time.
 """
 
 from __future__ import annotations
@@ -108,31 +109,29 @@ class Bins:
 
 
 def bins(instance: FileDomainInstance) -> Bins:
-    """The bins of the module docstring: one per node whose aggregators are all at least as fast as
-    the node, else one per aggregator (with the node's row where the node is slower than its
-    aggregators together)."""
+    """The bins of the module docstring: one per node that has an aggregator at least as fast as the
+    node (its fastest writes the node's data), else one per aggregator (with the node's row where
+    the node is slower than its aggregators together)."""
     bw = np.asarray(instance.bandwidth.aggregator, dtype=float) * GB
+    P = instance.aggregators
     if instance.bandwidth.node is None:
-        P = instance.aggregators
         return Bins(np.arange(P), bw, np.full(P, -1), np.zeros(0))
     node_bw = np.asarray(instance.bandwidth.node, dtype=float) * GB
     nodes = np.asarray(instance.aggregator_nodes)
-    agg, rate, row, row_rate = [], [], [], []
-    for n in np.unique(nodes):
-        members = np.flatnonzero(nodes == n)
-        if (bw[members] >= node_bw[n]).all():
-            agg.append(int(members[np.argmax(bw[members])]))
-            rate.append(node_bw[n])
-            row.append(-1)
-            continue
-        binds = node_bw[n] < bw[members].sum()
-        for a in members:
-            agg.append(int(a))
-            rate.append(min(bw[a], node_bw[n]))
-            row.append(len(row_rate) if binds else -1)
-        if binds:
-            row_rate.append(node_bw[n])
-    return Bins(np.array(agg), np.array(rate), np.array(row), np.array(row_rate))
+    order = np.lexsort((-bw, nodes))  # by node, fastest first
+    first = np.r_[True, nodes[order][1:] != nodes[order][:-1]]
+    node_of_group = nodes[order][first]
+    fastest = order[first]
+    total = np.add.reduceat(bw[order], np.flatnonzero(first))
+    merged = bw[fastest] >= node_bw[node_of_group]
+    group = np.cumsum(first) - 1  # the node group of each aggregator in ``order``
+    alone = order[~merged[group]]  # aggregators of the other nodes: a bin each
+    g = group[~merged[group]]
+    binds = node_bw[node_of_group] < total
+    rows = np.cumsum(binds & ~merged) - 1  # a row per unmerged node whose row binds
+    return Bins(np.r_[fastest[merged], alone], np.r_[node_bw[node_of_group[merged]], bw[alone]],
+                np.r_[np.full(int(merged.sum()), -1), np.where(binds[g], rows[g], -1)],
+                node_bw[node_of_group[binds & ~merged]])
 
 
 @dataclass(frozen=True)
