@@ -303,15 +303,13 @@ def check_size(instance: FileDomainInstance, units: Units | None = None) -> Unit
 def estimate_columns(instance: FileDomainInstance, time_s: float, units: Units | None = None) -> int:
     """Columns of the segment model at ``time_s`` (counted before it is built)."""
     units = units or lock_units(instance, 10**7)
-    b = bins(instance)
-    caps = capacities(b.rate, time_s)
+    caps = np.sort(capacities(bins(instance).rate, time_s))
     total = 0
     for s in sequences(instance, units):
         n = len(s.weight)
         W = s.bounds
-        span = W[None, :] - W[:, None]
-        span = span[np.triu_indices(n + 1, 1)]
-        total += len(span) + int((span[:, None] <= caps[None, :]).sum())
+        span = (W[None, :] - W[:, None])[np.triu_indices(n + 1, 1)]
+        total += len(span) + int((len(caps) - np.searchsorted(caps, span)).sum())  # z, and whole where it fits
         if _split_allowed(instance, s, time_s):
             total += len(span) * (1 + 2 * len(caps))
     return total
