@@ -21,6 +21,7 @@ from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
 from iosched.models import filedomain as filedomain_models
+from iosched.models import filedomain_segments
 from iosched.models import forwarding as forwarding_models
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
@@ -136,7 +137,8 @@ register_problem(Problem(
                          "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
     generate=filedomain_instances.generate,
     builtins=filedomain_instances.BUILTIN,
-    models={"milp": filedomain_models.build_milp, "cpsat": filedomain_models.build_cpsat,
+    models={"segments": filedomain_segments.build_segments, "milp": filedomain_models.build_milp,
+            "cpsat": filedomain_models.build_cpsat,
             "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
     objective=_filedomain_objective,
     instance_type=filedomain_instances.FileDomainInstance,

@@ -140,7 +140,8 @@ def test_dp_equals_brute_force_over_contiguous_partitions(inst, bws):
 
     inst = replace(inst, bandwidth=replace(inst.bandwidth, aggregator=tuple(bws[:inst.aggregators])))
     weights = lock_units(inst).weight.tolist()
-    domains, fluid = dp_partition(inst, "unit")
+    domains, fluid, finished = dp_partition(inst, "unit")
+    assert finished
     server = max(inst.server_bytes() / (np.array(inst.bandwidth.server) * 1e9))
     assert fluid == pytest.approx(max(contiguous_brute_force(inst, weights), server), rel=1e-9)
     ev = evaluate(inst, domains)
@@ -262,3 +263,70 @@ def test_relaxation_bound_stays_below_a_known_solution():
     split = evaluate(inst, layout(inst, column_split(inst, 16))).time
     out = solve_pyomo(build_relaxation(inst), load_profile("default"))
     assert out.status == "optimal" and out.bound / 1e6 <= split * (1 + 1e-9)
+
+
+# --- every engine within its budget, model building included (issue 21) -------------------------
+
+def _tiny_profile(tmp_path, monkeypatch, seconds):
+    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 60\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n"
+                                           f"[tiny]\ntime_limit = {seconds}\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "solvers.toml"))
+
+
+def test_cpsat_build_stops_at_the_limit(tmp_path, monkeypatch):
+    """sweep:16:128 with engine=cpsat took 15.7 s under a 5 s profile: its build alone is 32,768 cells
+    (seconds of Python); it now checks the clock per unit and gives up with the heuristics' best."""
+    _tiny_profile(tmp_path, monkeypatch, 0.05)
+    res = iosched.solve("filedomain", "sweep:16:128", "exact", engine="cpsat", profile="tiny", early=False)
+    assert res.status.value == "time_limit" and res.evaluation.feasible
+    assert "build reached the time limit" in res.info["skipped"]
+
+
+@pytest.mark.parametrize("engine, skipped", [("aggregated", "relaxation was not solved"),
+                                             ("milp", "MILP was not solved")])
+def test_pyomo_models_estimated_before_they_are_built(tmp_path, monkeypatch, engine, skipped):
+    """engine=aggregated on sweep:64:256:4 took 12 s under 5 s: the relaxation and count models were built
+    and handed to HiGHS whatever was left; now their build and handover is estimated first."""
+    _tiny_profile(tmp_path, monkeypatch, 0.05)
+    res = iosched.solve("filedomain", "sweep:64:256:4", "exact", engine=engine, profile="tiny", early=False)
+    assert res.status.value == "time_limit" and res.evaluation.feasible
+    assert skipped in res.info["skipped"] and "s left" in res.info["skipped"]
+
+
+def test_heuristic_starts_stop_at_the_deadline():
+    from iosched.models.filedomain import heuristic_starts
+    from iosched.solvers import Deadline
+
+    starts = heuristic_starts(load("paper:fig2"), Deadline(0.0))
+    assert [name for name, _ in starts] == ["heuristic even"]  # the first always, none after the limit
+    assert len(heuristic_starts(load("paper:fig2"))) == len(HEURISTICS)
+
+
+def test_auto_engine_falls_back_where_segments_do_not_fit():
+    """A long token sequence: the segment model (quadratic in a sequence's units) is refused, auto takes
+    the unit-level MILP; engine=segments itself refuses naming the size."""
+    inst = tiny(2, 2, 4, 0, 4 * 800, locking="token")
+    res = iosched.solve("filedomain", inst, "exact", profile="quick", early=False)
+    assert res.info["engine"] == "milp" and "engine=segments refused" in res.info["auto"]
+    assert res.evaluation.feasible and res.bound <= res.objective * (1 + 1e-9)
+    with pytest.raises(ParameterError, match="segment model would have at least"):
+        iosched.solve("filedomain", inst, "exact", engine="segments")
+
+
+def test_dp_stops_at_its_deadline_with_contiguous_domains():
+    from iosched.solvers import Deadline
+
+    inst = load("sweep:8:3000")
+    domains, fluid, finished = dp_partition(inst, "unit", Deadline(0.0))
+    assert not finished and evaluate(inst, domains).feasible and fluid >= time_bound(inst) * (1 - 1e-12)
+
+
+def test_a_large_request_list_within_the_budget(tmp_path, monkeypatch):
+    """Issue 21: a 900,000-piece write ran 71 s under the quick profile. Here 200,000 pieces under a
+    0.2 s budget: the heuristic starts stop at the deadline, no model is built past it, and the
+    result is the best found with a valid bound (optimal only if a bound certifies it)."""
+    _tiny_profile(tmp_path, monkeypatch, 0.2)
+    inst = platform(4, 6, 2**20, requests=[[(i * 2048, 1000 + i % 7) for i in range(200_000)]])
+    res = iosched.solve("filedomain", inst, "exact", profile="tiny")
+    assert res.evaluation.feasible and res.bound <= res.objective * (1 + 1e-9)
+    assert res.status.value == "time_limit" or "certified_by" in res.info or res.info.get("solver_status") == "optimal"

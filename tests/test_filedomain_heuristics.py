@@ -10,6 +10,7 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.heuristics.filedomain import (
     gpfs_file_domains,
+    group_cyclic_owner,
     lustre_aggregators,
     romio_file_domains,
     transpose_owner,
@@ -91,31 +92,76 @@ def test_even_owner_of_every_byte_is_romios(offset, length, P, unit, min_fd):
 
 # --- ROMIO's GPFS driver ---------------------------------------------------------------------------
 
-def test_gpfs_17_blocks_over_3():  # ROMIO's own comment: {5, 6, 6} blocks
-    start, end = gpfs_file_domains(0, 169, 3, 10)
+# Hand-computed from ADIOI_GPFS_Calc_file_domains's formulas: gpfs_lb = min_st / blk * blk,
+# gpfs_ub = (max_end + blk - 1) / blk * blk - 1, n_blk = (gpfs_ub - gpfs_lb + 1) / blk,
+# nb_cn_small = n_blk / naggs, naggs_large = n_blk - naggs * nb_cn_small; current ROMIO gives
+# (nb_cn_small + 1) blocks to i < naggs_large, older releases to i >= naggs_small; then
+# fd_size[0] -= min_st - gpfs_lb, fd_size[naggs-1] -= gpfs_ub - max_end, domains from min_st.
+
+def test_gpfs_17_blocks_over_3():  # ROMIO's own comment: 17 blocks over 3 aggregators
+    start, end = gpfs_file_domains(0, 169, 3, 10)  # current: {6, 6, 5}
+    assert start.tolist() == [0, 60, 120] and end.tolist() == [59, 119, 169]
+    start, end = gpfs_file_domains(0, 169, 3, 10, large_first=False)  # older: {5, 6, 6}, as the comment says
     assert start.tolist() == [0, 50, 110] and end.tolist() == [49, 109, 169]
 
 
 def test_gpfs_unaligned_region_trims_first_and_last():
-    # region [23, 87), blocks of 10: blocks 2..8 (7), 2 + 2 + 3, first trimmed by 3, last by 3
+    # region [23, 87), blocks of 10: gpfs_lb 20, gpfs_ub 89, 7 blocks = 3 + 2 + 2 (current) or 2 + 2 + 3
+    # (older); the first loses 23 - 20 = 3 bytes, the last 89 - 86 = 3
     start, end = gpfs_file_domains(23, 86, 3, 10)
+    assert start.tolist() == [23, 50, 70] and end.tolist() == [49, 69, 86]
+    start, end = gpfs_file_domains(23, 86, 3, 10, large_first=False)
     assert start.tolist() == [23, 40, 60] and end.tolist() == [39, 59, 86]
     doms, _ = extents(platform(2, 3, 10, (23, 64)), "gpfs", block_size=10)
+    assert doms == [[[23, 50]], [[50, 70]], [[70, 87]]]
+    doms, _ = extents(platform(2, 3, 10, (23, 64)), "gpfs", block_size=10, large_first=False)
     assert doms == [[[23, 40]], [[40, 60]], [[60, 87]]]
 
 
 def test_gpfs_region_smaller_than_p_blocks():
-    # region [5, 25), 3 blocks over 4: sizes 0, 10, 10, 10; the first loses 5 (-5), the last 5
+    # region [5, 25), 3 blocks over 4: current sizes 10, 10, 10, 0, the first less 5, the last less 5 (-5)
     start, end = gpfs_file_domains(5, 24, 4, 10)
-    assert start.tolist() == [5, 0, 10, 20] and end.tolist() == [-1, 9, 19, 24]
+    assert start.tolist() == [5, 10, 20, 30] and end.tolist() == [9, 19, 29, 24]
     doms, _ = extents(platform(2, 4, 10, (5, 20)), "gpfs", block_size=10)
+    assert doms == [[[5, 10]], [[10, 20]], [[20, 25]], []]
+    # older: sizes 0, 10, 10, 10: the first -5 bytes, the last 5
+    start, end = gpfs_file_domains(5, 24, 4, 10, large_first=False)
+    assert start.tolist() == [5, 0, 10, 20] and end.tolist() == [-1, 9, 19, 24]
+    doms, _ = extents(platform(2, 4, 10, (5, 20)), "gpfs", block_size=10, large_first=False)
     assert doms == [[], [[5, 10]], [[10, 20]], [[20, 25]]]
 
 
 def test_gpfs_last_byte_opening_a_block():
-    # max_end = 30: ROMIO rounds (30 + 9) // 10 * 10 - 1 = 29, so 3 blocks; the last domain gets 21 bytes
-    start, end = gpfs_file_domains(0, 30, 2, 10)
+    # max_end = 30: ROMIO rounds (30 + 9) // 10 * 10 - 1 = 29, so 3 blocks and gpfs_ub_rdoff = -1:
+    # the last domain runs one byte into the fourth block
+    start, end = gpfs_file_domains(0, 30, 2, 10)  # current: 2 + 1 blocks, the last 11 bytes
+    assert start.tolist() == [0, 20] and end.tolist() == [19, 30]
+    start, end = gpfs_file_domains(0, 30, 2, 10, large_first=False)  # older: 1 + 2 blocks, the last 21 bytes
     assert start.tolist() == [0, 10] and end.tolist() == [9, 30]
+
+
+def test_gpfs_issue_24_example_owner():
+    """81 bytes at 1,519,010,267, 63 aggregators, 1 MiB blocks: gpfs_lb = 1448 MiB, gpfs_ub = 1449 MiB - 1,
+    one block, naggs_large = 1: current ROMIO gives it to aggregator 0 (fd_size[0] = 1 MiB - 672,219 covers
+    the region), older ROMIO to aggregator 62 (fd_size[62] = 1 MiB - 376,276 from min_st - 672,219)."""
+    offset, length = 1_519_010_267, 81
+    start, end = gpfs_file_domains(offset, offset + length - 1, 63, 2**20)
+    assert (start[0], end[0]) == (offset, offset + 2**20 - 672_219 - 1)
+    assert end[62] == start[62] - 376_276 - 1
+    inst = platform(4, 63, 2**20, (offset, length))
+    for large_first, owner in ((True, 0), (False, 62)):
+        doms, res = extents(inst, "gpfs", large_first=large_first)
+        assert [a for a, d in enumerate(doms) if d] == [owner] and doms[owner] == [[offset, offset + length]]
+        assert res.info["large_first"] is large_first
+
+
+def test_gpfs_many_more_aggregators_than_blocks():  # ROMIO's comment: 1000 blocks over 2064 aggregators
+    start, end = gpfs_file_domains(0, 1000 * 16 - 1, 2064, 16)
+    sizes = end - start + 1
+    assert (sizes[:1000] == 16).all() and (sizes[1000:] == 0).all()
+    start, end = gpfs_file_domains(0, 1000 * 16 - 1, 2064, 16, large_first=False)
+    sizes = end - start + 1
+    assert (sizes[:1064] == 0).all() and (sizes[1064:] == 16).all()
 
 
 def test_gpfs_default_block_is_the_token_block_else_1_mib():
@@ -233,3 +279,33 @@ def test_cyclic_methods_refuse_too_many_extents():
     with pytest.raises(ParameterError, match="region.length / striping.stripe_size"):
         iosched.solve("filedomain", inst, "static-cyclic")
     assert iosched.solve("filedomain", inst, "stripe-aligned").evaluation.feasible  # contiguous: fine
+
+
+# --- time limits (issue 21) -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic",
+                                    "transpose", "lustre", "gpfs"])
+def test_every_heuristic_takes_a_checked_time_limit(method):
+    with pytest.raises(ParameterError, match="time_limit"):
+        iosched.solve("filedomain", "paper:fig2", method, time_limit=-1)
+    with pytest.raises(ParameterError, match="time_limit"):
+        iosched.solve("filedomain", "paper:fig2", method, time_limit="soon")
+    late = iosched.solve("filedomain", "sweep:4:20000", method, time_limit=1e-9)  # gone before its first step
+    assert late.status.value == "time_limit"
+    ok = iosched.solve("filedomain", "paper:fig2", method, time_limit=30)
+    assert ok.status.value in ("feasible", "optimal") and ok.evaluation.feasible
+
+
+def test_a_million_aggregators():
+    """Issue 21: even with 10^6 aggregators ran past 60 s; every step is a whole-array one now, and the
+    evaluator checks a method's arrays as one (10^6 domains, mostly empty)."""
+    inst = load("sweep:4:1000000")
+    for method in ("even", "group-cyclic", "gpfs"):
+        res = iosched.solve("filedomain", inst, method)
+        assert res.status.value in ("feasible", "optimal") and res.evaluation.feasible
+        assert len(res.solution.domains) == 10**6
+
+
+def test_group_cyclic_owner_by_hand():
+    # 10 stripes, S = 3, P = 5: counts 2,2,2,2,2; groups {0,1,2} (6 stripes) and {3,4} (4 stripes)
+    assert group_cyclic_owner(10, 3, 5).tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 3, 4]

@@ -192,3 +192,22 @@ def test_mutated_json_raises_only_instance_error(mutations, name):
         FileDomainInstance.from_dict(d)
     except InstanceError:
         pass
+
+
+def test_instances_sit_below_the_evaluator():
+    """The striping arithmetic (bytes per server) lives with the instances; the evaluator imports it
+    from there and the instances import nothing from the evaluator (the arrows run one way)."""
+    import ast
+    import importlib
+    import inspect
+
+    ev = importlib.import_module("iosched.evaluate.filedomain")
+    ins = importlib.import_module("iosched.instances.filedomain")
+
+    tree = ast.parse(inspect.getsource(ins))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m and m.startswith("iosched.evaluate") for m in imported), imported
+    assert ev.bytes_per_server is ins.bytes_per_server
+    inst = ins.load("example:requests")
+    assert inst.server_bytes().sum() == inst.data_bytes

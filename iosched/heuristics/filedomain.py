@@ -6,7 +6,13 @@ ROMIO's three follow its code in pmodels/mpich ``src/mpi/romio/adio``, read for 
 * ``lustre``: ``ADIOI_LUSTRE_Get_striping_info`` and ``ADIOI_LUSTRE_Calc_aggregator`` in
   ``ad_lustre/ad_lustre_aggregate.c`` (the version with Pascal Deveze's divisor loop);
 * ``gpfs``: ``ADIOI_GPFS_Calc_file_domains`` in ``ad_gpfs/ad_gpfs_aggrs.c`` (the path
-  without ``BGQPLATFORM``).
+  without ``BGQPLATFORM``), in current ROMIO's order (the first aggregators take the extra
+  block) or, with ``large_first = false``, in older releases' (the last ones do).
+
+Every method takes ``time_limit`` (s; None: the default profile's), counted from when
+:func:`iosched.solve` started it: each builds its domains in whole-array steps and checks
+the clock between them; past the limit it returns what it has (the domains if built) with
+status ``time_limit``.
 
 ROMIO describes domains by inclusive arrays fd_start[i], fd_end[i] and finds a byte's owner
 with ``ADIOI_Calc_aggregator``: the first i with fd_end[i] >= off when the domains were
@@ -44,11 +50,12 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, register
+from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import MAX_EXTENTS, Domains
 from iosched.instances.filedomain import MAX_AGGREGATORS, FileDomainInstance, MiB
-from iosched.validate import Integer, integer
+from iosched.solvers import Deadline
+from iosched.validate import Boolean, Integer, TimeLimit, integer
 
 C_INT_MAX = 2**31 - 1  # ROMIO's hints (striping_unit, min_fd_size, cb_nodes) are C ints
 Hint = Annotated[int, Integer(0, C_INT_MAX)]  # a ROMIO hint, 0 for none
@@ -140,15 +147,18 @@ def lustre_aggregators(cb_nodes: int, stripe_count: int, co_ratio: int = 1) -> i
     return avail
 
 
-def gpfs_file_domains(min_st: int, max_end: int, naggs: int, blksize: int) -> tuple[np.ndarray, np.ndarray]:
+def gpfs_file_domains(min_st: int, max_end: int, naggs: int, blksize: int,
+                      large_first: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """ADIOI_GPFS_Calc_file_domains (ad_gpfs_aggrs.c, not BGQPLATFORM): (fd_start, fd_end), inclusive.
 
     The blocks from the one holding min_st to gpfs_ub = ⌈max_end / blk⌉ blk - 1 (ROMIO's rounding:
     when max_end is the first byte of a block, that block is not counted and the last domain runs
-    one byte into it) are dealt out: n_blk // naggs each, and one more to the LAST n_blk mod naggs
-    aggregators (``i < naggs_small`` gets the small size; ROMIO's comment: 17 blocks over 3 give
-    {5, 6, 6}). The first domain loses the bytes before min_st, the last those after max_end;
-    the domains follow each other from min_st.
+    one byte into it) are dealt out: n_blk // naggs each (nb_cn_small), and one more to
+    naggs_large = n_blk mod naggs of them: the FIRST naggs_large in current ROMIO
+    (``if (i < naggs_large) fd_size[i] = (nb_cn_small+1) * blksize``; 17 blocks over 3 give
+    {6, 6, 5}), the LAST in older releases (``if (i < naggs_small)`` small; {5, 6, 6}).
+    fd_size[0] loses the bytes before min_st (gpfs_lb_rdoff), fd_size[naggs-1] those after max_end
+    (gpfs_ub_rdoff), and the domains follow each other from min_st.
     """
     gpfs_ub = (max_end + blksize - 1) // blksize * blksize - 1
     gpfs_lb = min_st // blksize * blksize
@@ -156,7 +166,9 @@ def gpfs_file_domains(min_st: int, max_end: int, naggs: int, blksize: int) -> tu
     lb_rdoff = min_st - gpfs_lb
     n_blk = (gpfs_ub - gpfs_lb + 1) // blksize
     small, large = n_blk // naggs, n_blk % naggs
-    fd_size = np.where(np.arange(naggs) < naggs - large, small, small + 1).astype(np.int64) * blksize
+    i = np.arange(naggs)
+    extra = i < large if large_first else i >= naggs - large
+    fd_size = (small + extra).astype(np.int64) * blksize
     fd_size[0] -= lb_rdoff
     fd_size[-1] -= ub_rdoff
     fd_start = min_st + np.r_[0, np.cumsum(fd_size)[:-1]]
@@ -165,22 +177,30 @@ def gpfs_file_domains(min_st: int, max_end: int, naggs: int, blksize: int) -> tu
 
 # --- methods -----------------------------------------------------------------------------------------
 
+def _finish(domains: Domains | None, deadline: Deadline, info: dict | None = None) -> MethodOutput:
+    """The method's output: status time_limit once its deadline has passed (with the domains if built)."""
+    late = deadline.expired()
+    return MethodOutput(domains, Status.TIME_LIMIT if late or domains is None else Status.FEASIBLE, info=info or {})
+
+
 @register("filedomain", "even", objective="time")
-def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hint = 0) -> MethodOutput:
+def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hint = 0,
+         time_limit: TimeLimit = None) -> MethodOutput:
     """ROMIO's default: ADIOI_Calc_file_domains (even split; boundaries to the nearest striping_unit)."""
+    deadline = Deadline.for_method(time_limit)
     start, end, fd_size = romio_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators,
                                              min_fd_size, striping_unit)
-    return MethodOutput(contiguous(instance, end), info={
-        "fd_size": int(fd_size), "aligned": striping_unit > 0,
-        "empty_domains": int((start == -1).sum())})
+    info = {"fd_size": int(fd_size), "aligned": striping_unit > 0, "empty_domains": int((start == -1).sum())}
+    return _finish(None if deadline.expired() else contiguous(instance, end), deadline, info)
 
 
 @register("filedomain", "stripe-aligned", objective="time")
-def stripe_aligned(instance: FileDomainInstance) -> MethodOutput:
+def stripe_aligned(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Contiguous domains of balanced whole-stripe counts (the seed's Figure 2a)."""
+    deadline = Deadline.for_method(time_limit)
     counts = balanced(instance.stripes, instance.aggregators)
-    return MethodOutput(_aligned(instance, counts, "extent"), info={"stripes_per_aggregator": [
-        int(counts.min()), int(counts.max())]})
+    return _finish(None if deadline.expired() else _aligned(instance, counts, "extent"), deadline,
+                   {"stripes_per_aggregator": [int(counts.min()), int(counts.max())]})
 
 
 def _aligned(instance: FileDomainInstance, counts: np.ndarray, io: str) -> Domains:
@@ -189,17 +209,21 @@ def _aligned(instance: FileDomainInstance, counts: np.ndarray, io: str) -> Domai
 
 
 @register("filedomain", "stripe-size-io", objective="time")
-def stripe_size_io(instance: FileDomainInstance) -> MethodOutput:
+def stripe_size_io(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The stripe-aligned domains written one stripe per call (more lock grants in the model)."""
-    return MethodOutput(_aligned(instance, balanced(instance.stripes, instance.aggregators), "stripe"))
+    deadline = Deadline.for_method(time_limit)
+    counts = balanced(instance.stripes, instance.aggregators)
+    return _finish(None if deadline.expired() else _aligned(instance, counts, "stripe"), deadline)
 
 
 @register("filedomain", "static-cyclic", objective="time")
-def static_cyclic(instance: FileDomainInstance) -> MethodOutput:
+def static_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Stripe k to aggregator k mod P (the seed's Figure 2b)."""
+    deadline = Deadline.for_method(time_limit)
     n, P = _check_stripes(instance, "static-cyclic"), instance.aggregators
     k = instance.first_stripe + np.arange(n, dtype=np.int64)
-    return MethodOutput(by_stripe(instance, k % P, P), info=_relation(instance.stripe_count, P))
+    return _finish(None if deadline.expired() else by_stripe(instance, k % P, P), deadline,
+                   _relation(instance.stripe_count, P))
 
 
 def _relation(S: int, P: int) -> dict:
@@ -210,21 +234,30 @@ def _relation(S: int, P: int) -> dict:
     return {"servers_vs_aggregators": f"P = {P} and S = {S}: neither divides the other; domains interleave"}
 
 
-@register("filedomain", "group-cyclic", objective="time")
-def group_cyclic(instance: FileDomainInstance) -> MethodOutput:
-    """Groups of S aggregators, one sub-region each, static-cyclic inside (the seed's Figure 2c)."""
-    n, P, S = _check_stripes(instance, "group-cyclic"), instance.aggregators, instance.stripe_count
+def group_cyclic_owner(n: int, S: int, P: int) -> np.ndarray:
+    """Owner of each of n stripes by the group-cyclic method (module docstring): the i-th stripe of
+    group g's sub-region to its aggregator g S + (i mod the group's size)."""
     counts = balanced(n, P)
     groups = -(-P // S)
-    owner = np.empty(n, dtype=np.int64)
-    at = 0
-    for g in range(groups):
-        members = np.arange(g * S, min((g + 1) * S, P))
-        size = int(counts[members].sum())
-        owner[at:at + size] = members[np.arange(size) % len(members)]
-        at += size
-    info = {"groups": groups, "group_sizes": sorted({min(S, P - g * S) for g in range(groups)}, reverse=True)}
-    return MethodOutput(by_stripe(instance, owner, P), info={**info, **_relation(S, P)})
+    first = np.arange(groups) * S  # each group's first aggregator
+    size = np.minimum(S, P - first)
+    ends = np.cumsum(np.add.reduceat(counts, first))  # each group's sub-region ends at this stripe
+    start = np.r_[0, ends[:-1]]
+    i = np.arange(n, dtype=np.int64)
+    g = np.searchsorted(ends, i, side="right")
+    return first[g] + (i - start[g]) % size[g]
+
+
+@register("filedomain", "group-cyclic", objective="time")
+def group_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+    """Groups of S aggregators, one sub-region each, static-cyclic inside (the seed's Figure 2c)."""
+    deadline = Deadline.for_method(time_limit)
+    n, P, S = _check_stripes(instance, "group-cyclic"), instance.aggregators, instance.stripe_count
+    groups = -(-P // S)
+    info = {"groups": groups, "group_sizes": sorted({*([S] if groups > 1 else []), P - (groups - 1) * S}, reverse=True),
+            **_relation(S, P)}
+    owner = None if deadline.expired() else group_cyclic_owner(n, S, P)
+    return _finish(None if owner is None or deadline.expired() else by_stripe(instance, owner, P), deadline, info)
 
 
 def transpose_owner(n: int, S: int, P: int) -> np.ndarray:
@@ -239,32 +272,39 @@ def transpose_owner(n: int, S: int, P: int) -> np.ndarray:
 
 
 @register("filedomain", "transpose", objective="time")
-def transpose(instance: FileDomainInstance) -> MethodOutput:
+def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Stripes in column-major order of the servers x rounds matrix, cut into P runs (Figure 2d)."""
+    deadline = Deadline.for_method(time_limit)
     n, P = _check_stripes(instance, "transpose"), instance.aggregators
-    return MethodOutput(by_stripe(instance, transpose_owner(n, instance.stripe_count, P), P))
+    owner = None if deadline.expired() else transpose_owner(n, instance.stripe_count, P)
+    return _finish(None if owner is None or deadline.expired() else by_stripe(instance, owner, P), deadline)
 
 
 @register("filedomain", "lustre", objective="time")
 def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer(1, MAX_AGGREGATORS)] = None,
-           co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1) -> MethodOutput:
+           co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1, time_limit: TimeLimit = None) -> MethodOutput:
     """ROMIO's Lustre driver: A aggregators (a multiple or a divisor of S), stripe k to k mod A."""
+    deadline = Deadline.for_method(time_limit)
     P = instance.aggregators
     cb = P if cb_nodes is None else integer("cb_nodes", cb_nodes, 1, P, error=ParameterError)  # its aggregators
     n = _check_stripes(instance, "lustre")
     A = lustre_aggregators(cb, instance.stripe_count, co_ratio)
     k = instance.first_stripe + np.arange(n, dtype=np.int64)
-    return MethodOutput(by_stripe(instance, k % A, A), info={
-        "aggregators_used": A, "cb_nodes": cb, "co_ratio": co_ratio,
-        "rule": "S min(cb_nodes // S, co_ratio)" if cb >= instance.stripe_count else
-        "largest divisor of S not above cb_nodes"})
+    info = {"aggregators_used": A, "cb_nodes": cb, "co_ratio": co_ratio,
+            "rule": "S min(cb_nodes // S, co_ratio)" if cb >= instance.stripe_count else
+            "largest divisor of S not above cb_nodes"}
+    return _finish(None if deadline.expired() else by_stripe(instance, k % A, A), deadline, info)
 
 
 @register("filedomain", "gpfs", objective="time")
-def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer(1, C_INT_MAX)] = None
-         ) -> MethodOutput:
-    """ROMIO's GPFS driver: whole blocks, the last n_blk mod P aggregators one block more."""
+def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer(1, C_INT_MAX)] = None,
+         large_first: Annotated[bool, Boolean()] = True, time_limit: TimeLimit = None) -> MethodOutput:
+    """ROMIO's GPFS driver: whole blocks, n_blk mod P aggregators one block more (the first ones;
+    the last ones with large_first = false, as older ROMIO)."""
+    deadline = Deadline.for_method(time_limit)
     default = instance.block_size if instance.locking == "token" else MiB
     blk = default if block_size is None else block_size
-    start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk)
-    return MethodOutput(contiguous(instance, end), info={"block_size": blk})
+    start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk,
+                                   large_first)
+    return _finish(None if deadline.expired() else contiguous(instance, end), deadline,
+                   {"block_size": blk, "large_first": large_first})

@@ -170,8 +170,6 @@ class FileDomainInstance(JsonInstance):
 
     def server_bytes(self) -> np.ndarray:
         """Bytes written to each server (fixed by the data, whatever the domains)."""
-        from iosched.evaluate.filedomain import bytes_per_server
-
         return bytes_per_server(self, self.data[:, 0], self.data[:, 1])
 
     # --- JSON ----------------------------------------------------------------------------------
@@ -242,6 +240,39 @@ class FileDomainInstance(JsonInstance):
             block = s["stripe_size"]
         return cls(offset, length, s["stripe_size"], count, nodes, bandwidth, locking, costs["acquire_s"],
                    costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name))
+
+
+# --- byte arithmetic on the striping (the evaluator's, and the instance's server loads) ------------
+
+def sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Integer sums of ``values`` per ``index`` (exact: bincount's float sums while below 2^53)."""
+    if len(values) and int(np.abs(values).sum()) < 2**53:
+        return np.bincount(index, weights=values, minlength=size).astype(np.int64)
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, index, values)
+    return out
+
+
+def bytes_per_server(instance: FileDomainInstance, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Bytes of the extents [starts, ends) on each server (closed form per extent: partial first
+    and last stripes, then whole rounds of S stripes and a remainder)."""
+    w, S = instance.stripe_size, instance.stripe_count
+    k0, k1 = starts // w, (ends - 1) // w
+    one = k0 == k1
+    out = sum_by(instance.server_of(k0[one]), ends[one] - starts[one], S)
+    k0, k1, s, e = k0[~one], k1[~one], starts[~one], ends[~one]
+    if not len(k0):
+        return out
+    out += sum_by(instance.server_of(k0), (k0 + 1) * w - s, S)
+    out += sum_by(instance.server_of(k1), e - k1 * w, S)
+    middle = k1 - k0 - 1
+    out += int((middle // S).sum()) * w
+    rem = middle % S  # servers of stripes k0+1 .. k0+rem get one more stripe
+    first = instance.server_of(k0 + 1)
+    diff = sum_by(first, np.full(len(first), w), 2 * S + 1) - sum_by(first + rem, np.full(len(first), w), 2 * S + 1)
+    laps = np.cumsum(diff)[:2 * S]  # a cyclic range as a range on two laps
+    return out + laps[:S] + laps[S:]
+
 
 
 def _spread(where: str, value, count: int) -> tuple[float, ...]:

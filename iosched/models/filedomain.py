@@ -5,6 +5,10 @@ weights w_u = data bytes in unit u, units without data dropped). Each lock seque
 server's units in object order, or all units in file order with tokens) is an ordered list
 of units. Every formulation minimises T (module docstring of the evaluator) over its scope:
 
+* ``segments`` (HiGHS through highspy, :mod:`iosched.models.filedomain_segments`): scope =
+  every solution; clean segments of whole units x bins at a fixed time, searched over the lock
+  levels; its infeasible tests are bounds for every solution. ``auto`` (the default) takes it
+  where its model fits (MAX_COLUMNS there), else ``milp``.
 * ``milp`` (Pyomo + HiGHS) and ``cpsat`` (OR-Tools CP-SAT), granularity ``byte``: scope =
   every solution. Per (unit, aggregator): q bytes (integer), y present, f first, l last
   in the unit; per consecutive units u, v of a sequence and aggregator a: m <= l_ua, f_va
@@ -70,14 +74,20 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo, solve_pyomo_within
+from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo_within
 from iosched.validate import Boolean, OneOf, choice
 
 pe = lazy.module("pyomo.environ")
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
-ENGINES = ("milp", "cpsat", "aggregated", "dp")
+# seconds to build a Pyomo model per unit x aggregator (servers x aggregators for the count models),
+# rounded up from 60-90 us (byte MILP), 15-25 us (unit MILP) and 18-22 us (count models) measured
+# on sweep:16:64 and sweep:64:256:4 (2-core machine, 2026-11); Pyomo then hands a model to HiGHS in
+# about HANDOVER times its build time (measured, 40,000 variables)
+BUILD_S_PER_CELL = {"byte": 1e-4, "unit": 3e-5, "counts": 3e-5}
+HANDOVER = 4.0
+ENGINES = ("auto", "segments", "milp", "cpsat", "aggregated", "dp")
 US = 1e6  # microseconds per second
 
 
@@ -202,6 +212,29 @@ def from_sequence(instance: FileDomainInstance, owners, amounts, io: str = "exte
 
 # --- the MILP (Pyomo + HiGHS) -------------------------------------------------------------------
 
+class OutOfTime(Exception):
+    """A model's build reached its method's deadline."""
+
+
+def ticking(items, deadline: Deadline | None):
+    """``items``, checking ``deadline`` before each (OutOfTime once it has passed)."""
+    for item in items:
+        if deadline is not None and deadline.expired():
+            raise OutOfTime
+        yield item
+
+
+def _pyomo_in_time(build, cells: int, kind: str, prof: Profile, deadline: Deadline):
+    """(model, outcome, note): a Pyomo model built by ``build()`` and solved by HiGHS within ``prof``'s
+    limit and what is left of ``deadline``; (None, None, why) when its estimated build and handover
+    (``cells`` x BUILD_S_PER_CELL[kind] x (1 + HANDOVER)) would not fit in the time left."""
+    needed = cells * BUILD_S_PER_CELL[kind] * (1 + HANDOVER)
+    if needed > deadline.remaining():
+        return None, None, (f"about {needed:.3g} s to build and hand over ({cells} cells), "
+                            f"{deadline.remaining():.3g} s left")
+    return solve_pyomo_within(build, prof, deadline, HANDOVER)
+
+
 def _check_cells(n: int, P: int, what: str) -> None:
     if n * P > MAX_CELLS:
         raise ParameterError(f"{what} x aggregators = {n} x {P} = {n * P} exceeds the model limit {MAX_CELLS}")
@@ -320,8 +353,10 @@ def _ns_per_byte(gbs: float) -> Fraction:
     return f if f <= x else Fraction(math.floor(x * f.denominator), f.denominator)
 
 
-def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: float | None = None):
-    """(model, variables) of the CP-SAT formulation; T in whole nanoseconds."""
+def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: float | None = None,
+           deadline: Deadline | None = None):
+    """(model, variables) of the CP-SAT formulation; T in whole nanoseconds. With ``deadline``, the
+    build stops (OutOfTime) once it has passed."""
     from ortools.sat.python import cp_model
 
     units, U, P, w = _model_units(instance, granularity)
@@ -338,12 +373,13 @@ def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: f
     model = cp_model.CpModel()
     model.name = f"filedomain-cpsat-{granularity}"
     T = model.new_int_var(0, horizon, "T_ns")
-    y = {(u, a): model.new_bool_var(f"y_{u}_{a}") for u in range(U) for a in range(P)}
+    y = {(u, a): model.new_bool_var(f"y_{u}_{a}") for u in ticking(range(U), deadline) for a in range(P)}
     seq_pairs = [[(int(s[i]), int(s[i + 1])) for i in range(len(s) - 1)] for s in units.sequences]
-    match = {(u, v, a): model.new_bool_var(f"m_{u}_{v}_{a}") for ps in seq_pairs for u, v in ps for a in range(P)}
+    match = {(u, v, a): model.new_bool_var(f"m_{u}_{v}_{a}") for ps in seq_pairs for u, v in ticking(ps, deadline)
+             for a in range(P)}
     q = None
     if granularity == "unit":
-        for u in range(U):
+        for u in ticking(range(U), deadline):
             model.add_exactly_one(y[u, a] for a in range(P))
         for (u, v, a), x in match.items():
             model.add_implication(x, y[u, a])
@@ -351,10 +387,10 @@ def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: f
         load = [sum(w[u] * y[u, a] for u in range(U)) for a in range(P)]
         first, last = y, y
     else:
-        q = {(u, a): model.new_int_var(0, w[u], f"q_{u}_{a}") for u in range(U) for a in range(P)}
-        first = {k: model.new_bool_var(f"f_{k[0]}_{k[1]}") for k in y}
-        last = {k: model.new_bool_var(f"l_{k[0]}_{k[1]}") for k in y}
-        for u in range(U):
+        q = {(u, a): model.new_int_var(0, w[u], f"q_{u}_{a}") for u in ticking(range(U), deadline) for a in range(P)}
+        first = {k: model.new_bool_var(f"f_{k[0]}_{k[1]}") for k in ticking(y, deadline)}
+        last = {k: model.new_bool_var(f"l_{k[0]}_{k[1]}") for k in ticking(y, deadline)}
+        for u in ticking(range(U), deadline):
             model.add(sum(q[u, a] for a in range(P)) == w[u])
             model.add_exactly_one(first[u, a] for a in range(P))
             model.add_exactly_one(last[u, a] for a in range(P))
@@ -570,11 +606,13 @@ def writer_counts(P: int, S: int) -> list[int]:
 
 # --- the linear-partition search -------------------------------------------------------------------
 
-def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tuple[Domains, float]:
+def dp_partition(instance: FileDomainInstance, granularity: str = "unit", deadline: Deadline | None = None
+                 ) -> tuple[Domains, float, bool]:
     """Contiguous domains in aggregator order minimising the fluid time without lock costs.
 
-    Returns the domains and that fluid time (s). Bisection on T: each aggregator in turn takes
-    the most units (or bytes) within T x its bandwidth; T is feasible when all are taken.
+    Returns the domains, that fluid time (s) and whether the bisection finished (it stops with
+    the best domains so far once ``deadline`` has passed). Bisection on T: each aggregator in turn
+    takes the most units (or bytes) within T x its bandwidth; T is feasible when all are taken.
     """
     choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     bw = instance.bandwidth
@@ -609,8 +647,12 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
     lo, hi = D / cap.sum() * (1 - 1e-12), D / cap.max()
     best = fill(hi)
     hi = cost(best)
+    finished = False
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:
+            finished = True
+            break
+        if deadline is not None and deadline.expired():
             break
         mid = (lo + hi) / 2
         ends = fill(mid)
@@ -620,12 +662,13 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit") -> tup
             lo = mid
     domains = from_sequence(instance, np.arange(len(cap)), np.diff(np.r_[0, best]))
     server_time = float((instance.server_bytes() / (np.asarray(bw.server) * GB)).max())
-    return domains, max(hi, server_time)
+    return domains, max(hi, server_time), finished
 
 
 # --- the exact method ------------------------------------------------------------------------------
 
 SCOPES = {
+    ("segments", "byte"): "every solution",
     ("milp", "byte"): "every solution",
     ("cpsat", "byte"): "every solution (time in whole ns; times per byte and lock costs rounded down)",
     ("milp", "unit"): "whole lock units (stripes, or blocks with tokens) to aggregators",
@@ -637,60 +680,108 @@ SCOPES = {
 }
 
 
-def relaxation_bound(instance: FileDomainInstance, profile: Profile) -> tuple[float | None, str]:
-    """The relaxation's proven bound (s) and its solver status: valid for every solution."""
-    out = solve_pyomo(build_relaxation(instance), profile, load=False)
+def relaxation_bound(instance: FileDomainInstance, profile: Profile,
+                     deadline: Deadline | None = None) -> tuple[float | None, str]:
+    """The relaxation's proven bound (s) and its solver status: valid for every solution (None and
+    'skipped' when it would not be built and solved within ``deadline``)."""
+    deadline = deadline or Deadline(profile.time_limit)
+    cells = instance.aggregators * (instance.stripe_count if instance.locking == "extent" else 1)
+    _, out, _ = _pyomo_in_time(lambda: build_relaxation(instance), cells, "counts", profile, deadline)
+    if out is None:
+        return None, "skipped"
     return _scaled(out, US)[1], out.status.value
 
 
 @register("filedomain", "exact", objective="time")
-def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "milp",
+def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "auto",
           granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
           early: Annotated[bool, Boolean()] = True) -> MethodOutput:
-    """Minimise the modelled time: milp / cpsat (any split, or whole units), aggregated counts, or the dp."""
+    """Minimise the modelled time: segments and levels (auto: where it fits, else milp), milp / cpsat
+    (any split, or whole units), aggregated counts, or the dp."""
     if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
+    if engine == "segments" and granularity == "unit":
+        raise ParameterError("engine=segments splits at any byte: granularity must be byte (or use engine=milp)")
     return solve_exact(instance, engine, granularity, load_profile(profile), early)
 
 
-def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity: str | None = None,
+def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity: str | None = None,
                 profile: Profile | None = None, early: bool = True) -> MethodOutput:
-    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget).
+    """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget, counted
+    from when :func:`iosched.solve` started the method).
 
-    With ``early`` (not for the dp) no model is solved when a heuristic's domains already meet
-    :func:`time_bound` within the profile's gap: they are optimal."""
+    ``auto``: the segment model where it fits (MAX_COLUMNS), else the unit MILP where it fits
+    (MAX_CELLS), else the heuristics' best beside :func:`time_bound`. With ``early`` (not for the
+    dp) no model is solved when a heuristic's domains already meet :func:`time_bound` within the
+    profile's gap: they are optimal."""
+    from iosched.models import filedomain_segments as segments
+
     prof = profile or load_profile("default")
-    gran = granularity or ("byte" if engine in ("milp", "cpsat") else "unit")
-    deadline = Deadline(prof.time_limit)
-    info = {"engine": engine, "granularity": gran, "scope": SCOPES[engine, gran]}
+    deadline = Deadline.for_method(prof.time_limit)
+    info: dict = {}
+    asked = engine
+    if engine == "auto":
+        engine = "segments" if granularity in (None, "byte") else "milp"
+        try:
+            segments.check_size(instance)
+        except ParameterError as e:
+            info["auto"] = f"engine=segments refused: {e}"
+            engine = "milp"
+    elif engine == "segments":
+        segments.check_size(instance)  # refuses before the heuristics run
+    gran = granularity or ("byte" if engine in ("milp", "cpsat", "segments") else "unit")
+    info.update(engine=engine, granularity=gran, scope=SCOPES[engine, gran])
+    starts = heuristic_starts(instance, deadline) if engine != "dp" else []
+    times = {name: evaluate(instance, d).time for name, d in starts}
     if early and engine != "dp":
-        starts = heuristic_starts(instance)
-        times = {name: evaluate(instance, d).time for name, d in starts}
         name, domains = min(starts, key=lambda c: times[c[0]])
         bound = time_bound(instance)
         if times[name] - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * times[name]:
             info.update(chosen=name, candidates={name: times[name]}, bound_is="valid for every solution",
                         certified_by="the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
+    if engine == "segments":
+        incumbent = min(starts, key=lambda c: times[c[0]])[1]
+        try:
+            domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info)
+            return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts)
+        except ParameterError as e:
+            if asked != "auto":
+                raise
+            info.update(auto=f"engine=segments refused: {e}", engine="milp", scope=SCOPES["milp", "byte"])
+            engine = "milp"
     if engine == "dp":
-        domains, fluid = dp_partition(instance, gran)
+        domains, fluid, finished = dp_partition(instance, gran, deadline)
+        if not finished:
+            info["scope_incumbent"] = fluid
+            return MethodOutput(domains, Status.TIME_LIMIT, None, info)
         info["scope_optimum"] = fluid
         info["scope_optimum_is"] = "the fluid time (lock costs ignored) of contiguous domains"
         proven = instance.acquire_s == 0 and instance.revoke_s == 0 and gran == "byte"
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
         candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
-        return _best_of(instance, candidates, bound, timed_out, prof, info)
+        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts)
     if engine == "milp":
-        # Pyomo hands the model to HiGHS in about 3.4 times its build time (measured, 40,000 variables)
-        model, out, note = solve_pyomo_within(lambda: build_milp(instance, gran), prof, deadline, 4.0)
+        try:
+            cells = len(_model_units(instance, gran)[3]) * instance.aggregators
+        except ParameterError as e:
+            if asked != "auto":
+                raise
+            info["auto"] = f"{info.get('auto', '')}; engine=milp refused: {e}: the heuristics' best".lstrip("; ")
+            return _best_of(instance, [], None, False, prof, info, starts=starts)
+        model, out, note = _pyomo_in_time(lambda: build_milp(instance, gran), cells, gran, prof, deadline)
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
-            return _best_of(instance, [], None, True, prof, info)
+            return _best_of(instance, [], None, True, prof, info, starts=starts)
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
-        model, v = _cpsat(instance, gran)
+        try:
+            model, v = _cpsat(instance, gran, deadline=deadline)
+        except OutOfTime:
+            info["skipped"] = "the CP-SAT model was not solved: its build reached the time limit"
+            return _best_of(instance, [], None, True, prof, info, starts=starts)
         out, solver = solve_cpsat(model, deadline.limit(prof))
         domains = _read_cpsat(instance, solver, v, gran) if out.has_solution else None
         value, bound = _scaled(out, 1e9)
@@ -705,10 +796,10 @@ def solve_exact(instance: FileDomainInstance, engine: str = "milp", granularity:
         info["scope_bound"] = bound
         bound = None
         if deadline.remaining() > 0.05:
-            bound, info["relaxation_status"] = relaxation_bound(instance, deadline.limit(prof))
+            bound, info["relaxation_status"] = relaxation_bound(instance, prof, deadline)
     proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
         instance, domains, bound, prof, info))
-    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven)
+    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts)
 
 
 def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
@@ -720,26 +811,32 @@ def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> 
     return False
 
 
-def heuristic_starts(instance: FileDomainInstance) -> list[tuple[str, Domains]]:
-    """The heuristics' domains (those that run on this instance), as starting points."""
+def heuristic_starts(instance: FileDomainInstance, deadline: Deadline | None = None) -> list[tuple[str, Domains]]:
+    """The heuristics' domains (those that run on this instance), as starting points: all of them, or
+    with ``deadline`` those that finish before it (the first, ROMIO's even, always)."""
     from iosched.core import METHODS
 
     starts = []
     for method in METHODS.values():
         if method.problem == "filedomain" and method.name != "exact":
+            if starts and deadline is not None and deadline.expired():
+                break
             try:
-                starts.append((f"heuristic {method.name}", method.run(instance).solution))
+                domains = method.run(instance).solution
             except ParameterError:  # e.g. too many extents for a cyclic method
                 continue
+            if domains is not None:
+                starts.append((f"heuristic {method.name}", domains))
     return starts
 
 
 def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
-             info: dict, proven: bool = False) -> MethodOutput:
-    """The best of the engine's candidates and the heuristics' domains; OPTIMAL when the solver proved
-    its scope is every solution (``proven``) or the best meets the bound (one for every solution)
-    within the profile's gap (at least twice the bound's deflation)."""
-    candidates = candidates + heuristic_starts(instance)
+             info: dict, proven: bool = False, starts: list | None = None) -> MethodOutput:
+    """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
+    when not given); OPTIMAL when the solver proved its scope is every solution (``proven``) or the
+    best meets the bound (one for every solution) within the profile's gap (at least twice the
+    bound's deflation)."""
+    candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
     times = {name: evaluate(instance, d).time for name, d in candidates}
     bound = max(time_bound(instance), bound if bound is not None else 0.0)
     name, domains = min(candidates, key=lambda c: times[c[0]])
@@ -767,9 +864,12 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
             best = (t, k, domains)
     if best is not None:
         candidates.append((f"column split over {best[1]} writers", best[2]))
-    relax = build_relaxation(instance)
+    cells = instance.aggregators * instance.stripe_count
     share = replace(prof, time_limit=max(0.01, deadline.remaining() - prof.time_limit / 4))
-    r = solve_pyomo(relax, deadline.limit(share))
+    relax, r, note = _pyomo_in_time(lambda: build_relaxation(instance), cells, "counts", share, deadline)
+    if r is None:
+        info["skipped"] = f"the relaxation was not solved: {note}"
+        return candidates, None, True
     bound = _scaled(r, US)[1]
     info.update(relaxation_status=r.status.value, relaxation_bound=bound)
     if r.has_solution:
@@ -779,9 +879,11 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
             loads[a, s] = pe.value(var) * supply[s]
         candidates.append(("relaxation layout", layout(instance, loads)))
     timed_out = r.status == Status.TIME_LIMIT
-    if deadline.remaining() > 0.05:
-        model = build_aggregated(instance)
-        out = solve_pyomo(model, deadline.limit(prof))
+    model, out, note = _pyomo_in_time(lambda: build_aggregated(instance), cells, "counts", prof, deadline)
+    if out is None:
+        info["skipped"] = f"the count model was not solved: {note}"
+        timed_out = True
+    else:
         if out.has_solution:
             candidates.append(("whole stripes", _read_aggregated(instance, model)))
         value, scope_bound = _scaled(out, US)
