@@ -6,7 +6,7 @@ issue quotes more than 30 x between the best and the worst; the page's text as s
 not give the number). Each claim is checked on the seed's own layout (Figure 2: 3 servers,
 12 stripes, 6 or 5 aggregators) or on the sweep platform, and the optimum from ``exact``
 stands beside the methods. :func:`figures` gives every compared number as a record
-(``FIELDS``), with ROMIO's GPFS file domains checked against the C code's formulas.
+(:func:`iosched.harness.comparison`), with ROMIO's GPFS file domains checked against the C code's formulas.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from iosched.core import solve
-from iosched.harness import Reproduction
+from iosched.harness import Reproduction, comparison
 from iosched.instances.filedomain import load, platform, sweep
 
 METHODS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre", "gpfs"]
@@ -24,7 +24,6 @@ SPREAD_CASES = ["sweep:4:3", "sweep:4:16", "sweep:8:12", "sweep:8:32", "paper:fi
 
 PAPER = "Liao and Choudhary, file domain partitioning (SC08; the NSF SDCI project page)"
 ROMIO = "ROMIO, ADIOI_GPFS_Calc_file_domains (MPICH main, ad_gpfs/ad_gpfs_aggrs.c)"
-FIELDS = ("paper", "table_or_figure", "row", "column", "paper_value", "ours", "unit", "relative_difference", "note")
 
 
 def _row(claim: str, seed: str, ours: str, holds: bool) -> dict:
@@ -37,11 +36,7 @@ FIGURES: list[dict] = []
 
 def _figure(where: str, row: str, column: str, paper_value, ours, unit: str, note: str = "", paper: str = PAPER):
     """Record one compared number (``paper_value`` None where the paper's claim is qualitative)."""
-    if isinstance(paper_value, (int, float)) and isinstance(ours, (int, float)):
-        diff = abs(ours - paper_value) / abs(paper_value) if paper_value else (0.0 if ours == 0 else None)
-    else:
-        diff = None
-    FIGURES.append(dict(zip(FIELDS, (paper, where, row, column, paper_value, ours, unit, diff, note))))
+    FIGURES.append(comparison(paper, where, row, column, paper_value, ours, unit, note))
 
 
 def _run(inst, method: str, **params):
@@ -160,12 +155,8 @@ def gpfs_checks() -> list[dict]:
     return out
 
 
-def figures(profile: str = "quick", progress: bool = False) -> list[dict]:
-    """Every compared number as a record with FIELDS: the seed's claims (as :func:`claims` measures
-    them), the bandwidth spread with the conflict cost changed, and ROMIO's GPFS check."""
-    FEASIBLE.clear()
-    FIGURES.clear()
-    claims(profile, progress)
+def _extra_figures() -> None:
+    """The bandwidth spread with the conflict cost changed, and ROMIO's GPFS check, into FIGURES."""
     for revoke in (1e-2, 5e-2):
         best, worst, ratio = spread_with_conflict_cost(revoke)
         _figure("text on the methods' evaluation", f"{SPREAD_NOTE} = {revoke * 1e3:g} ms: {best} / {worst}",
@@ -175,7 +166,13 @@ def figures(profile: str = "quick", progress: bool = False) -> list[dict]:
         _figure("ADIOI_GPFS_Calc_file_domains", row, column, paper_value, ours, unit,
                 "hand-computed from the C code's formulas (current order: the first naggs_large aggregators take "
                 "the extra block)", paper=ROMIO)
-    return list(FIGURES)
+
+
+def figures(profile: str = "quick", progress: bool = False) -> list[dict]:
+    """Every compared number as a :func:`iosched.harness.comparison` record: the seed's claims (as
+    :func:`claims` measures them), the bandwidth spread with the conflict cost changed, and ROMIO's
+    GPFS check."""
+    return reproduce(progress=progress, profile=profile, report=True).comparisons
 
 
 def format_table(rows: list[dict]) -> str:
@@ -184,11 +181,15 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def reproduce(workers: int = 1, progress: bool = True, profile: str = "quick") -> Reproduction:
-    """The seed's claims beside our numbers (one process; ``profile`` for the exact solves)."""
+def reproduce(workers: int = 1, progress: bool = True, profile: str = "quick", report: bool = False) -> Reproduction:
+    """The seed's claims beside our numbers (one process; ``profile`` for the exact solves); with
+    ``report`` the comparisons also hold the conflict-cost spread and ROMIO's GPFS check."""
     FEASIBLE.clear()
+    FIGURES.clear()
     rows = claims(profile, progress)
+    if report:
+        _extra_figures()
     notes = ("Model: the evaluator's fluid time plus lock costs (iosched.evaluate.filedomain). A claim that does not "
              "hold is reported as measured; 'ok' means every solution passed the evaluator.")
     return Reproduction("filedomain: the seed's claims on file-domain partitioning beside the cost model", rows,
-                        format_table(rows), all(FEASIBLE), notes)
+                        format_table(rows), all(FEASIBLE), notes, comparisons=list(FIGURES))
