@@ -134,6 +134,40 @@ def test_generate_jobs_straddle_blocks_and_running_jobs_hold_pool_nodes():
     assert dedicated and all(inst.node[f].service == "pool" for r in dedicated for f, _ in r.forwarding)
 
 
+def test_generate_rebuilds_each_job_at_most_once(monkeypatch):
+    """issue 21/23: generating random:0:20000 took 52-84 s, quadratic in the jobs (the batch was fitted by
+    halving the largest job, each halving a pass over every job and a new Job); now a heap of sizes and one
+    rebuild per job, with the same instance as before (the sizes below are those of the quadratic loop)."""
+    import iosched.instances.forwarding as fw
+
+    calls = []
+    real = fw._resized
+    monkeypatch.setattr(fw, "_resized", lambda j, n: calls.append(j.id) or real(j, n))
+    inst = generate(0, 3000)
+    assert len(calls) == len(set(calls)) <= 3000  # one rebuild per job halved, however many halvings
+    assert sum(j.nodes for j in inst.jobs) <= 0.95 * 40960 < sum(j.nodes for j in inst.jobs) * 2
+
+
+@given(st.lists(st.sampled_from([1, 2, 4, 64, 512, 4096]), min_size=1, max_size=40), st.integers(1, 8192))
+@settings(max_examples=100, deadline=None)
+def test_fitting_halves_the_largest_first_as_the_quadratic_loop_did(sizes, compute_nodes):
+    from iosched.instances.forwarding import _fitted
+
+    jobs = [Job(f"j{i}", 0, n, n, 0.05, 1.0) for i, n in enumerate(sizes)]
+    ref, error = list(sizes), None
+    while sum(ref) > 0.95 * compute_nodes:  # the generator's loop before issue 23
+        k = max(range(len(ref)), key=lambda i: ref[i])
+        ref[k] = max(1, ref[k] // 2)
+        if all(n == 1 for n in ref):
+            error = "one-node jobs do not fit"
+            break
+    if error:
+        with pytest.raises(InstanceError, match=error):
+            _fitted(jobs, compute_nodes)
+    else:
+        assert [j.nodes for j in _fitted(jobs, compute_nodes)] == ref
+
+
 @pytest.mark.parametrize("kwargs, field", [
     (dict(n_jobs=0), "n_jobs"), (dict(n_jobs=2.5), "n_jobs"), (dict(compute_nodes=1000), "compute_nodes"),
     (dict(occupancy=1.5), "occupancy"), (dict(occupancy=float("nan")), "occupancy"), (dict(history=-0.1), "history"),
@@ -252,6 +286,11 @@ BAD = {
     "io_nodes_1_1": (set_at(["jobs", 1, "io_nodes"], 2), ["jobs[b].io_nodes", "1-1", "2"]),
     "node_bandwidth_negative": (set_at(["jobs", 0, "node_bandwidth"], -0.1), ["jobs[a].node_bandwidth", "-0.1"]),
     "volume_zero": (set_at(["jobs", 0, "volume"], 0), ["jobs[a].volume", "0"]),
+    # issue 21: 1e-300 GB/s was accepted, then milp failed with an IndexError (HiGHS got coefficients of 1e300)
+    "node_bandwidth_tiny": (set_at(["jobs", 0, "node_bandwidth"], 1e-300), ["jobs[a].node_bandwidth", "1e-300"]),
+    "bandwidth_tiny": (set_at(["forwarding_nodes", 1, "bandwidth"], 1e-300), ["forwarding_nodes[1].bandwidth"]),
+    "fraction_tiny": (set_at(["anomalous_fraction"], 1e-300), ["anomalous_fraction", "1e-300"]),
+    "volume_tiny": (set_at(["jobs", 0, "volume"], 1e-300), ["jobs[a].volume", "1e-300"]),
     "volume_nan": (set_at(["jobs", 0, "volume"], float("nan")), ["jobs[a].volume", "nan"]),
     "volume_list": (set_at(["jobs", 0, "volume"], [1]), ["jobs[a].volume", "[1]"]),
     "mode_unknown": (set_at(["jobs", 0, "mode"], "N-M"), ["jobs[a].mode", "'N-M'"]),

@@ -123,27 +123,48 @@ class Evaluation:
 # --- the fluid model: one forwarding node, one job, the whole machine ------------------------------
 
 
-def node_rates(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
-    """Effective rate (GB/s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly
-    these users: its max-min fair share, capped by its links, divided by its interference slowdown."""
-    caps = [c * j.io_nodes / j.nodes * j.node_bandwidth for j, c in users]
-    rates = max_min_fair(caps, instance.capacity(f))
-    traits = [[TRAITS.index(t) for t in instance.traits(j)] for j, _ in users]
-    count = [0] * len(TRAITS)  # users with each trait
+def part_cap(job: Job, c: int) -> float:
+    """The rate cap (GB/s) of ``c`` of ``job``'s compute nodes: their share of its I/O nodes' links."""
+    return c * job.io_nodes / job.nodes * job.node_bandwidth
+
+
+def part_time(job: Job, c: int, rate: float) -> float:
+    """The I/O time (s) of ``c`` of ``job``'s compute nodes moving their share of its volume at ``rate`` GB/s."""
+    return job.volume * c / job.nodes / rate
+
+
+def trait_indices(instance: ForwardingInstance, job: Job) -> tuple[int, ...]:
+    """The job's interference traits as indices into TRAITS (rows and columns of the slowdown table)."""
+    return tuple(TRAITS.index(t) for t in sorted(instance.traits(job), key=TRAITS.index))
+
+
+def effective_rates(caps: list[float], traits: list[tuple[int, ...]], capacity: float,
+                    table: tuple[tuple[float, ...], ...]) -> list[float]:
+    """The rate (GB/s) of each part on one forwarding node of ``capacity`` GB/s: its max-min fair share (capped
+    at its ``caps``) divided by its slowdown, the largest ``table[v][a]`` over its traits v and the traits a of
+    the other parts (1 when alone). The one formula of the model: every method that predicts a score uses it."""
+    rates = max_min_fair(caps, capacity)
+    count = [0] * len(TRAITS)  # parts with each trait
     for ts in traits:
         for a in ts:
             count[a] += 1
-    table = instance.interference.slowdown
     out = []
-    for u in range(len(users)):
-        others = [a for a in range(len(TRAITS)) if count[a] - (a in traits[u]) > 0]  # traits among the others
-        out.append(rates[u] / max((table[v][a] for v in traits[u] for a in others), default=1.0))
+    for u, ts in enumerate(traits):
+        others = [a for a in range(len(TRAITS)) if count[a] - (a in ts) > 0]  # traits among the others
+        out.append(rates[u] / max((table[v][a] for v in ts for a in others), default=1.0))
     return out
+
+
+def node_rates(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
+    """Effective rate (GB/s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly
+    these users (:func:`effective_rates`)."""
+    return effective_rates([part_cap(j, c) for j, c in users], [trait_indices(instance, j) for j, _ in users],
+                           instance.capacity(f), instance.interference.slowdown)
 
 
 def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]]) -> list[float]:
     """I/O time (s) of each (job, compute nodes on f) part on forwarding node ``f`` with exactly these users."""
-    return [j.volume * c / j.nodes / r for (j, c), r in zip(users, node_rates(instance, f, users))]
+    return [part_time(j, c, r) for (j, c), r in zip(users, node_rates(instance, f, users))]
 
 
 def machine_times(instance: ForwardingInstance, mapping: dict[str, tuple[tuple[int, int], ...]],

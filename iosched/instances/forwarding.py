@@ -23,6 +23,7 @@ for the defaults and where each comes from). Units: GB, GB/s, seconds.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,7 +33,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, check_fields, check_top
-from iosched.validate import boolean, choice, integer, number, positive, text
+from iosched.validate import boolean, choice, integer, number, text
 
 MODES = ("N-N", "N-1", "1-1")
 LEVELS = ("high", "low")
@@ -40,6 +41,9 @@ SERVICES = ("default", "pool")
 TRAITS = ("n1", "metadata", "bandwidth", "iops", "low")  # interference traits, victim rows / aggressor columns
 MAX_COMPUTE_NODES = 10_000_000
 MAX_ITEMS = 100_000  # forwarding nodes, jobs, mapping groups
+# Least bandwidths (GB/s: 1 kB/s), volume (GB: 1 byte) and anomalous fraction: below them I/O times leave the
+# range a MILP solver represents (a node_bandwidth of 1e-300 gave HiGHS coefficients of 1e300)
+MIN_BANDWIDTH, MIN_VOLUME, MIN_FRACTION = 1e-6, 1e-9, 1e-6
 
 # Slowdown of a victim (row) by an aggressor (column) sharing a forwarding node, BEYOND the
 # max-min fair bandwidth share (which already halves two bandwidth-bound jobs). Sources in
@@ -65,8 +69,7 @@ class ForwardingNode:
     def __post_init__(self):
         integer("forwarding_nodes[].id", self.id, 0, 10**9)
         where = f"forwarding_nodes[{self.id}]"
-        positive(f"{where}.bandwidth", self.bandwidth)
-        number(f"{where}.bandwidth", self.bandwidth, hi=1e6)
+        number(f"{where}.bandwidth", self.bandwidth, MIN_BANDWIDTH, 1e6)
         boolean(f"{where}.anomalous", self.anomalous)
         choice(f"{where}.service", self.service, SERVICES)
 
@@ -114,10 +117,8 @@ class Job:
         integer(f"{where}.start", self.start, 0, MAX_COMPUTE_NODES)
         integer(f"{where}.nodes", self.nodes, 1, MAX_COMPUTE_NODES)
         integer(f"{where}.io_nodes", self.io_nodes, 1, self.nodes)
-        positive(f"{where}.node_bandwidth", self.node_bandwidth)
-        number(f"{where}.node_bandwidth", self.node_bandwidth, hi=1e6)
-        positive(f"{where}.volume", self.volume)
-        number(f"{where}.volume", self.volume, hi=1e12)
+        number(f"{where}.node_bandwidth", self.node_bandwidth, MIN_BANDWIDTH, 1e6)
+        number(f"{where}.volume", self.volume, MIN_VOLUME, 1e12)
         choice(f"{where}.mode", self.mode, MODES)
         if self.mode == "1-1" and self.io_nodes != 1:
             raise InstanceError(f"{where}.io_nodes must be 1 in mode 1-1 (one process does the I/O), "
@@ -226,7 +227,7 @@ class ForwardingInstance(JsonInstance):
         text("name", self.name)
         integer("compute_nodes", self.compute_nodes, 1, MAX_COMPUTE_NODES)
         integer("default_ratio", self.default_ratio, 1, self.compute_nodes)
-        number("anomalous_fraction", self.anomalous_fraction, 0, 1, lo_open=True)
+        number("anomalous_fraction", self.anomalous_fraction, MIN_FRACTION, 1)
         if not self.forwarding_nodes:
             raise InstanceError("forwarding_nodes must be a non-empty list, got []")
         for what, items in (("forwarding_nodes", self.forwarding_nodes), ("jobs", self.jobs),
@@ -506,11 +507,7 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     ratio = compute_nodes // default_nodes
     rng = np.random.default_rng(seed)
     jobs = [_draw_job(rng, f"j{i + 1}", history, True) for i in range(n_jobs)]
-    while sum(j.nodes for j in jobs) > 0.95 * compute_nodes:  # halve the largest job until the batch fits
-        k = max(range(n_jobs), key=lambda i: jobs[i].nodes)
-        jobs[k] = _resized(jobs[k], max(1, jobs[k].nodes // 2))
-        if all(j.nodes == 1 for j in jobs):
-            raise InstanceError(f"n_jobs={n_jobs} one-node jobs do not fit compute_nodes={compute_nodes}")
+    jobs = _fitted(jobs, compute_nodes)
     running, used = [], sum(j.nodes for j in jobs)
     while used < occupancy * compute_nodes:
         r = _draw_job(rng, f"r{len(running) + 1}", 0.0, False)
@@ -536,6 +533,24 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     run.sort(key=lambda j: int(j.id[1:]))
     return ForwardingInstance(compute_nodes, ratio, fwd, tuple(placed), tuple(run),
                               name=f"random:{seed}:{n_jobs}")
+
+
+def _fitted(jobs: list[Job], compute_nodes: int) -> list[Job]:
+    """Halve the largest job (the first of equals) until the sizes sum to at most 95 % of ``compute_nodes``;
+    a heap of sizes, each job rebuilt once at its final size (linear in the jobs and the halvings)."""
+    sizes = [j.nodes for j in jobs]
+    heap = [(-n, k) for k, n in enumerate(sizes)]
+    heapq.heapify(heap)
+    total = sum(sizes)
+    while total > 0.95 * compute_nodes:
+        _, k = heapq.heappop(heap)
+        half = max(1, sizes[k] // 2)
+        total -= sizes[k] - half
+        sizes[k] = half
+        heapq.heappush(heap, (-half, k))
+        if heap[0][0] == -1:
+            raise InstanceError(f"n_jobs={len(jobs)} one-node jobs do not fit compute_nodes={compute_nodes}")
+    return [j if n == j.nodes else _resized(j, n) for j, n in zip(jobs, sizes)]
 
 
 def _resized(j: Job, nodes: int) -> Job:
