@@ -94,6 +94,14 @@ def _writable(path: str | None, option: str, formats: tuple[str, ...] = ()) -> N
         raise ParameterError(f"{option}: cannot write {path!r} (no such writable folder, or a folder)")
 
 
+def _brief(value, width: int = 300) -> str:
+    """``value`` as text, a long list or dict cut to its size (--json gives it whole)."""
+    text = str(value)
+    if len(text) <= width or not isinstance(value, (list, dict)):
+        return text
+    return f"{text[:width // 2]}... ({len(value)} items; --json or -o for all)"
+
+
 def cmd_solve(args) -> int:
     _writable(args.plot, "--plot", PLOT_FORMATS)
     _writable(args.output, "-o/--output")
@@ -124,7 +132,7 @@ def cmd_solve(args) -> int:
                 if key not in ("feasible", "violations"):
                     print(f"  {key}: {value}")
         for key, value in res.info.items():
-            print(f"  {key}: {value}")
+            print(f"  {key}: {_brief(value)}")
         prepared = f"; before it, the method's preparation {res.prepare_time_s:.3f} s" \
             if res.prepare_time_s is not None else ""
         print(f"  wall time: {res.wall_time_s:.3f} s (method {res.method_time_s:.3f} s, "

@@ -195,3 +195,31 @@ def test_builders_return_models():
     assert len(cp.Proto().variables) > 0 and cp.Proto().objective.vars
     mi = build_milp(inst)
     assert mi.name == "malleable-milp" and len(list(mi.component_data_objects())) > 0
+
+
+def test_milp_refuses_before_building_what_its_budget_cannot_hold(monkeypatch):
+    """The MILP's variables are counted before Pyomo builds anything; where the build and handover
+    would not fit the budget the method ends time_limit naming the estimate (issue 21: 29 s of a
+    5 s budget went to the build)."""
+    import iosched.models.malleable as mm
+
+    def never(*args):
+        raise AssertionError("built")
+
+    monkeypatch.setattr(mm, "_milp", never)
+    monkeypatch.setattr(mm, "MILP_S_PER_VARIABLE", 1.0)
+    res = solve("malleable", "random:0:3:grid", "milp", profile="quick")
+    assert res.status == Status.TIME_LIMIT and res.solution is None
+    assert "variables would take" in res.info["error"]
+
+
+@pytest.mark.parametrize("seed, n", [(0, 3), (1, 5)])
+def test_milp_variable_count_is_the_models(seed, n):
+    import pyomo.environ as pe
+
+    import iosched.models.malleable as mm
+
+    inst = generate(seed, n, kind="grid")
+    grid = mm.make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
+    model = mm._milp(inst, grid, "mean_completion")
+    assert mm.milp_variables(inst, grid) == sum(1 for _ in model.component_data_objects(pe.Var))

@@ -299,3 +299,16 @@ def test_load_specs():
 def test_load_bad_specs(spec):
     with pytest.raises(InstanceError):
         load(spec)
+
+
+def test_run_times_too_short_to_check_are_refused_at_load():
+    """A run time under 1 ms at any size, or under 1e-6 of the last arrival, is refused naming the
+    job (issue 21: a 1e-300 s run made every method return intervals its evaluator rejects)."""
+    tiny = Runtime("amdahl", seconds_1=1e-300, serial=0.5)
+    with pytest.raises(InstanceError, match=r"jobs\[a\]\.runtime .* at least 0.001 s"):
+        Job("a", 0.0, 1.0, tiny, 1, 4)
+    short = Runtime("amdahl", seconds_1=2.0, serial=1.0)
+    late = [Job("a", 0.0, 1.0, short, 1, 4), Job("b", 1e7, 1.0, short, 1, 4)]
+    with pytest.raises(InstanceError, match=r"jobs\[a\] runs 2 s .* last arrival"):
+        MalleableInstance(8, tuple(late))
+    MalleableInstance(8, (late[0], Job("b", 1e6, 1.0, short, 1, 4)))  # 2 s >= 1e-6 x 1e6 s

@@ -15,20 +15,30 @@ from collections import Counter
 from typing import Annotated
 
 from iosched.core import MethodOutput, Status, register
-from iosched.heuristics.malleable_sim import simulate
+from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance
-from iosched.validate import Integer, OneOf
+from iosched.solvers import Deadline
+from iosched.validate import Integer, OneOf, TimeLimit
 
 DECISIONS_SHOWN = 200  # decisions listed in ``info`` (all are counted)
 
 Depth = Annotated[int, Integer(1, 10**9)]  # queued jobs the backfill looks at
 
 
+def _stopped(res: SimResult) -> MethodOutput:
+    """A simulation cut by its deadline: no schedule (a partial run is not one), how far it got."""
+    return MethodOutput(None, Status.TIME_LIMIT, info={"events": res.events,
+                                                        "note": "the time limit passed before the last job ended"})
+
+
 @register("malleable", "dmr", objective="mean_completion")
 def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "fcfs"))] = "easy", depth: Depth = 100,
-        modes: Annotated[str, OneOf(("all", "wide"))] = "all") -> MethodOutput:
-    """DMR's policy at each check (request, preferred, wide optimisation) on EASY backfilling."""
-    res = simulate(instance, "dmr", scheduler, depth, modes)
+        modes: Annotated[str, OneOf(("all", "wide"))] = "all", time_limit: TimeLimit = None) -> MethodOutput:
+    """DMR's policy at each check (request, preferred, wide optimisation) on EASY backfilling;
+    ``time_limit`` in seconds (the default profile's when None)."""
+    res = simulate(instance, "dmr", scheduler, depth, modes, Deadline.for_method(time_limit))
+    if res.stopped:
+        return _stopped(res)
     info = {
         "checks": res.checks,
         "rules": dict(sorted(res.rules.items())),
@@ -41,13 +51,18 @@ def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "f
     return MethodOutput(res.schedule, Status.FEASIBLE, info=info)
 
 
+def _rigid(instance: MalleableInstance, scheduler: str, depth: int, time_limit: float | None) -> MethodOutput:
+    res = simulate(instance, "rigid", scheduler, depth, deadline=Deadline.for_method(time_limit))
+    return _stopped(res) if res.stopped else MethodOutput(res.schedule, Status.FEASIBLE)
+
+
 @register("malleable", "rigid-fcfs", objective="mean_completion")
-def rigid_fcfs(instance: MalleableInstance) -> MethodOutput:
+def rigid_fcfs(instance: MalleableInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Every job at its submitted size, first come first served (no backfilling)."""
-    return MethodOutput(simulate(instance, "rigid", "fcfs").schedule, Status.FEASIBLE)
+    return _rigid(instance, "fcfs", 100, time_limit)
 
 
 @register("malleable", "rigid-backfill", objective="mean_completion")
-def rigid_backfill(instance: MalleableInstance, depth: Depth = 100) -> MethodOutput:
+def rigid_backfill(instance: MalleableInstance, depth: Depth = 100, time_limit: TimeLimit = None) -> MethodOutput:
     """Every job at its submitted size, with EASY backfilling (the seed's fixed workloads)."""
-    return MethodOutput(simulate(instance, "rigid", "easy", depth).schedule, Status.FEASIBLE)
+    return _rigid(instance, "easy", depth, time_limit)

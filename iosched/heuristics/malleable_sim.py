@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.instances.malleable import MalleableInstance
+from iosched.solvers import Deadline
 
+CHECK_EVERY = 4096  # events between two looks at the deadline (about 50 ms of simulation)
 COMPLETE, RECONF_END, WAIT_END, ARRIVAL, CHECK = range(5)
 QUEUED, RUNNING, DONE = 1, 2, 3
 RUN, RECONF, WAIT = "run", "reconfig", "stall"
@@ -76,6 +78,7 @@ class SimResult:
     checks: int = 0  # checks made (with or without an action)
     rules: dict[str, int] = field(default_factory=dict)  # rule -> times it fired (no-action outcomes too)
     events: int = 0
+    stopped: bool = False  # the deadline passed first: ``schedule`` is None, ``events`` how far it got
 
 
 class _Sim:
@@ -113,7 +116,7 @@ class _Sim:
         self.seq += 1
         heapq.heappush(self.heap, (t, kind, self.seq, j, version))
 
-    def run(self) -> SimResult:
+    def run(self, deadline: Deadline | None = None) -> SimResult:
         for j, job in enumerate(self.jobs):
             self.push(job.arrival, ARRIVAL, j)
         now, dirty = 0.0, False
@@ -125,6 +128,9 @@ class _Sim:
                 continue
             t, kind, _, j, version = heapq.heappop(heap)
             self.res.events += 1
+            if deadline is not None and not self.res.events % CHECK_EVERY and deadline.expired():
+                self.res.stopped, self.res.schedule = True, None
+                return self.res
             now = t
             if kind == ARRIVAL:
                 self.enqueue(j, (2, j))
@@ -410,8 +416,10 @@ class _Sim:
 
 
 def simulate(instance: MalleableInstance, policy: str = "dmr", scheduler: str = "easy", depth: int = 100,
-             modes: str = "all") -> SimResult:
+             modes: str = "all", deadline: Deadline | None = None) -> SimResult:
     """Run the workload (module docstring): ``policy`` dmr or rigid, ``scheduler`` easy or fcfs,
     ``depth`` queued jobs tried for backfilling, ``modes`` all (request, preferred, wide) or
-    wide (every job by the wide optimisation). Parameters are trusted: methods check them."""
-    return _Sim(instance, policy, scheduler, depth, modes).run()
+    wide (every job by the wide optimisation); past ``deadline`` (checked every
+    :data:`CHECK_EVERY` events) it stops with ``stopped`` set and no schedule. Parameters are
+    trusted: methods check them."""
+    return _Sim(instance, policy, scheduler, depth, modes).run(deadline)

@@ -40,6 +40,9 @@ from iosched.validate import integer, number, text
 
 MAX_NODES = 10_000_000
 MAX_JOBS = 1_000_000
+MIN_RUN_S = 1e-3  # s: the shortest run time at any size (a shorter one rounds to empty intervals)
+RUN_RESOLUTION = 1e-6  # every run time is at least this share of the last arrival: the evaluator
+#                        compares times to 1e-9 of the largest, so a run keeps 1,000 of its tolerances
 MAX_CHECKS = 100_000  # checks a job may make at its slowest size: bounds the simulator's work
 RUNTIME_MODELS = ("amdahl", "linear", "table")
 
@@ -178,6 +181,10 @@ class Job:
                 raise InstanceError(f"{w}.runtime.seconds gives size {extra[0]}, off the ladder {list(sizes)}")
         times = tuple(self.runtime.time(p) for p in sizes)
         object.__setattr__(self, "times", times)
+        if min(times) < MIN_RUN_S:
+            p = sizes[times.index(min(times))]
+            raise InstanceError(f"{w}.runtime gives {min(times):.6g} s at {p} nodes: the run time at every ladder "
+                                f"size must be at least {MIN_RUN_S:g} s")
         number(f"{w}.period", self.period, 0, 1e12, lo_open=True)
         if max(times) / self.period > MAX_CHECKS:
             raise InstanceError(f"{w}.period = {self.period!r} s would make more than {MAX_CHECKS} checks in the "
@@ -236,6 +243,12 @@ class MalleableInstance(JsonInstance):
             if j.max_nodes > self.nodes:
                 raise InstanceError(f"jobs[{j.id}].max_nodes = {j.max_nodes} exceeds the cluster's nodes = "
                                     f"{self.nodes}")
+        last = max(j.arrival for j in self.jobs)
+        short = min(self.jobs, key=lambda j: min(j.times))
+        if min(short.times) < RUN_RESOLUTION * last:
+            raise InstanceError(f"jobs[{short.id}] runs {min(short.times):.6g} s at its fastest, below "
+                                f"{RUN_RESOLUTION:g} of the last arrival ({last:.6g} s): times that far apart "
+                                f"cannot be checked in floating point (move the arrivals closer to 0)")
         text("name", self.name)
 
     def to_dict(self) -> dict:

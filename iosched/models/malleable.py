@@ -56,6 +56,8 @@ from iosched.validate import Boolean, Integer, Number, OneOf, choice, integer, n
 
 MAX_SLOTS_CPSAT = 2_000_000
 MAX_SLOTS_MILP = 5_000
+MILP_S_PER_VARIABLE = 40e-6  # s: Pyomo's build of _milp per variable (25-40 us measured on 8-40 grid jobs, idle)
+MILP_HANDOVER = 3.0  # handing the model to HiGHS takes about this many times its build
 MAX_LCM = 10**9
 INEXACT_SCALE = 1 << 20
 MODEL_OBJECTIVES = ("mean_completion", "makespan")
@@ -113,14 +115,15 @@ def closed_form_bounds(instance: MalleableInstance) -> dict:
             "makespan_per_job": float(np.max(a + t)), "makespan_area": area_makespan, "jobs": n}
 
 
-def bounds(instance: MalleableInstance) -> dict:
+def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES) -> dict:
     """Every lower bound (s) valid for every schedule: the closed-form ones and the interval LP's
-    (:mod:`iosched.models.malleable_lp`; None where HiGHS did not finish), and under
-    ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``."""
+    for ``objectives`` (:mod:`iosched.models.malleable_lp`; None where HiGHS did not finish or
+    the LP would be too large), and under ``mean_completion`` / ``makespan`` the largest, its
+    name under ``..._from``."""
     from iosched.models.malleable_lp import interval_lp_bound
 
     out = closed_form_bounds(instance)
-    for objective in MODEL_OBJECTIVES:
+    for objective in objectives:
         lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective)
         out[f"{objective}_from"] = "closed form (per job, area)"
         if lp is not None and lp > out[objective]:
@@ -132,14 +135,15 @@ def bound(instance: MalleableInstance, objective: str) -> float | None:
     """The largest lower bound on ``objective`` valid for every schedule (None where there is none)."""
     if objective not in MODEL_OBJECTIVES:
         return None
-    return bounds(instance)[objective]
+    return bounds(instance, (objective,))[objective]
 
 
 def gap_reference(instance: MalleableInstance, objective: str) -> str:
     """What the problem's bound on ``objective`` is, in words."""
-    which = bounds(instance)[f"{objective}_from"]
-    return (f"the {which} bound on the {objective.replace('_', ' ')}, valid for every schedule"
-            if objective in MODEL_OBJECTIVES else "")
+    if objective not in MODEL_OBJECTIVES:
+        return ""
+    which = bounds(instance, (objective,))[f"{objective}_from"]
+    return f"the {which} bound on the {objective.replace('_', ' ')}, valid for every schedule"
 
 
 # --- the grid both models share --------------------------------------------------------------------
@@ -523,6 +527,16 @@ def build_milp(instance: MalleableInstance, unit: float | None = None, objective
     return _milp(instance, make_grid(instance, unit, max_slots=MAX_SLOTS_MILP), objective)
 
 
+def milp_variables(instance: MalleableInstance, grid: Grid) -> int:
+    """The number of variables :func:`_milp` would build (y, s, f per run slot and size; g per resize)."""
+    runs = arcs = 0
+    for j, job in enumerate(instance.jobs):
+        runs += max(grid.horizon - grid.arrival[j], 0) * len(job.sizes)
+        first = grid.arrival[j] + grid.period[j]  # resizes at slots first <= t < H - cost
+        arcs += sum(max(grid.horizon - c - first, 0) for (p, q), c in grid.cost[j].items() if p != q)
+    return 3 * runs + arcs
+
+
 def _milp(instance: MalleableInstance, grid: Grid, objective: str):
     import pyomo.environ as pe
 
@@ -608,8 +622,13 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)  # the whole method: grid, build, handover and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
+    needed = (1 + MILP_HANDOVER) * MILP_S_PER_VARIABLE * milp_variables(instance, grid)
+    if needed > deadline.remaining():
+        return MethodOutput(None, Status.TIME_LIMIT, info={"error": (
+            f"the MILP was not built: {milp_variables(instance, grid):,} variables would take about {needed:.3g} s "
+            f"to build and hand to HiGHS, {deadline.remaining():.3g} s left (cpsat solves the same model)")})
     # Pyomo hands the model to HiGHS in about 2.3-2.5 times its build time (measured, 14k-39k variables)
-    m, outcome, note = solve_pyomo_within(lambda: _milp(instance, grid, objective), prof, deadline, 3.0)
+    m, outcome, note = solve_pyomo_within(lambda: _milp(instance, grid, objective), prof, deadline, MILP_HANDOVER)
     if outcome is None:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": f"the MILP was not solved: {note}"})
     plans = _milp_plans(m, instance) if outcome.has_solution else None

@@ -77,7 +77,10 @@ def intervals_for(instance: MalleableInstance) -> int:
 def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
                       intervals: int | None = None, time_limit: float = TIME_LIMIT) -> float | None:
     """The LP's lower bound (s) on ``objective`` (``mean_completion`` or ``makespan``) for every
-    schedule, or None when HiGHS does not solve it within ``time_limit`` s (module docstring)."""
+    schedule, or None when HiGHS does not solve it within ``time_limit`` s or the coarsest grid
+    (MIN_INTERVALS) would exceed MAX_VARIABLES columns (module docstring)."""
+    if intervals is None and sum(len(j.sizes) for j in instance.jobs) * MIN_INTERVALS > MAX_VARIABLES:
+        return None
     return _bound(instance, objective, intervals or intervals_for(instance), time_limit)
 
 
