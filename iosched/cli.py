@@ -12,7 +12,9 @@ import inspect
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
@@ -350,8 +352,6 @@ def cmd_report(args) -> int:
 
 def cmd_simulate(args) -> int:
     """Simulate a trace (extended SWF, or generate:SEED[:JOBS]); per-job records, summary and plots in --out."""
-    from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
-    from iosched.instances.window import THETA_NODES
     from iosched.validate import integer
 
     if args.burst_buffer is not None:  # checked here too: a generated trace without --mix would not read it
@@ -359,6 +359,32 @@ def cmd_simulate(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir() or not out.parent.is_dir():
         raise ParameterError(f"--out: cannot use {args.out!r} as a results folder")
+    created = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
+    try:
+        return _simulate_into(args, out)
+    except BaseException:  # a failed run leaves no folder it made (nothing half-written)
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _results_folder(out: Path) -> bool:
+    """Create ``out`` (True if it did not exist) and check a file can be made in it (OutputError if not)."""
+    created = not out.exists()
+    try:
+        out.mkdir(exist_ok=True)
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as e:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise OutputError(f"--out: cannot write in {str(out)!r}: {e.strerror or e}") from None
+    return created
+
+
+def _simulate_into(args, out: Path) -> int:
+    from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
+    from iosched.instances.window import THETA_NODES
+
     if args.trace.startswith("generate:"):
         parts = args.trace.split(":")[1:]
         if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
@@ -377,13 +403,14 @@ def cmd_simulate(args) -> int:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
                        progress=bar.update)
-    out.mkdir(exist_ok=True)
     records = metrics.write_records(res, out / f"jobs.{args.format}")
     summary = metrics.summary(res, args.warmup, args.cooldown)
     summary.update(config=res.config, dropped=[list(d) for d in trace.dropped], left_out=list(res.left_out),
                    breakdowns={by: metrics.breakdown(res, by, args.warmup, args.cooldown)
                                for by in ("nodes", "burst_buffer", "run")})
-    (out / "summary.json").write_text(_dump(summary) + "\n")
+    write_text(out / "summary.json", _dump(summary) + "\n")
+    if "warning" in summary:
+        print(f"iosched: warning: {summary['warning']}", file=sys.stderr)
     if not args.no_plots:
         import matplotlib
 

@@ -201,3 +201,51 @@ def test_a_full_disk_leaves_no_file_and_exits_2_naming_the_path(capsys, tmp_path
     code, _, err = run(capsys, *[a.format(dir=tmp_path) for a in argv])
     assert code == 2 and f"cannot write '{tmp_path}/out." in err and "No space left on device" in err
     assert not list(tmp_path.iterdir())  # neither the file nor a temporary one
+
+
+def _swf(jobs, header="; MaxNodes: 4392\n"):
+    """An SWF text: ``jobs`` as (number, submit), each 4 nodes for 100 s."""
+    return header + "".join(f"{i} {s} 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n" for i, s in jobs)
+
+
+def test_simulate_out_folder_is_checked_before_the_simulation(capsys, tmp_path, monkeypatch):
+    """A results folder that cannot be written fails before any simulation, exit 2, and a folder
+    the failing command made is removed (issue 21: /proc failed after the whole run)."""
+    import iosched.batch
+
+    monkeypatch.setattr(iosched.batch, "simulate", lambda *a, **k: pytest.fail("simulated"))
+    code, _, err = run(capsys, "simulate", "generate:0:50", "--out", "/proc/iosched-out", "--quiet", "--no-plots")
+    assert code == 2 and "/proc/iosched-out" in err
+    code, _, err = run(capsys, "simulate", _file(tmp_path, "bad.swf", _swf([(1, 2**63)])), "--out",
+                       tmp_path / "out", "--quiet", "--no-plots")
+    assert code == 2 and "2^53" in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    (_swf([(1, 2**63)]), "field 2 (submit): 9223372036854775808 is beyond 2^53"),
+    (_swf([(1, 0)], "; MaxNodes: 9223372036854775808\n"), "MaxNodes"),
+    (_swf([(1, 0)], f"; MaxNodes: {2**40}\n"), "nodes must be an integer in [1, 2147483647]"),
+])
+def test_swf_sizes_beyond_exact_arithmetic_are_refused(capsys, tmp_path, content, message):
+    code, _, err = run(capsys, "simulate", _file(tmp_path, "t.swf", content), "--out", tmp_path / "o", "--quiet",
+                       "--no-plots")
+    assert code == 2 and message in err
+
+
+def test_swf_with_a_stray_byte_in_a_comment_is_read(capsys, tmp_path):
+    trace = _file(tmp_path, "latin.swf", b"; MaxNodes: 4392\n; \xe9t\xe9\n" + _swf([(1, 0)], "").encode())
+    code, _, _ = run(capsys, "simulate", trace, "--out", tmp_path / "o", "--quiet", "--no-plots")
+    assert code == 0 and json.loads((tmp_path / "o" / "summary.json").read_text())["jobs"] == 1
+
+
+def test_simulate_warns_when_the_measured_period_holds_few_jobs(capsys, tmp_path):
+    """One job of 200 submitted at 10^6 s leaves every other in the warm-up: a warning on stderr
+    and in summary.json, not silent zeros (issue 21)."""
+    late = _file(tmp_path, "late.swf", _swf([(i, 10 * i) for i in range(1, 200)] + [(200, 10**6)]))
+    code, _, err = run(capsys, "simulate", late, "--out", tmp_path / "o", "--quiet", "--no-plots")
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert code == 0 and summary["jobs_measured"] == 0 and "0 of 200 jobs" in summary["warning"]
+    assert "warning: 0 of 200 jobs" in err
+    even = _file(tmp_path, "even.swf", _swf([(i, 10 * i) for i in range(1, 200)]))
+    run(capsys, "simulate", even, "--out", tmp_path / "o2", "--quiet", "--no-plots")
+    assert "warning" not in json.loads((tmp_path / "o2" / "summary.json").read_text())

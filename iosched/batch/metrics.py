@@ -21,6 +21,7 @@ import numpy as np
 from iosched import validate
 from iosched.batch.simulator import SimResult
 from iosched.errors import ParameterError
+from iosched.files import atomic_path, write_text
 
 SLOWDOWN_BOUND = 10  # s: run times below it count as 10 s in the bounded slowdown
 SIZE_BINS = (1, 129, 257, 513, 1025, 10**9)  # nodes: [1,128], [129,256], [257,512], [513,1024], > 1024
@@ -61,12 +62,15 @@ def slowdowns(result: SimResult) -> np.ndarray:
     return np.maximum(1.0, (waits(result) + run) / np.maximum(run, SLOWDOWN_BOUND))
 
 
+MIN_MEASURED = 30  # jobs: a measured period with fewer is reported with a warning
+
+
 def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict:
     """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period."""
     lo, hi = period(result, warmup, cooldown)
     t = result.trace
     keep = _measured(result, lo, hi)
-    return {"node_usage": _usage(result, t.job_nodes, t.nodes, lo, hi),
+    out = {"node_usage": _usage(result, t.job_nodes, t.nodes, lo, hi),
             "bb_usage": _usage(result, t.burst_buffer, t.bb_capacity, lo, hi),
             "avg_wait_s": float(waits(result)[keep].mean()) if keep.any() else float("nan"),
             "avg_bounded_slowdown": float(slowdowns(result)[keep].mean()) if keep.any() else float("nan"),
@@ -74,6 +78,11 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
             "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
             "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
             "wall_time_s": result.wall_time_s}
+    if out["jobs_measured"] < min(MIN_MEASURED, len(t)):
+        out["warning"] = (f"{out['jobs_measured']} of {len(t)} jobs were submitted in the measured period "
+                          f"[{lo:.6g}, {hi:.6g}] s (the submit span less the warm-up and cool-down shares): "
+                          f"averages over fewer than {MIN_MEASURED} jobs say little")
+    return out
 
 
 def breakdown(result: SimResult, by: str, warmup: float = 0.1, cooldown: float = 0.1) -> list[dict]:
@@ -121,9 +130,9 @@ def write_records(result: SimResult, path: str | Path) -> Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), path)
+        with atomic_path(path) as tmp:
+            pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), tmp)
         return path
     rows = np.column_stack([np.asarray(v, dtype=np.int64) for v in cols.values()])
     lines = [",".join(cols)] + [",".join(map(str, r)) for r in rows.tolist()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_text(path, "\n".join(lines) + "\n")

@@ -9,6 +9,7 @@ import numpy as np
 
 from iosched.batch.metrics import breakdown, utilisation_over_time
 from iosched.batch.simulator import SimResult
+from iosched.files import save_figure
 
 KIVIAT_AXES = ("node usage", "BB usage", "1 / avg wait", "1 / avg slowdown")
 
@@ -74,5 +75,5 @@ def kiviat(summaries: dict[str, dict], path: str | Path | None = None, ax=None, 
 def _save(ax, path):
     if path is not None:
         ax.figure.tight_layout()
-        ax.figure.savefig(path, dpi=120)
+        save_figure(ax.figure, path)
     return ax

@@ -30,6 +30,8 @@ FIELDS = ("job", "submit", "wait", "run", "allocated", "cpu", "memory", "request
           "requested_memory", "status", "user", "group", "executable", "queue", "partition", "preceding",
           "think")
 EXTRA = ("burst_buffer", "ssd_per_node")  # columns 19 and 20
+MAX_VALUE = 2**53  # an SWF field's largest magnitude: times and sizes stay exact as float64 in the metrics
+MAX_NODES = 2**31 - 1  # a machine's nodes (MaxNodes, --nodes): node-seconds of a 2^22 s span stay exact
 MAX_REQUEST_GB = 285_000  # the largest Theta request of the paper (Table 2: BB range up to 285 TB)
 # the paper's S1-S4 (share of jobs given a BB request, smallest request in GB): the window instances' table;
 # S5-S7 leave the burst buffer as it is here and only draw SSD per node (SSD_MIXES)
@@ -91,9 +93,12 @@ class Trace:
 
 def _int(text: str, where: str) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise InstanceError(f"{where}: expected an integer, got {text!r}") from None
+    if abs(value) > MAX_VALUE:
+        raise InstanceError(f"{where}: {value} is beyond 2^53, which the simulator cannot represent exactly")
+    return value
 
 
 def read_swf(path: str | Path, nodes: int | None = None, burst_buffer: int | None = None) -> Trace:
@@ -108,7 +113,7 @@ def read_swf(path: str | Path, nodes: int | None = None, burst_buffer: int | Non
     header: dict[str, int] = {}
     comments, rows, extras = [], [], []
     width = None
-    with path.open() as f:
+    with path.open(encoding="utf-8", errors="replace") as f:  # SWF is ASCII: a stray byte shows as U+FFFD
         for number, line in enumerate(f, 1):
             text = line.strip()
             if not text:
@@ -163,8 +168,8 @@ def _check_row(values: list[int], where: str) -> None:
 
 def _trace(fields, bb, ssd, nodes, bb_capacity, extra, comments=()) -> Trace:
     """A Trace in submit order, jobs beyond the capacities dropped (and listed)."""
-    validate.integer("nodes", nodes, 1)
-    validate.integer("burst_buffer", bb_capacity, 0)
+    validate.integer("nodes", nodes, 1, MAX_NODES)
+    validate.integer("burst_buffer", bb_capacity, 0, MAX_VALUE)
     order = np.argsort(fields[:, 1], kind="stable")
     fields, bb, ssd = fields[order], bb[order], ssd[order]
     req = np.where(fields[:, 7] > 0, fields[:, 7], fields[:, 4])
