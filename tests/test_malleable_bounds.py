@@ -96,3 +96,38 @@ def test_table_4_every_difference_beyond_10_percent_is_explained():
     sat = sorted((r for r in rep.rows if r.get("saturation")), key=lambda r: r["mean_interarrival_s"])
     assert len(sat) == 4 and [r["wait_cut"] for r in sat] == sorted(r["wait_cut"] for r in sat)  # thinner, larger
     assert all(r["arrival_rate_over_fixed_throughput"] > 1 for r in sat[:2])  # the seed's load saturates the queue
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 1000.0)), min_size=1, max_size=4),
+       st.lists(st.floats(0.0, 50.0), min_size=4, max_size=4))
+def test_busy_time_rows_are_tangents_below_every_order_of_the_runs(runs, gaps):
+    """Row (5)'s argument by brute force: for runs (share, time at that size) in every order, with
+    idle time between them, C - M (completion less mean busy time) is at least
+    f(y) = y'Qy / 2 with Q = min(t_p, t_q), equal to it slowest first without gaps, and every
+    tangent row sum_p min(t_q, t_p) y_p - t_q / 2 lies below f."""
+    import itertools
+
+    import numpy as np
+
+    total = sum(y for y, _ in runs)
+    runs = [(y / total, t) for y, t in runs]
+    y, t = np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
+    f = 0.5 * y @ np.minimum.outer(t, t) @ y
+
+    def spread(order, idle):
+        clock, mean = 0.0, 0.0
+        for k, i in enumerate(order):
+            clock += idle[k]
+            d = y[i] * t[i]
+            mean += y[i] * (clock + d / 2)  # the work of run i is done uniformly over [clock, clock + d]
+            clock += d
+        return clock - mean
+
+    values = [spread(order, idle) for order in itertools.permutations(range(len(runs)))
+              for idle in (np.zeros(4), np.array(gaps))]
+    assert min(values) >= f - 1e-9 * t.max()
+    slow_first = np.argsort(-t, kind="stable")
+    assert spread(slow_first, np.zeros(4)) == pytest.approx(f, rel=1e-9)
+    for q in range(len(runs)):
+        assert np.minimum(t[q], t) @ y - t[q] / 2 <= f + 1e-9 * t.max()

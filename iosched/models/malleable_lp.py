@@ -9,7 +9,8 @@ nodes during I_k; C_j is job j's completion time (s). The LP
          sum_p x_jpk t_j(p) <= tau_{k+1} - max(tau_k, a_j)       one size at a time   (2)
          sum_{j,p} x_jpk p t_j(p) <= N (tau_{k+1} - tau_k)       N nodes              (3)
          C_j >= a_j + sum_{p,k} x_jpk t_j(p)                     run time             (4)
-         C_j >= sum_{p,k} x_jpk max(tau_k, a_j) + Tmin_j / 2     mean busy time       (5)
+         C_j >= sum_{p,k} x_jpk (max(tau_k, a_j) + min(t_j(q), t_j(p))) - t_j(q) / 2
+                                                    for every size q, mean busy time      (5)
 
 and, for the makespan, z at least the closed-form bound L (:func:`iosched.models.malleable.bounds`)
 and the work done from tau_k on fitting the nodes until z:
@@ -28,15 +29,18 @@ the nodes held are at most N, and a run at p nodes holds p nodes (resizes hold n
 do no work: they only add to the left-hand sides' slack). (4): its completion is at least its
 arrival plus its time running. (5): let W(t) be the share of its work done by t and
 M_j = int t dW its mean busy time; work done in I_k is done at or after max(tau_k, a_j), so
-M_j >= sum x_jpk max(tau_k, a_j). The work left at t, 1 - W(t), needs at least
-Tmin_j (1 - W(t)) more seconds (no size is faster than Tmin_j = min_p t_j(p)), so
-C_j - t >= Tmin_j (1 - W(t)) and C_j - M_j = int (C_j - t) dW >= Tmin_j int_0^1 (1 - w) dw
-= Tmin_j / 2. (6): every schedule's makespan is at least L >= tau_k, and the work done from tau_k
-on holds x p t_j(p) node-seconds of runs, all between tau_k and the makespan (for tau_k beyond
-the makespan the constraint would force z >= tau_k, hence only tau_k <= L). Every constraint
-holds, and the objective is the schedule's value. No
-assumption on the run-time model beyond t_j(p) > 0 (the LP chooses among all ladder sizes,
-so an area growing or shrinking with p is handled alike).
+M_j >= sum x_jpk max(tau_k, a_j). C_j - M_j = int (C_j - t) dW depends on the order of the
+runs: with y_p = sum_k x_jpk the share done at p, it is least when the runs are back to back,
+slowest size first (exchanging two adjacent runs A then B changes it by y_A y_B (t_B - t_A);
+idle time and resizes only add to it), where it equals f(y) = (1/2) y' Q y with
+Q_pq = min(t_j(p), t_j(q)). Q is a "min" kernel, positive semidefinite, so f is convex and
+lies above its tangent at every vertex e_q: f(y) >= sum_p min(t_j(q), t_j(p)) y_p - t_j(q) / 2,
+one row per size q (q the fastest size gives Tmin_j / 2, the weakest). (6): every schedule's
+makespan is at least L >= tau_k, and the work done from tau_k on holds x p t_j(p)
+node-seconds of runs, all between tau_k and the makespan (for tau_k beyond the makespan the
+constraint would force z >= tau_k, hence only tau_k <= L). Every constraint holds, and the
+objective is the schedule's value. No assumption on the run-time model beyond t_j(p) > 0 (the
+LP chooses among all ladder sizes, so an area growing or shrinking with p is handled alike).
 
 Solved by HiGHS's interior point method through scipy; the reported bound is the LP optimum
 lowered by a relative 1e-6 (the solver's tolerances). It is tight on one job alone and on jobs
@@ -97,7 +101,6 @@ def _bound(instance: MalleableInstance, objective: str, intervals: int, time_lim
     known = closed_form_bounds(instance)["makespan"]  # L: every schedule runs until then
     nk = len(tau) - 1  # the last interval [H, inf) is unbounded
     a = np.array([j.arrival for j in jobs])
-    tmin = np.array([min(j.times) for j in jobs])
     first = np.searchsorted(tau, a, side="right") - 1  # the interval holding each arrival
     # one column per (job, size, interval from the job's first on): job, nodes, run time, interval
     J, P, T, K = [], [], [], []
@@ -125,18 +128,36 @@ def _bound(instance: MalleableInstance, objective: str, intervals: int, time_lim
     jk = np.unique(time_row)
     rhs_time[jk] = tau[jk % nk + 1] - np.maximum(tau[jk % nk], a[jk // nk])
     rhs_cap = N * np.diff(tau[:-1])
-    # (4) C_j >= a_j + sum x t ;  (5) C_j >= sum x start + tmin / 2
+    # (4) C_j >= a_j + sum x t
     base = len(rhs_time) + len(rhs_cap)
-    rows += [base + J, base + n + J, base + np.arange(n), base + n + np.arange(n)]
-    vals += [T, start, -np.ones(n), -np.ones(n)]
-    cs += [cols, cols, nx + np.arange(n), nx + np.arange(n)]
-    rhs = np.concatenate([rhs_time, rhs_cap, -a, -tmin / 2])
+    rows += [base + J, base + np.arange(n)]
+    vals += [T, -np.ones(n)]
+    cs += [cols, nx + np.arange(n)]
+    # (5) one row per job and size q: C_j >= sum x (start + min(t_j(q), t)) - t_j(q) / 2
+    counts = np.array([len(j.times) for j in jobs])
+    first_row = base + n + np.concatenate([[0], np.cumsum(counts)[:-1]])  # job j's rows: first_row[j] + q
+    rhs_busy = []
+    for q in range(counts.max()):
+        has = np.flatnonzero(counts > q)
+        tq = np.array([jobs[jj].times[q] for jj in has])
+        col = np.flatnonzero(counts[J] > q)
+        at_q = np.zeros(n)
+        at_q[has] = tq
+        rows += [first_row[J[col]] + q, first_row[has] + q]
+        vals += [start[col] + np.minimum(at_q[J[col]], T[col]), -np.ones(len(has))]
+        cs += [cols[col], nx + has]
+        rhs_busy.append((first_row[has] + q - base - n, tq / 2))
+    busy = np.zeros(counts.sum())
+    for where, value in rhs_busy:
+        busy[where] = value
+    rhs = np.concatenate([rhs_time, rhs_cap, -a, busy])
     if makespan:  # z >= C_j, and the area done from tau_k on fits N (z - tau_k): A_k = area in I_k + A_{k+1}
         z, area = nx + n, nx + n + 1 + np.arange(nk)  # A_k: the area done from tau_k on (node-seconds)
-        rows += [base + 2 * n + np.arange(n), base + 2 * n + np.arange(n)]
+        zrow = base + n + counts.sum()
+        rows += [zrow + np.arange(n), zrow + np.arange(n)]
         vals += [np.ones(n), -np.ones(n)]
         cs += [nx + np.arange(n), np.full(n, z)]
-        at = base + 3 * n  # rows: area in I_k + A_{k+1} - A_k <= 0, then A_k - N z <= -N tau_k for tau_k <= L
+        at = zrow + n  # rows: area in I_k + A_{k+1} - A_k <= 0, then A_k - N z <= -N tau_k for tau_k <= L
         before = np.flatnonzero(tau[:-1] <= known)  # (6) only where every schedule is still running
         rows += [at + K, at + np.arange(nk - 1), at + np.arange(nk), at + nk + before, at + nk + before,
                  [at + 2 * nk]]
