@@ -1,0 +1,102 @@
+"""Every command in the README's shell blocks runs, as written, from a clean folder (issue 22).
+
+Each command runs in its own process, in README order, in one temporary folder holding what the
+README tells a reader to write (``my.json``, ``my-suite.toml``), so a command can use what an
+earlier one wrote (``report`` reads ``bench``'s results); optional parts in brackets are dropped. Where
+a command is long, a smaller size stands in (SMALLER: the README's own sizes in the slow
+run); the install and test commands are the ones ``.ci/run`` runs, checked against it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP = ("python3 -m venv", ".venv/bin/python -m pytest")  # what .ci/run does, checked below
+SMALLER = {"--jobs 2000": "--jobs 200", "generate:0:3000": "generate:0:300", "generate:0:2000": "generate:0:200"}
+SLOW = ("iosched reproduce", "batch_sim.py study", "iosched bench periodic-paper")  # minutes each
+SUITE = """problem = "window"
+profile = "quick"
+[instances]
+names = ["paper:example", "random:1:12"]
+[[methods]]
+name = "naive"
+[[methods]]
+name = "exact"
+"""
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+
+
+def commands() -> list[str]:
+    out = []
+    for block in blocks("sh"):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()  # a comment after the command
+            if line and not line.startswith("#"):
+                out.append(re.sub(r"\s+\[--[^\]]*\]", "", line))  # optional parts: [--format md|csv|parquet]
+    return out
+
+
+def _argv(command: str) -> list[str]:
+    argv = shlex.split(command)
+    if argv[0] == "iosched":
+        return [str(Path(sys.executable).parent / "iosched"), *argv[1:]]
+    if argv[0] == "python":
+        return [sys.executable, str(ROOT / argv[1]), *argv[2:]]
+    raise AssertionError(f"a README command this test cannot run: {command}")
+
+
+RUNNABLE = [c for c in commands() if not c.startswith(SETUP) and "&&" not in c]
+
+
+def test_the_readme_setup_commands_are_what_ci_runs():
+    """The two commands (install + main job, tests) are the README's; .ci/run runs the same test
+    command after the same install."""
+    setup = [c for c in commands() if c.startswith(SETUP) or "&&" in c]
+    assert any(c.startswith("python3 -m venv .venv && .venv/bin/pip install -e") and c.endswith("iosched reproduce")
+               for c in setup), setup
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ".venv/bin/python -m pytest" in setup and ".venv/bin/python -m pytest" in ci
+    assert 'pip install --quiet -e ".[dev]"' in ci
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("readme")
+    (tmp_path / "my.json").write_text(json.dumps(json.loads(blocks("json")[0])))
+    (tmp_path / "my-suite.toml").write_text(SUITE)
+    (tmp_path / "runs").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.slow) if c.startswith(SLOW) or
+                                     "batch_sim.py study" in c else c for c in RUNNABLE])
+def test_every_readme_command_runs(command, folder):
+    for long, short in SMALLER.items():
+        if not any(command.startswith(s) for s in SLOW):
+            command = command.replace(long, short)
+    for path in re.findall(r"\.\./shared/\S+", command):
+        if not (ROOT / path).exists():
+            pytest.skip(f"{path} is data beside the repository, not in it")
+        command = command.replace(path, str(ROOT / path))
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.run(_argv(command), cwd=folder, capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, f"{command}\n{proc.stderr[-2000:]}"
+
+
+def test_the_readme_python_runs(folder, monkeypatch):
+    monkeypatch.chdir(folder)  # (the block writes nothing, but a future one might)
+    for block in blocks("python"):
+        exec(compile(block, "README.md", "exec"), {})
