@@ -290,6 +290,8 @@ def cmd_reproduce(args) -> int:
             raise ParameterError(f"reproduce {name}: {e}") from None
         runs[name] = (run, own)
     ok, out, reps = True, [], {}
+    if not args.json:
+        print(paper_report.SEED_LEGEND + "\n", flush=True)
     for name, (run, own) in runs.items():
         rep = reps[name] = run(workers=args.workers, progress=not args.json, **own)
         ok &= rep.ok
@@ -409,8 +411,8 @@ def _simulate_into(args, out: Path) -> int:
                    breakdowns={by: metrics.breakdown(res, by, args.warmup, args.cooldown)
                                for by in ("nodes", "burst_buffer", "run")})
     write_text(out / "summary.json", _dump(summary) + "\n")
-    if "warning" in summary:
-        print(f"iosched: warning: {summary['warning']}", file=sys.stderr)
+    for warning in summary["warnings"]:
+        print(f"iosched: warning: {warning}", file=sys.stderr)
     if not args.no_plots:
         import matplotlib
 

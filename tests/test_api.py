@@ -62,3 +62,12 @@ def test_a_solve_without_the_problems_bound():
     bare = iosched.solve("malleable", "random:0:4", "dmr", attach_bound=False)
     assert full.bound is not None and bare.bound is None and bare.gap is None
     assert bare.objective == full.objective and bare.evaluation.feasible
+
+
+@pytest.mark.parametrize("problem, instance, method", [
+    ("window", "paper:example", "exact"), ("window", "random:3:20", "naive"), ("periodic", "paper:set1", "persched"),
+    ("forwarding", "random:0:20", "dfra"), ("filedomain", "paper:fig2", "even"), ("malleable", "random:0:5", "dmr")])
+def test_objectives_and_bounds_are_python_floats(problem, instance, method):
+    """One type for every problem's numbers (window's came back as numpy.float64, issue 22)."""
+    r = iosched.solve(problem, instance, method)
+    assert type(r.objective) is float and (r.bound is None or type(r.bound) is float)

@@ -244,8 +244,17 @@ def test_simulate_warns_when_the_measured_period_holds_few_jobs(capsys, tmp_path
     late = _file(tmp_path, "late.swf", _swf([(i, 10 * i) for i in range(1, 200)] + [(200, 10**6)]))
     code, _, err = run(capsys, "simulate", late, "--out", tmp_path / "o", "--quiet", "--no-plots")
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert code == 0 and summary["jobs_measured"] == 0 and "0 of 200 jobs" in summary["warning"]
+    assert code == 0 and summary["jobs_measured"] == 0 and "0 of 200 jobs" in summary["warnings"][0]
     assert "warning: 0 of 200 jobs" in err
     even = _file(tmp_path, "even.swf", _swf([(i, 10 * i) for i in range(1, 200)]))
     run(capsys, "simulate", even, "--out", tmp_path / "o2", "--quiet", "--no-plots")
-    assert "warning" not in json.loads((tmp_path / "o2" / "summary.json").read_text())
+    assert not json.loads((tmp_path / "o2" / "summary.json").read_text())["warnings"]
+
+
+def test_simulate_says_when_the_trace_overloads_the_machine(capsys, tmp_path):
+    """A generated day offering more node-seconds than the machine has: the offered load in the
+    summary and a warning that the queue grows (issue 22: a 670,351 s average wait, no hint)."""
+    code, _, err = run(capsys, "simulate", "generate:0:300", "--mix", "S2", "--out", tmp_path / "o", "--quiet",
+                       "--no-plots")
+    load = json.loads((tmp_path / "o" / "summary.json").read_text())["offered_load"]
+    assert code == 0 and load["burst_buffer"] > 1 and "burst buffer" in err and "the queue grows" in err

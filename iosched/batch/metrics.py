@@ -66,7 +66,10 @@ MIN_MEASURED = 30  # jobs: a measured period with fewer is reported with a warni
 
 
 def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict:
-    """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period."""
+    """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period;
+    ``offered_load`` the jobs' node-seconds (and burst-buffer GB-seconds) over the machine's in
+    the submit span, and
+    ``warnings`` where the figures need context (few jobs measured, an offered load over 1)."""
     lo, hi = period(result, warmup, cooldown)
     t = result.trace
     keep = _measured(result, lo, hi)
@@ -78,10 +81,21 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
             "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
             "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
             "wall_time_s": result.wall_time_s}
+    span = float(t.submit.max() - t.submit.min())
+    run = t.run.astype(float)
+    out["offered_load"] = {"nodes": float((t.job_nodes * run).sum()) / (t.nodes * span) if span else None,
+                           "burst_buffer": float((t.burst_buffer * run).sum()) / (t.bb_capacity * span)
+                           if span and t.bb_capacity else None}
+    out["warnings"] = []
     if out["jobs_measured"] < min(MIN_MEASURED, len(t)):
-        out["warning"] = (f"{out['jobs_measured']} of {len(t)} jobs were submitted in the measured period "
-                          f"[{lo:.6g}, {hi:.6g}] s (the submit span less the warm-up and cool-down shares): "
-                          f"averages over fewer than {MIN_MEASURED} jobs say little")
+        out["warnings"].append(f"{out['jobs_measured']} of {len(t)} jobs were submitted in the measured period "
+                               f"[{lo:.6g}, {hi:.6g}] s (the submit span less the warm-up and cool-down shares): "
+                               f"averages over fewer than {MIN_MEASURED} jobs say little")
+    for what, load in out["offered_load"].items():
+        if load is not None and load > 1:
+            out["warnings"].append(f"the trace asks for {load:.2f} x the machine's {what.replace('_', ' ')} over "
+                                   f"its submit span: the queue grows while jobs arrive, and waits grow with the "
+                                   f"trace's length")
     return out
 
 

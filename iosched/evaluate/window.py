@@ -165,7 +165,7 @@ def utilisations(instance: WindowInstance, points) -> np.ndarray:
 
 def hypervolume(instance: WindowInstance, points) -> float:
     """Area dominated by the points in utilisation space, from (0, 0); exact for two objectives."""
-    u = sorted(map(tuple, utilisations(instance, points)), key=lambda p: (-p[0], -p[1]))
+    u = sorted(map(tuple, utilisations(instance, points).tolist()), key=lambda p: (-p[0], -p[1]))
     area, top = 0.0, 0.0
     for x, y in u:
         if y > top:

@@ -1,8 +1,8 @@
 """The seed's claims on file-domain partitioning beside our numbers, in the evaluator's cost model.
 
 The seed (the NSF SDCI project page on Liao and Choudhary's SC08 methods) states qualitative
-properties of its methods on Figure 2 and a spread of write bandwidth between methods (the
-issue quotes more than 30 x between the best and the worst; the page's text as stored does
+properties of its methods on Figure 2 and a spread of write bandwidth between methods (more
+than 30 x between the best and the worst is attributed to it; the page's text as stored does
 not give the number). Each claim is checked on the seed's own layout (Figure 2: 3 servers,
 12 stripes, 6 or 5 aggregators) or on the sweep platform, and the optimum from ``exact``
 stands beside the methods. :func:`figures` gives every compared number as a record
@@ -114,7 +114,8 @@ def claims(profile: str = "quick", progress: bool = True) -> list[dict]:
         spread.append((name, best, worst, bw[best] / bw[worst], ex.evaluation.bandwidth / bw[best], ex.status.value))
         _figure("text on the methods' evaluation", f"{name}: {best} / {worst}", "bandwidth ratio", 30,
                 bw[best] / bw[worst], "x", f"more than 30 x in the seed, a lower limit; see the rows '{SPREAD_NOTE}'")
-    rows.append(_row("best vs worst method's bandwidth", "more than 30 x (as the issue quotes the seed)",
+    rows.append(_row("best vs worst method's bandwidth",
+                     "more than 30 x (attributed to the seed; the page as stored does not give it)",
                      "; ".join(f"{n}: {b} / {w} = {r:.1f} x, optimum / best = {o:.2f} ({s})"
                                for n, b, w, r, o, s in spread), max(s[3] for s in spread) > 30))
     return rows

@@ -61,6 +61,10 @@ def check_entries(problem: str, entries: list[dict]) -> None:
             raise ValueError(f"{problem}: comparison {i} has keys {sorted(e)}, expected {list(COMPARISON_KEYS)}")
 
 
+SEED_LEGEND = ("\"The seed\" is a problem's source paper (the README's table of problems names each; the "
+               "texts are in the repository's seeds folder when it has one).")
+
+
 def write(reproductions: dict[str, Reproduction], folder: str | Path) -> dict[str, Path]:
     """The report of ``reproductions`` (problem name -> its Reproduction) in ``folder``: the paths
     written, by kind (``report``, ``json``, and each figure by its file name)."""
@@ -95,7 +99,8 @@ def write(reproductions: dict[str, Reproduction], folder: str | Path) -> dict[st
     head = ["# iosched: the papers' tables and figures beside ours", "",
             f"{sum(total.values())} figures compared: {total['within']} within {CLOSE * 100:.0f} %, "
             f"{total['explained']} explained by a measurement, {total['unexplained']} unexplained, "
-            f"{total['not comparable']} not comparable. `comparisons.json` holds the same figures as records.", ""]
+            f"{total['not comparable']} not comparable. `comparisons.json` holds the same figures as records.", "",
+            SEED_LEGEND, ""]
     written["report"] = write_text(folder / "report.md", "\n".join(head + sections))
     written["json"] = write_text(folder / "comparisons.json", json.dumps(records, indent=1, default=str) + "\n")
     return written
