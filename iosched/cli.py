@@ -320,7 +320,7 @@ def cmd_bench(args) -> int:
 
     suite = load_suite(args.suite)
     counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
-                       retry_failed=args.retry_failed)
+                       retry_failed=args.retry_failed, retry_starved=args.retry_starved)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {args.out}/results")
     return 0
@@ -488,6 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="address-space limit per task (at least 512); beyond it the task is OOM")
     be.add_argument("--retry-failed", action="store_true",
                     help="run again the tasks that crashed, timed out or ran out of memory")
+    be.add_argument("--retry-starved", action="store_true",
+                    help="run again the time-limited tasks that got under a quarter of their budget in CPU")
     be.set_defaults(fn=cmd_bench)
 
     rp = sub.add_parser("report", help="gap tables and plots from a results directory")

@@ -279,6 +279,8 @@ class Result:
     method_time_s: float | None = None  # the method alone: what compares methods
     bound_time_s: float | None = None  # the problem's bound
     prepare_time_s: float | None = None  # the method's one-off preparation, before its clock (see register)
+    method_cpu_s: float | None = None  # CPU seconds (all threads) of loading and the method: under its wall
+    #                                    time, the machine was busy; 2 x it with two solver threads
     instance_data: Any = field(default=None, repr=False, compare=False)  # the instance object (for plot)
 
     def plot(self, path=None, title: str | None = None):
@@ -310,6 +312,7 @@ class Result:
             "method_time_s": self.method_time_s,
             "bound_time_s": self.bound_time_s,
             "prepare_time_s": self.prepare_time_s,
+            "method_cpu_s": self.method_cpu_s,
             "params": self.params,
             "seed": self.seed,
             "evaluation": self.evaluation.to_dict() if self.evaluation is not None else None,
@@ -352,10 +355,10 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if m.randomized:
         params = {**params, "seed": seed}
     check_method_params(problem, method, params)
-    loading = time.perf_counter()
+    loading, cpu = time.perf_counter(), time.process_time()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
     start = time.perf_counter()
-    loading = start - loading
+    loading, cpu = start - loading, time.process_time() - cpu
     prepare_time, out = None, None
     if m.prepare is not None:
         try:
@@ -366,6 +369,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
     if out is None:
+        cpu -= time.process_time()
         token = METHOD_START.set(start - loading)
         try:
             out = m.run(instance, **params)
@@ -375,6 +379,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
         finally:
             METHOD_START.reset(token)
+        cpu += time.process_time()
     method_time = time.perf_counter() - start
     sense = prob.sense(m.objective)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
@@ -409,4 +414,4 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         out.info["optimal"] = "certified: the evaluated value meets the proven bound"
     return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
                   objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
-                  out.info, method_time, bound_time, prepare_time, instance)
+                  out.info, method_time, bound_time, prepare_time, cpu, instance)

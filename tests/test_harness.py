@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -190,9 +191,34 @@ def test_report_of_a_hand_made_directory(tmp_path):
     assert x["mean_gap_bound"] == pytest.approx(0.05 / 0.9)
     paths = report.plot(loaded, tmp_path / "plots")
     assert all(p.stat().st_size > 5000 for p in paths)
-    assert "| h | 2 | 2 |" in report.to_markdown(report.summarize(loaded))
+    assert "| h | h | 2 | 1 | 2 |" in report.to_markdown(report.summarize(loaded))  # config, method, runs, seeds
     report.to_parquet(loaded, tmp_path / "r.parquet")
     assert (tmp_path / "r.parquet").stat().st_size > 0
+
+
+def test_a_configuration_is_a_row_and_shares_stay_within_one(tmp_path):
+    """Two configurations of one method are two rows; the seeds of one are its runs (mean and
+    spread); every plotted share is in [0, 1] (issue 20: one merged row, shares above 1)."""
+    rows = []
+    for seed, (v1, v2) in enumerate([(0.8, 0.9), (0.7, 0.9), (0.6, 0.85)]):
+        for inst in ("a", "b"):
+            rows.append({**_row(inst, "exact", v1, 1.0), "params": {"engine": "milp"}, "seed": seed,
+                         "key": f"{inst}-milp-{seed}"})
+            rows.append({**_row(inst, "exact", v2, 1.0), "params": {}, "seed": seed, "key": f"{inst}-dp-{seed}"})
+    rows.append({**_row("a", "ga", None, None, status="TIME_LIMIT"), "params": {"time_limit": 1}, "key": "ga"})
+    table = {r["config"]: r for r in report.summarize(rows)}
+    assert set(table) == {"exact", "exact[engine=milp]", "ga[time_limit=1]"}
+    milp = table["exact[engine=milp]"]
+    assert milp["runs"] == 6 and milp["seeds"] == 3 and milp["solved"] == 6
+    gaps = [(1 - v) / v for v in (0.8, 0.8, 0.7, 0.7, 0.6, 0.6)]
+    assert milp["mean_gap_bound"] == pytest.approx(sum(gaps) / 6)
+    assert milp["sd_gap_bound"] == pytest.approx(statistics.pstdev(gaps))
+    csv_rows = report.to_csv(report.summarize(rows)).splitlines()
+    assert len(csv_rows) == 4 and csv_rows[0].startswith("config,method,runs,seeds")
+    data = report.curves(rows)
+    assert all(0 <= y <= 1 for kind in data.values() for _, ys in kind.values() for y in ys)
+    assert "ga[time_limit=1]" not in data["gap"]  # no feasible run: named in the plot's legend instead
+    assert all(p.stat().st_size > 5000 for p in report.plot(rows, tmp_path / "plots"))
 
 
 WINDOW_SUITE = """problem = "window"
@@ -331,3 +357,37 @@ def test_a_warm_worker_forgets_what_earlier_tasks_cached():
     assert PAPER_EXAMPLE in window_models._FRONTS
     _forget_earlier_tasks()
     assert not window_models._FRONTS
+
+
+def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path):
+    """A run that hit its limit while getting under a quarter of its budget in CPU (a busy
+    machine) is marked starved, with the load and CPU seconds recorded, and --retry-starved
+    reruns it (issue 20)."""
+    import time as clock
+
+    from iosched.core import MethodOutput, Status, register
+    from iosched.harness.runner import _run_task, pending
+    from iosched.validate import TimeLimit
+
+    def sleeper(instance, time_limit: TimeLimit = None):
+        clock.sleep(0.4)  # waiting, as a process does when the machine gives it no CPU
+        return MethodOutput(None, Status.TIME_LIMIT)
+
+    register("window", "_sleeper", objective="hypervolume")(sleeper)
+    task = {"problem": "window", "instance": "paper:example", "method": "_sleeper", "params": {"time_limit": 0.4},
+            "seed": None}
+    record = _run_task(task, None)
+    assert record["status"] == "TIME_LIMIT" and record["starved"] and record["solve_cpu_s"] < 0.1
+    assert record["load_1min"] >= 0
+    ok = _run_task({**task, "method": "naive", "params": {}}, None)
+    assert ok["status"] == "OK" and not ok["starved"]
+
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    for t in suite.tasks:
+        starved = t.method == "naive" and t.instance == "paper:example"
+        (tmp_path / "out" / "results" / f"{t.key}.json").write_text(json.dumps(
+            {"key": t.key, "status": "TIME_LIMIT" if starved else "OK", "starved": starved}))
+    assert pending(suite, tmp_path / "out") == []
+    assert [(t.method, t.instance) for t in pending(suite, tmp_path / "out", retry_starved=True)] == \
+        [("naive", "paper:example")]

@@ -61,3 +61,29 @@ def test_window_table_1b_is_reproduced_figure_for_figure():
     rep = reproduce(simulate=False)
     assert len(rep.comparisons) == 13 and counts(rep.comparisons)["within"] == 13
     assert {c["row"] for c in rep.comparisons} >= {"exact", "bbsched-ga", "nsga2", "first-fit", "bin-packing"}
+
+
+def test_window_table_3_comparisons_name_the_missing_workload():
+    from iosched.harness.window import PAPER_TABLE3, table3_comparisons
+
+    row = {"workload": "theta-S4", "method": "exact", "node_usage": 0.8, "bb_usage": 0.9, "avg_wait_s": 9000.0,
+           "avg_bounded_slowdown": 8.0}
+    records = table3_comparisons([row], 20, "exact", 1000)
+    assert [r["paper_value"] for r in records] == list(PAPER_TABLE3[20])
+    assert [r["ours"] for r in records] == [80.0, 90.0, 9000.0, 8.0]
+    assert all("2018 Theta log" in r["note"] and tuple(r) == COMPARISON_KEYS for r in records)
+    assert table3_comparisons([{**row, "workload": "theta-S2"}], 20, "exact", 1000) == []
+
+
+def test_window_figure_4_measures_the_ga_against_g_and_p(monkeypatch, tmp_path):
+    """Figure 4 on one small window with few settings: a point per setting, the paper's findings
+    as comparisons, the figure drawn."""
+    import iosched.harness.window as hw
+
+    monkeypatch.setattr(hw, "FIGURE4_G", (10, 500, 1000))
+    monkeypatch.setattr(hw, "FIGURE4_P", (10, 20))
+    points, records = hw.reproduce_figure4(windows=("random:1:30:S2",))
+    assert {(q["generations"], q["population"]) for q in points} == {(10, 20), (500, 20), (1000, 20), (500, 10)}
+    assert all(q["gd"] >= 0 and q["cpu_s"] > 0 for q in points)
+    assert [r["column"] for r in records][0] == "GD falls as G grows" and records[-1]["paper_value"] == 0.2
+    assert hw.draw_figure4(points, tmp_path / "f4.png").stat().st_size > 0

@@ -61,8 +61,7 @@ def check_entries(problem: str, entries: list[dict]) -> None:
             raise ValueError(f"{problem}: comparison {i} has keys {sorted(e)}, expected {list(COMPARISON_KEYS)}")
 
 
-SEED_LEGEND = ("\"The seed\" is a problem's source paper (the README's table of problems names each; the "
-               "texts are in the repository's seeds folder when it has one).")
+SEED_LEGEND = "\"The seed\" is a problem's source paper (the README's table of problems names each)."
 
 
 def write(reproductions: dict[str, Reproduction], folder: str | Path) -> dict[str, Path]:

@@ -1,10 +1,13 @@
 """Merge a results directory into gap tables and plots.
 
 For each instance and objective, the best known bound is the tightest bound any result
-proved, and the best known value the best feasible objective any method reached. Per
-method: instances solved (a feasible answer), mean and max gap to the best bound, mean
-gap to the best value, success rate, and the shifted geometric mean of the time
-(shift 1 s). Gaps are |reference - value| / |value|.
+proved, and the best known value the best feasible objective any method reached. One row
+per **configuration** (a method and its parameters, profile included: ``exact[engine=milp]``;
+the seeds of one configuration are its runs): runs and distinct seeds, runs solved (a
+feasible answer), mean, spread (standard deviation over the runs) and max of the gap to
+the best bound, mean gap to the best value, success rate, runs starved of CPU (see
+:mod:`iosched.harness.runner`), and the shifted geometric mean of the time (shift 1 s).
+Gaps are |reference - value| / |value|.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import csv
 import io
 import json
 import math
+import statistics
 from pathlib import Path
 
 SHIFT_S = 1.0
@@ -61,6 +65,15 @@ def best_known(rows: list[dict]) -> dict:
     return best
 
 
+def config(record: dict) -> str:
+    """A result's configuration label: its method and parameters (``exact[engine=milp,profile=quick]``)."""
+    params = record.get("params") or {}
+    if not params:
+        return record["method"]
+    text = ",".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(params.items()))
+    return f"{record['method']}[{text}]"
+
+
 def _sgm(times: list[float]) -> float | None:
     if not times:
         return None
@@ -68,25 +81,29 @@ def _sgm(times: list[float]) -> float | None:
 
 
 def summarize(rows: list[dict]) -> list[dict]:
-    """One row per method with the figures of the module docstring."""
+    """One row per configuration with the figures of the module docstring."""
     best = best_known(rows)
-    by_method: dict[str, list[dict]] = {}
+    by_config: dict[str, list[dict]] = {}
     for r in rows:
-        by_method.setdefault(r["method"], []).append(r)
+        by_config.setdefault(config(r), []).append(r)
     table = []
-    for method, rs in sorted(by_method.items()):
+    for label, rs in sorted(by_config.items()):
         solved = [r for r in rs if r.get("feasible") and r.get("objective") is not None]
         to_bound = [g for r in solved
                     if (g := _gap(r["objective"], best[(r["instance"], r["objective_name"])]["bound"])) is not None]
         to_value = [g for r in solved
                     if (g := _gap(r["objective"], best[(r["instance"], r["objective_name"])]["value"])) is not None]
+        finite = [g for g in to_bound if math.isfinite(g)]
         table.append({
-            "method": method, "runs": len(rs), "solved": len(solved),
+            "config": label, "method": rs[0]["method"], "runs": len(rs),
+            "seeds": len({r.get("seed") for r in rs}), "solved": len(solved),
             "success_rate": len(solved) / len(rs),
             "mean_gap_bound": sum(to_bound) / len(to_bound) if to_bound else None,
+            "sd_gap_bound": statistics.pstdev(finite) if len(finite) > 1 else None,
             "max_gap_bound": max(to_bound) if to_bound else None,
             "mean_gap_value": sum(to_value) / len(to_value) if to_value else None,
             "sgm_time_s": _sgm([r["solve_s"] for r in rs if r.get("solve_s") is not None]),
+            "starved": sum(1 for r in rs if r.get("starved")),
             "statuses": {s: sum(1 for r in rs if r["status"] == s) for s in sorted({r["status"] for r in rs})},
         })
     return table
@@ -134,55 +151,68 @@ def to_parquet(rows: list[dict], path: str | Path) -> None:
     pq.write_table(pa.Table.from_pylist(flat), str(path))
 
 
-def plot(rows: list[dict], folder: str | Path) -> list[Path]:
-    """A Dolan-Moré performance profile of time and the distribution of gaps to the best bound."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+def curves(rows: list[dict]) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
+    """The plots' data: per configuration, the performance profile of time (x: time over the
+    fastest configuration's on the instance, mean over seeds; y: share of the instances) and
+    the cumulative distribution of gaps to the best bound (y: share of the configuration's
+    runs). Every share lies in [0, 1]."""
     best = best_known(rows)
-    methods = sorted({r["method"] for r in rows})
+    labels = sorted({config(r) for r in rows})
     instances = sorted({r["instance"] for r in rows})
-    times = {(r["instance"], r["method"]): r["solve_s"] for r in rows
-             if r.get("feasible") and r.get("solve_s") is not None}
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for m in methods:
+    times: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r.get("feasible") and r.get("solve_s") is not None:
+            times.setdefault((r["instance"], config(r)), []).append(r["solve_s"])
+    mean = {k: sum(v) / len(v) for k, v in times.items()}
+    out: dict[str, dict] = {"time": {}, "gap": {}}
+    for c in labels:
         ratios = []
         for i in instances:
-            fastest = min((t for (j, _), t in times.items() if j == i), default=None)
-            t = times.get((i, m))
-            ratios.append(math.inf if t is None or fastest is None else (t + 1e-3) / (fastest + 1e-3))
-        xs = sorted(r for r in ratios if math.isfinite(r))
+            fastest = min((t for (j, _), t in mean.items() if j == i), default=None)
+            t = mean.get((i, c))
+            if t is not None and fastest is not None:
+                ratios.append((t + 1e-3) / (fastest + 1e-3))
+        xs = sorted(ratios)
         if xs:
-            ax.step(xs, [(k + 1) / len(instances) for k in range(len(xs))], where="post", label=m)
-    ax.set_xscale("log")
-    ax.set_xlabel("time / fastest time on the instance")
-    ax.set_ylabel("share of instances solved")
-    ax.set_title("performance profile (time)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths = [folder / "performance_profile.png"]
-    fig.savefig(paths[0], dpi=120)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for m in methods:
-        gaps = sorted(g for r in rows if r["method"] == m and r.get("feasible") and r.get("objective") is not None
+            out["time"][c] = (xs, [(k + 1) / len(instances) for k in range(len(xs))])
+        runs = [r for r in rows if config(r) == c]
+        gaps = sorted(g for r in runs if r.get("feasible") and r.get("objective") is not None
                       if (g := _gap(r["objective"], best[(r["instance"], r["objective_name"])]["bound"]))
                       is not None)
         if gaps:
-            ax.step([max(g, 1e-6) for g in gaps], [(k + 1) / len(instances) for k in range(len(gaps))],
-                    where="post", label=m)
-    ax.set_xscale("log")
-    ax.set_xlabel("gap to the best known bound (values below 1e-6 drawn at 1e-6)")
-    ax.set_ylabel("share of instances")
-    ax.set_title("cumulative distribution of gaps")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / "gaps.png")
-    fig.savefig(paths[1], dpi=120)
-    plt.close(fig)
+            out["gap"][c] = ([max(g, 1e-6) for g in gaps], [(k + 1) / len(runs) for k in range(len(gaps))])
+    return out
+
+
+def plot(rows: list[dict], folder: str | Path) -> list[Path]:
+    """A Dolan-Moré performance profile of time and the distribution of gaps to the best bound,
+    one line per configuration (:func:`curves`); a configuration without a finished run is
+    named in the legend as such rather than left out."""
+    from iosched.plots import figure, finish
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = curves(rows)
+    labels = sorted({config(r) for r in rows})
+    paths = []
+    for kind, xlabel, ylabel, title, name in (
+            ("time", "time / fastest time on the instance", "share of instances solved", "performance profile (time)",
+             "performance_profile.png"),
+            ("gap", "gap to the best known bound (values below 1e-6 drawn at 1e-6)", "share of the runs",
+             "cumulative distribution of gaps", "gaps.png")):
+        fig, ax = figure(figsize=(7, 4.5))
+        for c in labels:
+            if c in data[kind]:
+                xs, ys = data[kind][c]
+                ax.step(xs, ys, where="post", label=c)
+            else:
+                ax.plot([], [], label=f"{c}: no feasible run")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        paths.append(folder / name)
+        finish(fig, paths[-1])
     return paths

@@ -11,7 +11,11 @@ Results go to ``OUT/results/<task key>.json`` by an atomic rename, so a run kill
 moment (even SIGKILL) leaves only whole files, and a rerun skips what is done; a result file
 that does not read back (truncated or edited by hand) counts as missing and its task runs
 again. ``retry_failed`` reruns the tasks whose result is ERROR or OOM (crashed, killed by
-the task timeout or the memory limit). One run at a time per directory (a lock file,
+the task timeout or the memory limit). Each result records the load average when its task
+started, and the CPU seconds its method got (``solve_cpu_s``, all threads, from
+``Result.method_cpu_s``) beside the wall seconds; a TIME_LIMIT run that got less than a
+quarter of its budget in CPU is ``starved`` (a busy machine, not the method, ended it), and
+``retry_starved`` reruns those. One run at a time per directory (a lock file,
 ``OUT/.lock``). Tasks run on a local pool of ``workers`` (every child process exits when the
 bench process dies), or on an existing Dask cluster given its scheduler address (``pip install
 iosched[dask]``), where each task has a fresh process.
@@ -41,6 +45,16 @@ from iosched.harness.suite import Suite, Task
 # status of a record: the method ran (OK), or why it did not give a usable answer
 OK, TIME_LIMIT, INFEASIBLE, ERROR, OOM = "OK", "TIME_LIMIT", "INFEASIBLE", "ERROR", "OOM"
 MIN_MEMORY_MB = 512  # below this a worker cannot even import numpy and the solvers
+STARVED = 0.25  # a TIME_LIMIT run with less than this share of its budget in CPU seconds was starved
+
+
+def budget(params: dict) -> float:
+    """A task's time budget (s): its ``time_limit``, else its profile's (the default profile's)."""
+    from iosched.solvers import load_profile
+
+    if params.get("time_limit") is not None:
+        return float(params["time_limit"])
+    return load_profile(params.get("profile", "default")).time_limit
 
 
 def environment() -> dict:
@@ -74,7 +88,7 @@ def _limit_memory(memory_mb: int | None) -> None:
 
 def _run_task(task: dict, memory_mb: int | None) -> dict:
     """Load, solve, evaluate one task in this process; its record."""
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
     try:
         import iosched
         from iosched.harness.suite import load_instance
@@ -82,18 +96,21 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
         inst = load_instance(task["problem"], task["instance"])
         loaded = time.perf_counter()
         res = iosched.solve(task["problem"], inst, task["method"], seed=task["seed"], **task["params"])
+        solve_cpu = res.method_cpu_s
         status = {"optimal": OK, "feasible": OK, "time_limit": TIME_LIMIT, "infeasible": INFEASIBLE,
                   "error": ERROR}[res.status.value]
         record = {"status": status, "solver_status": res.status.value, "objective_name": res.objective_name,
                   "sense": res.sense, "objective": res.objective, "bound": res.bound, "gap": res.gap,
                   "feasible": res.evaluation.feasible if res.evaluation is not None else None,
                   "load_s": loaded - start, "prepare_s": res.prepare_time_s, "solve_s": res.method_time_s,
-                  "bound_s": res.bound_time_s,
+                  "bound_s": res.bound_time_s, "solve_cpu_s": solve_cpu,
+                  "starved": status == TIME_LIMIT and solve_cpu < STARVED * budget(task["params"]),
                   "message": res.info.get("error", "")}
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}
     except Exception as e:  # a crash is a result too
         record = {"status": ERROR, "message": f"{type(e).__name__}: {e}"}
+    record["load_1min"] = load
     record["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     record["process_s"] = time.perf_counter() - start
     record["process_cpu_s"] = time.process_time() - cpu
@@ -263,12 +280,14 @@ def read_result(path: Path) -> dict | None:
     return record
 
 
-def pending(suite: Suite, out: Path, retry_failed: bool = False) -> list[Task]:
-    """The tasks without a readable result yet (and, with ``retry_failed``, those that failed)."""
+def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: bool = False) -> list[Task]:
+    """The tasks without a readable result yet (and, with ``retry_failed``, those that failed; with
+    ``retry_starved``, those starved of CPU)."""
     done = set()
     for path in (out / "results").glob("*.json"):
         record = read_result(path)
-        if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)):
+        if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)) \
+                and not (retry_starved and record.get("starved")):
             done.add(path.stem)
     return [t for t in suite.tasks if t.key not in done]
 
@@ -308,7 +327,8 @@ def _prepare(out: Path) -> None:
 
 
 def run_suite(suite: Suite, out: str | Path, workers: int | None = None, scheduler: str | None = None,
-              memory_mb: int | None = None, progress: bool = True, retry_failed: bool = False) -> dict:
+              memory_mb: int | None = None, progress: bool = True, retry_failed: bool = False,
+              retry_starved: bool = False) -> dict:
     """Run what is not done yet; returns counts {done, failed, skipped}."""
     out = Path(out)
     if workers is not None:
@@ -317,13 +337,13 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
         validate.integer("--memory-mb", memory_mb, MIN_MEMORY_MB, error=ParameterError)
     _prepare(out)
     with _lock(out):
-        return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed)
+        return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved)
 
 
-def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed) -> dict:
+def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved) -> dict:
     (out / "suite.json").write_text(json.dumps({"name": suite.name, "problem": suite.problem,
                                                 "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
-    todo = pending(suite, out, retry_failed)
+    todo = pending(suite, out, retry_failed, retry_starved)
     env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
     from tqdm import tqdm
