@@ -404,6 +404,7 @@ def _simulate_into(args, out: Path) -> int:
     with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
+                       backfill_depth=args.backfill_depth,
                        progress=bar.update)
     records = metrics.write_records(res, out / f"jobs.{args.format}")
     summary = metrics.summary(res, args.warmup, args.cooldown)
@@ -506,6 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="the window method's parameters")
     sm.add_argument("--window-size", type=int, default=20)
     sm.add_argument("--starvation", type=int, default=50, help="window calls after which a job must start")
+    sm.add_argument("--backfill-depth", type=int, default=100,
+                    help="queued jobs after the head tried for EASY backfilling per pass (Slurm's bf_max_job_test)")
     sm.add_argument("--persistent-bb", type=float, default=0.0, help="share of the burst buffer held persistently")
     sm.add_argument("--mix", help="put a burst buffer mix on the trace (S1-S4)")
     sm.add_argument("--mix-seed", type=int, default=0)

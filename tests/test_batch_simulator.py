@@ -196,3 +196,26 @@ def test_ssd_traces_are_refused():
     trace = apply_mix(generate(0, jobs=20), "S5")
     with pytest.raises(ParameterError, match="SSD"):
         simulate(trace)
+
+
+def test_backfill_looks_at_the_next_backfill_depth_jobs_only():
+    """Slurm's bf_max_job_test: with a depth of 2 the short job third behind the head waits; with
+    3 it backfills; a depth covering the queue gives the same start times as an unlimited one."""
+    jobs = [(0, 100, 100, 8, 0), (1, 10, 10, 10, 0), (2, 50, 500, 4, 0), (3, 50, 500, 4, 0), (4, 20, 20, 2, 0)]
+    trace = make_trace(jobs, nodes=10)
+    shallow, deep = simulate(trace, backfill_depth=2), simulate(trace, backfill_depth=3)
+    assert shallow.start[4] > 4 and deep.start[4] == 4  # submitted at 4
+    assert simulate(trace, backfill_depth=10**6).start.tolist() == deep.start.tolist()
+    with pytest.raises(ParameterError, match="backfill_depth"):
+        simulate(trace, backfill_depth=0)
+
+
+@pytest.mark.parametrize("policy, window", [("fcfs", None), ("fcfs", "naive"), ("wfp", None), ("wfp", "naive")])
+def test_a_long_burst_buffer_bound_queue_is_cheap_per_pass(policy, window):
+    """With the queue growing without bound (burst-buffer-bound S4), a deep enough depth gives the
+    start times of scanning the whole queue, and the default depth stays feasible (issue 25)."""
+    trace = apply_mix(generate(3, 600), "S4", seed=3)
+    whole = simulate(trace, policy=policy, window=window, backfill_depth=10**6)
+    assert simulate(trace, policy=policy, window=window, backfill_depth=600).start.tolist() == whole.start.tolist()
+    default = simulate(trace, policy=policy, window=window)
+    assert (default.start >= trace.submit).all() and default.config["backfill_depth"] == 100

@@ -19,9 +19,11 @@ after every completion and submission at that time. A pass:
    arriving (a method declined them all), passes repeat every ``IDLE_PASS_S`` seconds.
 3. EASY backfilling (``backfill="easy"``): the first job left is the head; its
    reservation is the earliest time at which, running jobs ending at start + requested
-   time, both its nodes and its burst buffer are free. A later job starts now if it fits
-   and either ends (by its requested time) before the reservation or leaves the head's
-   nodes and burst buffer free at the reservation.
+   time, both its nodes and its burst buffer are free. One of the next ``backfill_depth``
+   queued jobs (Slurm's ``bf_max_job_test``, 100 by default) starts now if it fits and
+   either ends (by its requested time) before the reservation or leaves the head's nodes and
+   burst buffer free at the reservation. A pass touches the head of the queue only (FCFS):
+   a queue that grows without bound costs no more per pass.
 
 Run times above the requested time are cut to it (the wall-time limit kills the job), so
 reservations hold. ``persistent_bb`` (a share of the burst buffer) is held for the whole
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 import inspect
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +53,7 @@ from iosched.validate import check_params
 
 POLICIES = ("fcfs", "wfp")
 BACKFILLS = ("easy", "none")
+BACKFILL_DEPTH = 100  # jobs after the head tried for backfilling per pass: Slurm's bf_max_job_test default
 IDLE_PASS_S = 10  # s between scheduling passes while jobs wait on an idle machine (a declining window method)
 
 
@@ -94,8 +98,9 @@ def _plugin(window: str, params: dict):
 
 def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window: str | None = None,
              params: dict | None = None, window_size: int = 20, starvation: int = 50, persistent_bb: float = 0.0,
-             progress: Callable[[int], None] | None = None) -> SimResult:
-    """Simulate ``trace``; ``window`` names a ``window`` method (None: the base scheduler alone).
+             progress: Callable[[int], None] | None = None, backfill_depth: int = BACKFILL_DEPTH) -> SimResult:
+    """Simulate ``trace``; ``window`` names a ``window`` method (None: the base scheduler alone);
+    ``backfill_depth`` queued jobs after the head are tried for backfilling in a pass.
 
     ``progress(k)`` is called with the number of jobs finished since its last call.
     """
@@ -103,6 +108,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     validate.choice("backfill", backfill, BACKFILLS, error=ParameterError)
     validate.integer("window_size", window_size, 1, 100_000, error=ParameterError)
     validate.integer("starvation", starvation, 1, error=ParameterError)
+    validate.integer("backfill_depth", backfill_depth, 1, error=ParameterError)
     validate.number("persistent_bb", persistent_bb, 0, 1, error=ParameterError)
     params = dict(params or {})
     if params and window is None:
@@ -134,6 +140,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     queue: list[int] = []
     stats = {"forced": 0, "calls": 0, "plugin_time": 0.0, "selections": 0}
     seen = [0] * n  # plug-in calls a job stayed unselected through
+    starving: set[int] = set()  # queued jobs unselected through ``starvation`` calls
     cache: dict[int, object] = {}
 
     def begin(j: int, now: int) -> None:
@@ -177,27 +184,31 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
 
     def schedule(now: int) -> None:
         nonlocal queue
-        pending = order(now)
+        pending = order(now)  # fcfs: the queue itself, edited in place below
         started: set[int] = set()
-        rest = pending
+        blocked = reach = None  # reach: the position in ``later`` of the last job backfilled
         if plugin is None:
             k = 0
             while k < len(pending) and fits(pending[k]):
                 begin(pending[k], now)
+                started.add(pending[k])
                 k += 1
-            rest = pending[k:]
         else:
-            blocked = None
-            for j in pending:  # the starvation bound
-                if seen[j] >= starvation and j not in started:
+            left = len(starving)
+            for j in pending if left else ():  # the starvation bound, in queue order
+                if j in starving:
                     if not fits(j):
                         blocked = j
                         break
                     begin(j, now)
                     started.add(j)
                     stats["forced"] += 1
+                    left -= 1
+                    if not left:
+                        break
+            starving.difference_update(started)
             if blocked is None:
-                win = [j for j in pending if j not in started][:window_size]
+                win = list(itertools.islice((j for j in pending if j not in started), window_size))
                 if any(fits(j) for j in win):
                     chosen = choose(win)
                     stats["selections"] += bool(chosen)
@@ -207,29 +218,50 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                     for j in win:
                         if j not in started:
                             seen[j] += 1
-                rest = [j for j in pending if j not in started]
+                            if seen[j] >= starvation:
+                                starving.add(j)
+        if backfill == "easy" and free[0] >= min_nodes:  # the head, then the next backfill_depth jobs only
+            if plugin is None:  # the jobs started are the first k
+                head = pending[k] if k < len(pending) else None
+                later = pending[k + 1:k + 1 + backfill_depth]
             else:
-                rest = [blocked] + [j for j in pending if j not in started and j != blocked]
-        if backfill == "easy" and len(rest) > 1 and free[0] >= min_nodes:
-            head = rest[0]
-            shadow, spare_n, spare_b = _reservation(head, now, free, running, start, req, nodes, bb)
-            later = np.fromiter(rest[1:], dtype=np.int64, count=len(rest) - 1)
-            fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
-            fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
-            for j in later[fit].tolist():
-                if free[0] < min_nodes:
-                    break
-                if not fits(j):
-                    continue
-                if now + req[j] <= shadow:
-                    begin(j, now)
-                    started.add(j)
-                elif nodes[j] <= spare_n and bb[j] <= spare_b:
-                    spare_n -= nodes[j]
-                    spare_b -= bb[j]
-                    begin(j, now)
-                    started.add(j)
-        queue = [j for j in rest if j not in started] if started else rest
+                rest = (j for j in pending if j not in started and j != blocked)
+                head = blocked if blocked is not None else next(rest, None)
+                later = list(itertools.islice(rest, backfill_depth))
+            if head is not None and later:
+                shadow, spare_n, spare_b = _reservation(head, now, free, running, start, req, nodes, bb)
+                later = np.fromiter(later, dtype=np.int64, count=len(later))
+                fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
+                fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
+                for i in np.flatnonzero(fit).tolist():
+                    j = int(later[i])
+                    if free[0] < min_nodes:
+                        break
+                    if not fits(j):
+                        continue
+                    if now + req[j] <= shadow or (nodes[j] <= spare_n and bb[j] <= spare_b):
+                        if now + req[j] > shadow:
+                            spare_n -= nodes[j]
+                            spare_b -= bb[j]
+                        begin(j, now)
+                        started.add(j)
+                        reach = i
+        if not started and blocked is None:
+            if pending is not queue:
+                queue = pending
+            return
+        front = [blocked] if blocked is not None else []
+        if pending is queue:  # edit only the prefix that holds every job started (and the blocked one)
+            if plugin is None:  # the first k, then backfilled ones up to later[reach]
+                k = k + 2 + reach if reach is not None else k
+            else:
+                touched, k = len(started) + (blocked is not None), 0
+                while touched:
+                    touched -= queue[k] in started or queue[k] == blocked
+                    k += 1
+            queue[:k] = front + [j for j in queue[:k] if j not in started and j != blocked]
+        else:
+            queue = front + [j for j in pending if j not in started and j != blocked]
 
     arrivals = [j for j in range(n) if not skip[j]]
     a = finished = idle = 0
@@ -263,7 +295,8 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     if progress is not None and finished:
         progress(finished)
     config = {"policy": policy, "backfill": backfill, "window": window, "params": params,
-              "window_size": window_size, "starvation": starvation, "persistent_bb": persistent_bb}
+              "window_size": window_size, "starvation": starvation, "persistent_bb": persistent_bb,
+              "backfill_depth": backfill_depth}
     return SimResult(trace, np.array(start, dtype=np.int64), np.array(end, dtype=np.int64), config, left_out,
                      int(np.sum(run_raw > trace.requested_time)), stats["forced"], stats["calls"],
                      stats["plugin_time"], time.perf_counter() - t0, stats["selections"])
