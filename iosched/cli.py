@@ -425,7 +425,10 @@ def _simulate_into(args, out: Path) -> int:
     print(f"{len(trace)} jobs ({len(trace.dropped)} dropped, {len(res.left_out)} left out), "
           f"{res.wall_time_s:.1f} s: node usage {summary['node_usage']:.1%}, BB usage {summary['bb_usage']:.1%}, "
           f"average wait {summary['avg_wait_s']:.0f} s, average bounded slowdown "
-          f"{summary['avg_bounded_slowdown']:.2f}; {records} and {out / 'summary.json'}")
+          f"{summary['avg_bounded_slowdown']:.2f}" + (f"; {summary['plugin_calls']} window calls, "
+                                                       f"{summary['plugin_generations'] / summary['plugin_calls']:.0f} "
+                                                       f"generations per call" if summary["plugin_generations"]
+                                                       else "") + f"; {records} and {out / 'summary.json'}")
     return 0
 
 

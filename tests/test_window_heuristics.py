@@ -366,7 +366,7 @@ def test_first_generation_fits_in_large_windows(method, w, init):
     generation must still start from selections that fit (one generation run here)."""
     for seed in range(3):
         inst = generate(seed, w)
-        front, _ = FRONT_METHODS[method](inst, generations=1, seed=seed, init=init)
+        front, *_ = FRONT_METHODS[method](inst, generations=1, seed=seed, init=init)
         assert max(p.nodes for p in front) > 0
         assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible
 
@@ -550,3 +550,18 @@ def test_a_tie_break_past_its_cap_says_how_far_the_rule_was_proved(monkeypatch):
     assert "broken by the paper's rule for the first" in r.info["ties"] and "not proved the rule's" in r.info["ties"]
     point = next(p for p in r.solution.front if p.jobs == r.solution.selected)
     assert (r.evaluation.nodes, r.evaluation.burst_buffer) == (point.nodes, point.burst_buffer)
+
+
+def test_the_ga_stops_when_its_pareto_set_settles_and_says_so():
+    """patience: the run ends once the population's Pareto set has not changed for that many
+    generations, with the reason in info; a window that fits whole is one point, no generation;
+    patience=None runs all G (issue 25: the simulator's plug-in ran 500 generations a call)."""
+    inst = generate(2, 50)
+    front, done, why = bbsched_ga(inst, 500, 20, patience=20)
+    assert done < 500 and why.startswith("converged") and front
+    assert bbsched_ga(inst, 60, 20, patience=None)[1:] == (60, "")
+    res = iosched.solve("window", inst, "bbsched-ga", patience=20)
+    assert res.info["generations"] == done and res.info["stopped"] == why
+    small = WindowInstance(Capacity(10, 10), (Job("a", 4, 4), Job("b", 5, 5)))
+    front, done, why = bbsched_ga(small, 500, 20)
+    assert done == 0 and "fits" in why and front[0].jobs == ("a", "b")

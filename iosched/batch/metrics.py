@@ -80,6 +80,7 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
             "jobs_measured": int(keep.sum()), "jobs": len(t), "left_out": len(result.left_out),
             "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
             "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
+            "plugin_generations": result.info.get("plugin_generations"),
             "wall_time_s": result.wall_time_s}
     span = float(t.submit.max() - t.submit.min())
     run = t.run.astype(float)

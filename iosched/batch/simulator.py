@@ -138,7 +138,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     free = [cap_n, cap_b]
     running: list[tuple[int, int]] = []  # heap of (end, job)
     queue: list[int] = []
-    stats = {"forced": 0, "calls": 0, "plugin_time": 0.0, "selections": 0}
+    stats = {"forced": 0, "calls": 0, "plugin_time": 0.0, "selections": 0, "generations": 0}
     seen = [0] * n  # plug-in calls a job stayed unselected through
     starving: set[int] = set()  # queued jobs unselected through ``starvation`` calls
     cache: dict[int, object] = {}
@@ -172,6 +172,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         ev = evaluate(inst, out.solution)
         stats["plugin_time"] += time.perf_counter() - tick
         stats["calls"] += 1
+        stats["generations"] += out.info.get("generations", 0)
         if not ev.feasible:
             raise SchedulerFault(f"window/{window} selected an infeasible set: {ev.violations[:3]}")
         chosen = set(out.solution.selected)
@@ -299,7 +300,8 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
               "backfill_depth": backfill_depth}
     return SimResult(trace, np.array(start, dtype=np.int64), np.array(end, dtype=np.int64), config, left_out,
                      int(np.sum(run_raw > trace.requested_time)), stats["forced"], stats["calls"],
-                     stats["plugin_time"], time.perf_counter() - t0, stats["selections"])
+                     stats["plugin_time"], time.perf_counter() - t0, stats["selections"],
+                     {"plugin_generations": stats["generations"]} if stats["calls"] else {})
 
 
 def _reservation(head, now, free, running, start, req, nodes, bb):

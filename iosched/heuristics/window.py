@@ -111,7 +111,18 @@ def _objectives(instance: WindowInstance, X: np.ndarray):
 
 
 def _nondominated(F: np.ndarray) -> np.ndarray:
-    """Mask of rows not dominated by any other row (equal vectors all kept)."""
+    """Mask of rows not dominated by any other row (equal vectors all kept); two objectives by a
+    sort (a row is dominated by a larger first objective with a second at least as large, or by
+    an equal first with a larger second), more by all pairs."""
+    if F.shape[1] == 2 and len(F):
+        order = np.lexsort((-F[:, 1], -F[:, 0]))  # first objective descending, then the second
+        first, second = F[order, 0], F[order, 1]
+        start = np.searchsorted(-first, -first, side="left")  # where each row's group of equal firsts begins
+        best = np.maximum.accumulate(second)
+        before = np.where(start > 0, best[np.maximum(start - 1, 0)], np.iinfo(np.int64).min)
+        mask = np.empty(len(F), dtype=bool)
+        mask[order] = ~((before >= second) | (second[start] > second))
+        return mask
     ge = np.all(F[None, :, :] >= F[:, None, :], axis=2)
     gt = np.any(F[None, :, :] > F[:, None, :], axis=2)
     return ~np.any(ge & gt, axis=1)
@@ -172,7 +183,7 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
 
 def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
                seed: int | None = 0, time_limit: float = math.inf,
-               init: str = "greedy") -> tuple[list[FrontPoint], int]:
+               init: str = "greedy", patience: int | None = None) -> tuple[list[FrontPoint], int, str]:
     """The paper's GA. Each generation: P/2 crossovers of two random parents at one random
     point give P children; each gene flips with probability p_m; infeasible children are
     discarded. Survivors: the Pareto set of parents and children first, newer before older;
@@ -180,43 +191,70 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     Identical chromosomes count once (at their youngest age): copies of one Pareto point
     would otherwise crowd the others out of the survivors.
     The initial population is :func:`initial_rows` (``init``). Stops early after
-    ``time_limit`` seconds; returns the front and the generations run."""
+    ``time_limit`` seconds, or (``patience``) once the population's Pareto set has not changed
+    for that many generations (converged: every later generation would have to find a point
+    the last ``patience`` did not); a window whose jobs all fit together has the one point
+    "all of them", returned without a generation. Returns the front, the generations run and
+    why it stopped before ``generations`` ("" when it ran them all)."""
     deadline = Deadline(time_limit)
-    rng = np.random.default_rng(0 if seed is None else seed)
     w = len(instance.jobs)
+    everything = np.ones((1, w), dtype=np.int64)
+    if w and _objectives(instance, everything)[1][0]:
+        return _front_of(instance, everything), 0, "every job of the window fits: one point, no generation"
+    rng = np.random.default_rng(0 if seed is None else seed)
     pop = initial_rows(instance, population, rng, init)
     age = np.zeros(population, dtype=np.int64)
-    done = 0
-    while done < generations and not deadline.expired():
+    done = still = 0
+    known = None
+    if instance.has_ssd:
+        def objectives(X):
+            return _objectives(instance, X)[:2]
+    else:  # the two sums, with the job vectors taken once
+        job_nodes, job_bbs, cap = instance.nodes(), instance.bbs(), instance.capacity
+
+        def objectives(X):
+            n, b = X @ job_nodes, X @ job_bbs
+            return np.column_stack([n, b]), (n <= cap.nodes) & (b <= cap.burst_buffer)
+    columns = np.arange(w)
+    while done < generations and not deadline.expired() and (patience is None or still < patience):
         done += 1
         parents = rng.integers(0, len(pop), size=(population // 2, 2))
         cut = rng.integers(1, w, size=population // 2) if w > 1 else np.zeros(population // 2, dtype=np.int64)
-        kids = []
-        for (a, c), k in zip(parents, cut):
-            kids += [np.concatenate([pop[a, :k], pop[c, k:]]), np.concatenate([pop[c, :k], pop[a, k:]])]
-        kids = np.array(kids)
+        head = columns[None, :] < cut[:, None]  # one-point crossover: the first k genes of one parent
+        a, c = pop[parents[:, 0]], pop[parents[:, 1]]
+        kids = np.empty((2 * len(cut), w), dtype=np.int64)
+        kids[0::2], kids[1::2] = np.where(head, a, c), np.where(head, c, a)
         kids ^= (rng.random(kids.shape) < p_m).astype(np.int64)
-        kids = kids[_objectives(instance, kids)[1]] if len(kids) else kids
+        kids = kids[objectives(kids)[1]] if len(kids) else kids
         pool = np.vstack([kids, pop])
         pool_age = np.concatenate([np.zeros(len(kids), dtype=np.int64), age + 1])
         young = np.argsort(pool_age, kind="stable")  # each chromosome once, at its youngest age
-        _, first = np.unique(pool[young], axis=0, return_index=True)
-        keep = young[np.sort(first)]
+        seen: set[bytes] = set()
+        keep = [i for i in young.tolist() if not ((row := pool[i].tobytes()) in seen or seen.add(row))]
         pool, pool_age = pool[keep], pool_age[keep]
-        pareto = _nondominated(_objectives(instance, pool)[0])
+        F = objectives(pool)[0]
+        pareto = _nondominated(F)
         order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first
         pop, age = pool[order[:population]], pool_age[order[:population]]
-    return _front_of(instance, pop), done
+        vectors = {tuple(v) for v in F[pareto].tolist()}
+        still = still + 1 if vectors == known else 0
+        known = vectors
+    why = ""
+    if done < generations:
+        why = (f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
+               if patience is not None and still >= patience else f"time_limit after {done} of {generations} "
+               f"generations")
+    return _front_of(instance, pop), done, why
 
 
 def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
           seed: int | None = 0, time_limit: float = math.inf,
-          init: str = "greedy") -> tuple[list[FrontPoint], int]:
+          init: str = "greedy") -> tuple[list[FrontPoint], int, str]:
     """pymoo's NSGA-II on the same problem and budget: the GA's first generation
     (:func:`initial_rows`, distinct rows), one-point crossover, bit-flip mutation with
     per-gene probability p_m, duplicates eliminated;
     the capacities are constraints (infeasible rows lose to feasible ones). Stops early after
-    ``time_limit`` seconds; returns the front and the generations run."""
+    ``time_limit`` seconds; returns the front, the generations run and why it stopped early."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
     from pymoo.operators.crossover.pntx import SinglePointCrossover
@@ -248,7 +286,9 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
     while algorithm.has_next() and not deadline.expired():
         algorithm.next()
     X = algorithm.pop.get("X").astype(np.int64)
-    return _front_of(instance, X), algorithm.n_gen or 0
+    done = algorithm.n_gen or 0
+    return _front_of(instance, X), done, f"time_limit after {done} of {generations} generations" \
+        if done < generations else ""
 
 
 def _fits(instance: WindowInstance, chosen: list[int], i: int) -> bool:
@@ -339,6 +379,7 @@ Population = Annotated[int, Integer(2, 100_000)]
 Rate = Annotated[float, Number(0, 1)]
 Seconds = Annotated[float, Number(0, 10**7, lo_open=True)]
 Init = Annotated[str, OneOf(("greedy", "one-job"))]
+Patience = Annotated[int | None, Integer(1, 1_000_000)]  # generations without a change of the Pareto set
 Normalise = Annotated[str, OneOf(("free", "machine"))]
 
 
@@ -400,22 +441,23 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
 def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
               p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
               seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
-    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s.
+              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100) -> MethodOutput:
+    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s,
+    or once its Pareto set has not changed for ``patience`` generations (None: all G).
 
     ``init``: the first generation, random maximal selections (``greedy``) or one job per row
     (``one-job``, the authors' code); see :func:`initial_rows`."""
     scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
-    return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init),
-                      generations, compare, decision, normalise)
+    return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init,
+                                           patience), compare, decision, normalise)
 
 
-def _ga_output(instance, found, generations, compare, decision, normalise) -> MethodOutput:
-    front, done = found
+def _ga_output(instance, found, compare, decision, normalise) -> MethodOutput:
+    front, done, stopped = found
     out = _front_method(instance, front, compare, decision, normalise=normalise)
     out.info["generations"] = done
-    if done < generations:
-        out.info["stopped"] = f"time_limit after {done} of {generations} generations"
+    if stopped:
+        out.info["stopped"] = stopped
     return out
 
 
@@ -427,7 +469,7 @@ def nsga2_method(instance: WindowInstance, generations: Generations = 500, popul
     """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s."""
     scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
     return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init),
-                      generations, compare, decision, normalise)
+                      compare, decision, normalise)
 
 
 def _single(points: list[FrontPoint]) -> MethodOutput:
