@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import iosched
+from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, evaluate
 from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job, even_groups, generate
 from iosched.models.forwarding import SCOPE, build_milp, choices, lower_bound, read_allocation
@@ -171,11 +172,13 @@ def test_milp_never_worse_than_heuristics_in_its_scope(seed, n, pool, anomalous,
 # --- model size and errors ---------------------------------------------------------------------------------------
 
 
-def test_too_many_configurations_is_an_error_result():
+def test_too_many_configurations_is_refused_naming_the_count():
+    """A model over max_configurations is a ParameterError (exit 2) naming the count, not an
+    error result (issue 21)."""
     jobs = [Job(f"j{i}", 8 * i, 8, 8, BC, 1.0, iops=("high", "low")[i % 2]) for i in range(6)]
     inst = machine(jobs, pool=2)  # two types of three interchangeable jobs: 4 x 4 configurations on node 0
-    r = iosched.solve("forwarding", inst, "milp", max_configurations=15)
-    assert r.status == "error" and "max_configurations=15" in r.info["error"]
+    with pytest.raises(ParameterError, match="16 co-location configurations exceed max_configurations=15"):
+        iosched.solve("forwarding", inst, "milp", max_configurations=15)
     ok = solved(inst, max_configurations=16)
     assert ok.info["configurations"] == 16 and ok.info["model_status"] == "optimal"
     assert ok.objective == pytest.approx(brute_force(inst, "total_io_time"))

@@ -258,3 +258,24 @@ def test_simulate_says_when_the_trace_overloads_the_machine(capsys, tmp_path):
                        "--no-plots")
     load = json.loads((tmp_path / "o" / "summary.json").read_text())["offered_load"]
     assert code == 0 and load["burst_buffer"] > 1 and "burst buffer" in err and "the queue grows" in err
+
+
+def test_bench_on_a_full_disk_stops_with_exit_2_and_no_partial_result(capsys, tmp_path, monkeypatch):
+    """A result that cannot be written stops the bench (exit 2 naming the file), no temporary or
+    partial file left, and the tasks not started are not run (issue 21)."""
+    import errno
+
+    import iosched.files
+
+    replace = os.replace
+
+    def full(src, dst):  # the suite's file is written, the first result is not
+        if Path(dst).name != "suite.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        replace(src, dst)
+
+    monkeypatch.setattr(iosched.files.os, "replace", full)
+    code, _, err = run(capsys, "bench", "window-random", "--out", tmp_path / "b", "--workers", "1")
+    assert code == 2 and "No space left on device" in err and "cannot write" in err and "results/" in err
+    left = sorted(p.name for p in (tmp_path / "b").rglob("*") if p.is_file() and p.name != ".lock")
+    assert left == ["suite.json"], left

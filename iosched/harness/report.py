@@ -27,7 +27,7 @@ def load_results(out: str | Path, skipped: list[Path] | None = None) -> list[dic
     from iosched.harness.runner import read_result
 
     rows = []
-    for p in sorted(Path(out, "results").glob("*.json")):
+    for p in sorted(Path(out, "results").glob("[!.]*.json")):  # (a write in progress is a dot file)
         record = read_result(p)
         if record is None:
             if skipped is not None:

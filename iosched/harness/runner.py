@@ -40,6 +40,7 @@ from pathlib import Path
 
 from iosched import validate
 from iosched.errors import ParameterError
+from iosched.files import write_text
 from iosched.harness.suite import Suite, Task
 
 # status of a record: the method ran (OK), or why it did not give a usable answer
@@ -263,10 +264,8 @@ def needs_fresh_process(task: Task) -> bool:
 
 
 def _write(out: Path, record: dict, env: dict) -> None:
-    path = out / "results" / f"{record['key']}.json"
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({**record, **env}, indent=1))
-    os.replace(tmp, path)
+    """The record, whole or not at all (a full disk: OutputError, no partial file left)."""
+    write_text(out / "results" / f"{record['key']}.json", json.dumps({**record, **env}, indent=1))
 
 
 def read_result(path: Path) -> dict | None:
@@ -284,7 +283,7 @@ def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: 
     """The tasks without a readable result yet (and, with ``retry_failed``, those that failed; with
     ``retry_starved``, those starved of CPU)."""
     done = set()
-    for path in (out / "results").glob("*.json"):
+    for path in (out / "results").glob("[!.]*.json"):
         record = read_result(path)
         if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)) \
                 and not (retry_starved and record.get("starved")):
@@ -341,8 +340,8 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
 
 
 def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved) -> dict:
-    (out / "suite.json").write_text(json.dumps({"name": suite.name, "problem": suite.problem,
-                                                "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
+    write_text(out / "suite.json", json.dumps({"name": suite.name, "problem": suite.problem,
+                                              "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
     todo = pending(suite, out, retry_failed, retry_starved)
     env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
@@ -384,8 +383,13 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         try:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = [pool.submit(run, t) for t in todo]
-                for fut in as_completed(futures):
-                    finish(fut.result())
+                try:
+                    for fut in as_completed(futures):
+                        finish(fut.result())
+                except BaseException:  # a result that cannot be written (a full disk): stop, run nothing more
+                    for fut in futures:
+                        fut.cancel()
+                    raise
         finally:
             for w in warm:
                 w.close()

@@ -340,9 +340,7 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)  # the whole method: configurations, build, handover and solve
     try:
-        data = choices(instance, max_configurations, deadline)
-    except ModelTooLarge as e:
-        return MethodOutput(None, Status.ERROR, info={"error": str(e), "scope": SCOPE})
+        data = choices(instance, max_configurations, deadline)  # ModelTooLarge (a ParameterError) refuses
     except TimeoutError as e:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE})
     configurations = sum(len(n.configs) for n in data.nodes.values())
