@@ -66,6 +66,9 @@ class Problem:
     instance_type: type | None = None  # the Instance class (from_dict / from_json)
     solution_from_dict: Callable[[dict], Any] | None = None
     gap_reference: Callable[[Any, str], str] | None = None  # (instance, objective) -> what ``bound`` is, in words
+    # (instance, Result) -> the problem's own report columns for one result ({name: number or bool}; the
+    # report gives each configuration's mean, a bool as a share), beside the gap to the bound
+    report_columns: Callable[[Any, Any], dict] | None = None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name or a file name."""

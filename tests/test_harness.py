@@ -391,3 +391,23 @@ def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path):
     assert pending(suite, tmp_path / "out") == []
     assert [(t.method, t.instance) for t in pending(suite, tmp_path / "out", retry_starved=True)] == \
         [("naive", "paper:example")]
+
+
+def test_window_results_carry_decision_level_columns(tmp_path):
+    """Window's report columns: the decision's loss against the exact decision (80 % nodes, 90 %
+    BB on the paper's example) in points, and whether the exact front dominates it; the report
+    gives their means per configuration (issue 20: naive's hypervolume gap read 6,784 %)."""
+    import iosched
+    from iosched.core import get_problem
+    from iosched.instances.window import PAPER_EXAMPLE
+
+    columns = get_problem("window").report_columns
+    naive = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "naive"))  # J1: 80 nodes, 20 TB
+    assert naive == {"node_loss_pts": 0.0, "bb_loss_pts": 70.0, "dominated": True}
+    cpu = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "constrained-cpu"))  # J1 + J5: 100, 20
+    assert cpu == {"node_loss_pts": -20.0, "bb_loss_pts": 70.0, "dominated": False}
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    run_suite(suite, tmp_path / "out", workers=1, progress=False)
+    table = {r["config"]: r for r in report.summarize(report.load_results(tmp_path / "out"))}
+    assert table["naive"]["mean_dominated"] is not None and 0 <= table["naive"]["mean_dominated"] <= 1
+    assert set(table["weighted[node_weight=0.5]"]) == set(table["naive"])

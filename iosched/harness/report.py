@@ -6,7 +6,9 @@ per **configuration** (a method and its parameters, profile included: ``exact[en
 the seeds of one configuration are its runs): runs and distinct seeds, runs solved (a
 feasible answer), mean, spread (standard deviation over the runs) and max of the gap to
 the best bound, mean gap to the best value, success rate, runs starved of CPU (see
-:mod:`iosched.harness.runner`), and the shifted geometric mean of the time (shift 1 s).
+:mod:`iosched.harness.runner`), the shifted geometric mean of the time (shift 1 s), and the
+mean of the problem's own columns (``Problem.report_columns``: for ``window`` the decision's
+node and burst-buffer loss against the exact decision and the share of dominated decisions).
 Gaps are |reference - value| / |value|.
 """
 
@@ -105,8 +107,20 @@ def summarize(rows: list[dict]) -> list[dict]:
             "sgm_time_s": _sgm([r["solve_s"] for r in rs if r.get("solve_s") is not None]),
             "starved": sum(1 for r in rs if r.get("starved")),
             "statuses": {s: sum(1 for r in rs if r["status"] == s) for s in sorted({r["status"] for r in rs})},
+            **_columns(rs),
         })
-    return table
+    keys = list(dict.fromkeys(k for row in table for k in row))  # one set of columns for every row (CSV)
+    return [{k: row.get(k) for k in keys} for row in table]
+
+
+def _columns(rows: list[dict]) -> dict:
+    """The problem's own report columns (``Problem.report_columns``, in each record's ``columns``):
+    their mean over the configuration's runs that have them (a yes/no column as a share)."""
+    values: dict[str, list[float]] = {}
+    for r in rows:
+        for key, value in (r.get("columns") or {}).items():
+            values.setdefault(key, []).append(float(value))
+    return {f"mean_{key}": sum(v) / len(v) for key, v in values.items()}
 
 
 def per_instance(rows: list[dict]) -> list[dict]:

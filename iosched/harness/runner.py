@@ -92,6 +92,7 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
     start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
     try:
         import iosched
+        from iosched.core import get_problem
         from iosched.harness.suite import load_instance
 
         inst = load_instance(task["problem"], task["instance"])
@@ -107,6 +108,9 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
                   "bound_s": res.bound_time_s, "solve_cpu_s": solve_cpu,
                   "starved": status == TIME_LIMIT and solve_cpu < STARVED * budget(task["params"]),
                   "message": res.info.get("error", "")}
+        columns = get_problem(task["problem"]).report_columns
+        if columns is not None:
+            record["columns"] = columns(inst, res)
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}
     except Exception as e:  # a crash is a result too
