@@ -37,7 +37,7 @@ def write(tmp_path, text, name="suite.toml"):
 
 
 def results(out):
-    return [json.loads(p.read_text()) for p in sorted(Path(out, "results").glob("*.json"))]
+    return [json.loads(p.read_text()) for p in sorted(Path(out, "results").glob("[!.]*.json"))]
 
 
 def test_builtin_suites_load():
@@ -107,7 +107,8 @@ def test_solver_free_tasks_share_warm_workers_and_solver_tasks_get_their_own(tmp
 
 
 def test_a_task_past_its_timeout_takes_its_warm_worker_down_and_the_next_task_runs(tmp_path):
-    methods = '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000 }\n[[methods]]\nname = "naive"'
+    methods = ('[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000, patience = 1000000 }\n'
+               '[[methods]]\nname = "naive"')
     suite = load_suite(str(write(tmp_path, WARM.format(timeout=5, methods=methods))))
     counts = run_suite(suite, tmp_path / "out", workers=1, progress=False)
     rows = results(tmp_path / "out")
@@ -136,16 +137,16 @@ def test_resume_after_sigkill(tmp_path):
     # tasks of about a second each (warm workers run the periodic suite's in a fraction of one)
     names = ", ".join(f'"random:{seed}:20"' for seed in range(12))
     path = write(tmp_path, f'problem = "window"\n[instances]\nnames = [{names}]\n'
-                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 4000 }\n')
+                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 4000, patience = 1000000 }\n')
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "iosched.cli", "bench", str(path), "--out", str(out), "--workers", "2"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / "results").glob("*.json"))) < 2:
+    while time.time() < deadline and len(list((out / "results").glob("[!.]*.json"))) < 2:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    first = len(list((out / "results").glob("*.json")))
+    first = len(list((out / "results").glob("[!.]*.json")))
     assert 2 <= first < 12, "the kill came too late to test resuming"
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     suite = load_suite(str(path))
@@ -251,7 +252,7 @@ def test_garbled_results_rerun_and_report_names_them(tmp_path, capsys):
     suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
     out = tmp_path / "out"
     run_suite(suite, out, progress=False)
-    files = sorted((out / "results").glob("*.json"))
+    files = sorted((out / "results").glob("[!.]*.json"))
     files[0].write_text(files[0].read_text()[:40])  # truncated
     files[1].write_text("\x00\x01garbage")
     assert sorted(t.key for t in pending(suite, out)) == sorted(f.stem for f in files[:2])
@@ -266,7 +267,7 @@ def test_retry_failed_reruns_only_failed_tasks(tmp_path):
     suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
     out = tmp_path / "out"
     run_suite(suite, out, progress=False)
-    path = sorted((out / "results").glob("*.json"))[0]
+    path = sorted((out / "results").glob("[!.]*.json"))[0]
     record = json.loads(path.read_text())
     path.write_text(json.dumps({**record, "status": "ERROR", "message": "made up"}))
     assert run_suite(suite, out, progress=False)["done"] == 0
@@ -292,7 +293,7 @@ def test_one_bench_at_a_time_per_directory(tmp_path):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(ParameterError, match="in use by another 'iosched bench'"):
             run_suite(suite, out, progress=False)
-    assert not list((out / "results").glob("*.json"))
+    assert not list((out / "results").glob("[!.]*.json"))
     assert run_suite(suite, out, progress=False)["done"] == 4  # free again once the holder is gone
 
 
@@ -318,7 +319,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_workers_die_with_a_killed_bench(tmp_path):
     path = write(tmp_path, 'problem = "window"\ntimeout = 600\n[instances]\nnames = ["random:0:50", "random:1:50"]\n'
-                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000 }\n')
+                           '[[methods]]\nname = "bbsched-ga"\nparams = { generations = 1000000, patience = 1000000 }\n')
     cmd = [sys.executable, "-m", "iosched.cli", "bench", str(path), "--out", str(tmp_path / "out"), "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
