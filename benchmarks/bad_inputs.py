@@ -220,7 +220,7 @@ def edge_cases(folder: str, full_disk: str | None):
         "bounded", 60.0
     yield 4, "SWF not UTF-8", ["simulate", file("latin.swf", b"; MaxNodes: 4392\n; \xe9t\xe9\n" +
                                                  _job(1, 0).encode() + b"\n"), "--out",
-                               os.path.join(folder, "s1"), "--quiet", "--no-plots"], "clear", 0
+                               os.path.join(folder, "s1"), "--quiet", "--no-plots"], "handled", 10.0
     yield 4, "SWF submit time 2^63", ["simulate", file("big.swf", _swf([_job(1, 2**63)])), "--out",
                                       os.path.join(folder, "s2"), "--quiet", "--no-plots"], "clear", 0
     yield 4, "simulate --out under /proc", ["simulate", "generate:0:200", "--out", "/proc/iosched-out", "--quiet",

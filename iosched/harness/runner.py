@@ -30,6 +30,7 @@ import os
 import platform
 import queue
 import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from importlib import metadata
 from pathlib import Path
 
 from iosched import validate
-from iosched.errors import ParameterError
+from iosched.errors import OutputError, ParameterError
 from iosched.files import write_text
 from iosched.harness.suite import Suite, Task
 
@@ -309,9 +310,14 @@ def _lock(out: Path):
         handle.close()
         raise ParameterError(f"{out} is in use by another 'iosched bench' ({holder}); wait for it or use "
                              "another --out") from None
-    handle.truncate(0)
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
+    try:
+        handle.truncate(0)
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            handle.close()
+        raise OutputError(f"cannot write {str(out / '.lock')!r}: {e.strerror or e}") from None
     try:
         yield
     finally:
@@ -338,9 +344,15 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
         validate.integer("--workers", workers, 1, 1024, error=ParameterError)
     if memory_mb is not None:
         validate.integer("--memory-mb", memory_mb, MIN_MEMORY_MB, error=ParameterError)
-    _prepare(out)
-    with _lock(out):
-        return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved)
+    created = not out.exists()
+    try:
+        _prepare(out)
+        with _lock(out):
+            return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved)
+    except OutputError:  # a full disk: a folder this run made and that holds no result goes again
+        if created and not any((out / "results").glob("[!.]*.json")):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved) -> dict:
