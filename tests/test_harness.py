@@ -412,3 +412,20 @@ def test_window_results_carry_decision_level_columns(tmp_path):
     table = {r["config"]: r for r in report.summarize(report.load_results(tmp_path / "out"))}
     assert table["naive"]["mean_dominated"] is not None and 0 <= table["naive"]["mean_dominated"] <= 1
     assert set(table["weighted[node_weight=0.5]"]) == set(table["naive"])
+
+
+def test_dask_workers_under_their_nanny_run_every_task(tmp_path):
+    """Default Dask workers (processes, nanny on) are daemonic: solver-free tasks run in the worker,
+    solver tasks in a subprocess (issue 20: every task failed with 'daemonic processes are not
+    allowed to have children')."""
+    distributed = pytest.importorskip("dask.distributed")
+    suite = load_suite(str(write(tmp_path, 'problem = "window"\nprofile = "quick"\n[instances]\n'
+                                           'names = ["paper:example", "random:1:12", "random:2:12"]\n'
+                                           '[[methods]]\nname = "naive"\n[[methods]]\nname = "exact"\n')))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        counts = run_suite(suite, tmp_path / "out", scheduler=cluster.scheduler_address, progress=False)
+    rows = results(tmp_path / "out")
+    assert counts["done"] == 6 and counts["failed"] == 0 and {r["status"] for r in rows} == {"OK"}
+    assert {r["worker"] for r in rows if r["method"] == "naive"} == {"dask"}
+    assert {r["worker"] for r in rows if r["method"] == "exact"} == {"subprocess"}

@@ -18,7 +18,8 @@ quarter of its budget in CPU is ``starved`` (a busy machine, not the method, end
 ``retry_starved`` reruns those. One run at a time per directory (a lock file,
 ``OUT/.lock``). Tasks run on a local pool of ``workers`` (every child process exits when the
 bench process dies), or on an existing Dask cluster given its scheduler address (``pip install
-iosched[dask]``), where each task has a fresh process.
+iosched[dask]``): default ``dask worker`` processes (under their nanny) run solver-free tasks
+themselves, importing iosched once, and start each solver task with ``subprocess``.
 """
 
 from __future__ import annotations
@@ -184,7 +185,11 @@ def _stop(proc) -> None:
 
 
 def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> dict:
-    """Run one task in a fresh (spawned) process; kill it after ``timeout`` seconds."""
+    """Run one task in a fresh (spawned) process; kill it after ``timeout`` seconds. In a
+    daemonic process (a Dask worker under its nanny), which multiprocessing forbids to have
+    children, the fresh process is started with ``subprocess`` instead."""
+    if mp.current_process().daemon:
+        return _run_subprocess(task, timeout, memory_mb)
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(task.to_dict(), memory_mb, child, os.getpid()), daemon=True)
@@ -201,6 +206,36 @@ def run_isolated(task: Task, timeout: float, memory_mb: int | None = None) -> di
     if record is None:
         record = _lost(time.perf_counter() - start, timeout, proc.exitcode, memory_mb)
     return {**task.to_dict(), "key": task.key, **record}
+
+
+def _run_subprocess(task: Task, timeout: float, memory_mb: int | None) -> dict:
+    """One task in ``python -m iosched.harness.runner`` (the task as JSON on stdin, the record as
+    the last line of stdout), killed after ``timeout`` seconds."""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "iosched.harness.runner"], capture_output=True, text=True,
+                              input=json.dumps({"task": task.to_dict(), "memory_mb": memory_mb}), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        record = _lost(timeout, timeout, None, memory_mb)
+    else:
+        lines = proc.stdout.strip().splitlines()
+        try:
+            record = json.loads(lines[-1])
+        except (IndexError, json.JSONDecodeError):
+            record = _lost(time.perf_counter() - start, timeout, -proc.returncode if proc.returncode < 0 else
+                           proc.returncode, memory_mb)
+    return {**task.to_dict(), "key": task.key, **record, "worker": "subprocess"}
+
+
+def run_on_worker(task: Task, timeout: float, memory_mb: int | None = None) -> dict:
+    """A task on a Dask worker: a method that runs a solver in a fresh process (:func:`run_isolated`),
+    any other in the worker itself, which imports iosched once as a warm worker does (its caches
+    emptied first). Such a task is bounded by its method's own time limit; the task timeout is
+    enforced on fresh processes only."""
+    if needs_fresh_process(task):
+        return run_isolated(task, timeout, memory_mb)
+    _forget_earlier_tasks()
+    return {**task.to_dict(), "key": task.key, **_run_task(task.to_dict(), memory_mb), "worker": "dask"}
 
 
 START_TIMEOUT = 300.0  # s for a warm worker to import iosched (a few seconds on an idle machine)
@@ -377,7 +412,7 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         from dask.distributed import as_completed as dask_completed
 
         with Client(scheduler) as client:
-            futures = [client.submit(run_isolated, t, suite.timeout, memory_mb, pure=False) for t in todo]
+            futures = [client.submit(run_on_worker, t, suite.timeout, memory_mb, pure=False) for t in todo]
             for fut in dask_completed(futures):
                 finish(fut.result())
     else:
@@ -417,3 +452,11 @@ def _threads(profile: str) -> int:
     from iosched.solvers import load_profile
 
     return load_profile(profile).threads
+
+
+if __name__ == "__main__":  # a task from stdin, its record on stdout (see _run_subprocess)
+    message = json.loads(sys.stdin.read())
+    _limit_memory(message["memory_mb"])
+    with contextlib.redirect_stdout(sys.stderr):  # whatever a solver prints stays off the record's line
+        record = _run_task(message["task"], message["memory_mb"])
+    print(json.dumps(record))
