@@ -241,3 +241,13 @@ def test_every_heuristic_passes_the_evaluator(seed, n, anomalous, method):
     ev = evaluate(inst, r.solution)
     assert ev.feasible and ev.to_dict() == r.evaluation.to_dict()
     assert set(r.solution.mapping) == {j.id for j in inst.jobs}
+
+
+@pytest.mark.parametrize("method", ["dfra", "mckp"])
+def test_heuristics_stop_at_their_time_limit_with_a_valid_allocation(method):
+    """Past its time limit (counted from solve's clock, generation included) a heuristic ends
+    time_limit with an allocation the evaluator accepts: the jobs not decided keep their default
+    mapping (issue 21: no heuristic had a budget)."""
+    res = iosched.solve("forwarding", "random:0:3000", method, time_limit=1e-6)
+    assert res.status == "time_limit" and res.evaluation.feasible and "time_limit" in res.info["stopped"]
+    assert iosched.solve("forwarding", "random:0:300", method).status in ("feasible", "optimal")

@@ -17,9 +17,11 @@ from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, machine_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
-from iosched.validate import Integer, Number, OneOf, integer
+from iosched.solvers import Deadline
+from iosched.validate import Integer, Number, OneOf, TimeLimit, integer
 
 RULES = ("seed", "pairs")
+CHECK_EVERY = 256  # jobs between two looks at the deadline
 
 
 def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) -> Allocation:
@@ -84,8 +86,8 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
 @register("forwarding", "dfra", objective="total_io_time")
 def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
          n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
-         f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed"
-         ) -> MethodOutput:
+         f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed",
+         time_limit: TimeLimit = None) -> MethodOutput:
     """DFRA (Ji et al., FAST'19): scale eligible jobs to ceil(N_io / F) idle nodes, isolate interference-prone ones.
 
     Per job, in dispatch order: (1) eligible if its history shows volume > ``v_min`` GB,
@@ -96,7 +98,11 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     neighbour on its default nodes (running, or placed before it) makes interference likely
     (``rule``, see :func:`interference_likely`), as many dedicated idle nodes as its default
     mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool.
+    Past ``time_limit`` (s; the default profile's when None) the jobs not yet decided keep their
+    default mapping: status time_limit with that allocation.
     """
+    deadline = Deadline.for_method(time_limit)
+    stopped = None
     idle = list(instance.idle_healthy)
     on_node: dict[int, list[Job]] = {}
     for r in instance.running:
@@ -104,7 +110,10 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
             on_node.setdefault(fid, []).append(r)
     dedicated: dict[str, list[int]] = {}
     rules: dict[str, str] = {}
-    for j in instance.jobs:
+    for n, j in enumerate(instance.jobs):
+        if not n % CHECK_EVERY and deadline.expired():
+            stopped = n
+            break
         default = [fid for fid, _ in instance.default_groups(j)]
         size = len(set(default))
         h = j.history
@@ -142,8 +151,12 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     counts: dict[str, int] = {}
     for text in rules.values():  # by the rule that fired: scale, anomaly, new, isolate, default
         counts[text.split(":")[0]] = counts.get(text.split(":")[0], 0) + 1
-    return MethodOutput(alloc, Status.FEASIBLE, info={"rules": rules, "rule_counts": counts,
-                                                      "idle_left": len(idle)})
+    info = {"rules": rules, "rule_counts": counts, "idle_left": len(idle)}
+    if stopped is not None:
+        info["stopped"] = (f"time_limit after {stopped} of {len(instance.jobs)} jobs: the rest keep their default "
+                           f"mapping")
+        return MethodOutput(alloc, Status.TIME_LIMIT, info=info)
+    return MethodOutput(alloc, Status.FEASIBLE, info=info)
 
 
 # --- MCKP (Bez et al., IPDPS'21) -------------------------------------------------------------------
@@ -165,13 +178,16 @@ def mckp_choices(instance: ForwardingInstance, pool: int) -> tuple[list[list[int
     return counts, values, bw
 
 
-def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: int) -> tuple[list[int], float]:
+def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: int,
+               deadline: Deadline | None = None) -> tuple[list[int], float]:
     """Multiple-choice knapsack by dynamic programming over the capacity: one choice per item (its
     weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
-    item and the value; exact (O(items x capacity x choices))."""
+    item and the value; exact (O(items x capacity x choices)). TimeoutError past ``deadline``."""
     best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
     picks = []
-    for w, v in zip(weights, values):
+    for n, (w, v) in enumerate(zip(weights, values)):
+        if deadline is not None and not n % 64 and deadline.expired():
+            raise TimeoutError(f"the program stopped at its time limit after {n} of {len(weights)} jobs")
         new = np.full(capacity + 1, -np.inf)
         pick = np.zeros(capacity + 1, dtype=np.int64)
         for i, (wi, vi) in enumerate(zip(w, v)):
@@ -194,15 +210,21 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
 
 
 @register("forwarding", "mckp", objective="total_io_time")
-def mckp(instance: ForwardingInstance) -> MethodOutput:
+def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
 
     Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
     pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
-    I/O time the evaluator scores)."""
+    I/O time the evaluator scores). Past ``time_limit`` (s; the default profile's when None):
+    status time_limit with every job on its default mapping."""
+    deadline = Deadline.for_method(time_limit)
     pool = len(instance.idle_healthy)
     counts, values, bw = mckp_choices(instance, pool)
-    chosen, value = mckp_solve(counts, values, pool)
+    try:
+        chosen, value = mckp_solve(counts, values, pool, deadline)
+    except TimeoutError as e:
+        return MethodOutput(allocation(instance, {}), Status.TIME_LIMIT,
+                            info={"stopped": f"time_limit: {e}; every job on its default mapping"})
     idle = list(instance.idle_healthy)
     dedicated = {}
     for j, ks, i in zip(instance.jobs, counts, chosen):
