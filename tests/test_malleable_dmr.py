@@ -270,7 +270,7 @@ def test_simulated_methods_stop_at_their_time_limit(method):
     """Past its time limit (counted from solve's clock, loading included) a simulated policy stops
     with status time_limit and no schedule: a partial run is not one (issue 21: dmr on 200,000
     jobs ran 114 s)."""
-    res = solve("malleable", "random:0:3000", method, time_limit=1e-6)
+    res = solve("malleable", "random:0:3000", method, time_limit=1e-6, attach_bound=False)
     assert res.status.value == "time_limit" and res.solution is None
     assert res.info["events"] > 0
     whole = solve("malleable", "random:0:30", method)
