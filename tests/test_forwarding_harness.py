@@ -88,3 +88,19 @@ def test_online_rows_on_a_short_trace():
     assert rows["fixed"]["dispatched"] == rows["dfra"]["dispatched"] > 0
     again = {r["method"]: r for r in online_rows(trace, ("fixed", "dfra"))}
     assert again == rows  # deterministic
+
+
+def test_dfra_rule_by_rule_accounts_for_its_whole_total():
+    """Issue 24: where DFRA's total I/O time goes on random:0:200, rule by rule beside the MILP's
+    allocation; the rows add up to each allocation's evaluated total (placed jobs + the delay to
+    the running jobs)."""
+    import iosched
+    from iosched.harness.forwarding import RULE_INSTANCE, rule_costs
+
+    rows, comps = rule_costs()
+    for method, key in (("dfra", "dfra_s"), ("milp", "milp_s")):
+        params = {"profile": "quick"} if method == "milp" else {}
+        total = iosched.solve("forwarding", RULE_INSTANCE, method, attach_bound=False, **params).objective
+        assert sum(r[key] for r in rows) == pytest.approx(total, rel=1e-9)
+    assert rows[-1]["rule"] == "delay to the running jobs" and len(comps) == len(rows)
+    assert all(c["paper_value"] is None and c["note"] for c in comps)
