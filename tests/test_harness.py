@@ -429,3 +429,11 @@ def test_dask_workers_under_their_nanny_run_every_task(tmp_path):
     assert counts["done"] == 6 and counts["failed"] == 0 and {r["status"] for r in rows} == {"OK"}
     assert {r["worker"] for r in rows if r["method"] == "naive"} == {"dask"}
     assert {r["worker"] for r in rows if r["method"] == "exact"} == {"subprocess"}
+
+
+def test_a_method_that_gives_up_early_is_not_starved():
+    from iosched.harness.runner import _starved
+
+    assert _starved("TIME_LIMIT", 9.0, 0.5, 10.0)  # its whole budget on the clock, little CPU
+    assert not _starved("TIME_LIMIT", 1.3, 0.5, 10.0)  # refused on its own estimate after 1.3 s of 10
+    assert not _starved("TIME_LIMIT", 9.0, 8.0, 10.0) and not _starved("OK", 9.0, 0.5, 10.0)

@@ -173,6 +173,9 @@ def test_milp_pattern_ignores_solver_noise():
     (it once put I/O inside an AstroPhysics compute)."""
     res = iosched.solve("periodic", paper_set(10), "milp", periods=[141417.0], profile="quick")
     if res.solution is None:  # a loaded machine: HiGHS found no incumbent in what the quick profile leaves it
+        # HiGHS ends this MILP at its gap after about 14 s of CPU on an idle machine; 600 s of wall time leave
+        # it that at a load of 40 on 2 cores, and an idle machine does not wait for the limit
         res = iosched.solve("periodic", paper_set(10), "milp", periods=[141417.0],
-                            profile=Profile("longer", 40.0, 1e-4, 1, 0))
-    assert res.solution is not None and res.evaluation.feasible, [str(v) for v in res.evaluation.violations[:3]]
+                            profile=Profile("longer", 600.0, 1e-4, 1, 0))
+    assert res.solution is not None, f"no pattern: {res.status.value}, {res.info}"
+    assert res.evaluation.feasible, [str(v) for v in res.evaluation.violations[:3]]
