@@ -14,12 +14,11 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
-from iosched.files import atomic_path, write_text
+from iosched.files import atomic_path, make_writable_folder, write_text
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -374,8 +373,7 @@ def _results_folder(out: Path) -> bool:
     """Create ``out`` (True if it did not exist) and check a file can be made in it (OutputError if not)."""
     created = not out.exists()
     try:
-        out.mkdir(exist_ok=True)
-        tempfile.TemporaryFile(dir=out).close()
+        make_writable_folder(out)
     except OSError as e:
         if created:
             shutil.rmtree(out, ignore_errors=True)

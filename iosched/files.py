@@ -53,3 +53,11 @@ def save_figure(fig, path: str | Path, dpi: int = 120) -> Path:
     with atomic_path(target) as tmp:
         fig.savefig(tmp, dpi=dpi, format=target.suffix.lstrip(".").lower() or None)
     return target
+
+
+def make_writable_folder(folder: str | Path) -> None:
+    """Create ``folder`` (and its parents) and prove a file can be made in it; OSError if not
+    (callers name the option it came from)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tempfile.TemporaryFile(dir=folder).close()

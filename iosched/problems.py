@@ -80,8 +80,8 @@ def _window_columns(instance, result) -> dict:
     best = _window_heuristics.decide(instance, list(front))
     ev, cap = result.evaluation, instance.capacity
     if instance.has_ssd:
-        _, used, waste = window_eval.ssd_placement(instance, [i for i, j in enumerate(instance.jobs)
-                                                              if j.id in set(sel.selected)])
+        chosen = set(sel.selected)
+        _, used, waste = window_eval.ssd_placement(instance, [i for i, j in enumerate(instance.jobs) if j.id in chosen])
         mine = (ev.nodes, ev.burst_buffer, used, -waste)
     else:
         mine = (ev.nodes, ev.burst_buffer)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from iosched import validate
 from iosched.errors import OutputError, ParameterError
-from iosched.files import write_text
+from iosched.files import make_writable_folder, write_text
 from iosched.harness.suite import Suite, Task
 
 # status of a record: the method ran (OK), or why it did not give a usable answer
@@ -231,8 +231,7 @@ def _run_subprocess(task: Task, timeout: float, memory_mb: int | None) -> dict:
         try:
             record = json.loads(lines[-1])
         except (IndexError, json.JSONDecodeError):
-            record = _lost(time.perf_counter() - start, timeout, -proc.returncode if proc.returncode < 0 else
-                           proc.returncode, memory_mb)
+            record = _lost(time.perf_counter() - start, timeout, proc.returncode, memory_mb)
     return {**task.to_dict(), "key": task.key, **record, "worker": "subprocess"}
 
 
@@ -371,10 +370,7 @@ def _lock(out: Path):
 def _prepare(out: Path) -> None:
     """Create OUT/results and prove it writable before any task runs."""
     try:
-        (out / "results").mkdir(parents=True, exist_ok=True)
-        probe = out / "results" / f".probe{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
+        make_writable_folder(out / "results")
     except OSError as e:
         raise ParameterError(f"--out {str(out)!r} is not a writable directory: {e.strerror or e}") from None
 

@@ -622,10 +622,11 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     prof = load_profile(profile)
     deadline = Deadline(prof.time_limit)  # the whole method: grid, build, handover and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
-    needed = (1 + MILP_HANDOVER) * MILP_S_PER_VARIABLE * milp_variables(instance, grid)
+    variables = milp_variables(instance, grid)
+    needed = (1 + MILP_HANDOVER) * MILP_S_PER_VARIABLE * variables
     if needed > deadline.remaining():
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (
-            f"the MILP was not built: {milp_variables(instance, grid):,} variables would take about {needed:.3g} s "
+            f"the MILP was not built: {variables:,} variables would take about {needed:.3g} s "
             f"to build and hand to HiGHS, {deadline.remaining():.3g} s left (cpsat solves the same model)")})
     # Pyomo hands the model to HiGHS in about 2.3-2.5 times its build time (measured, 14k-39k variables)
     m, outcome, note = solve_pyomo_within(lambda: _milp(instance, grid, objective), prof, deadline, MILP_HANDOVER)
