@@ -15,9 +15,10 @@ import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
-from iosched.evaluate.forwarding import Allocation, dedicated_time, machine_times
+from iosched.evaluate.forwarding import Allocation, alone_time, dedicated_time, machine_times, node_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
-from iosched.validate import Integer, Number, OneOf, integer
+from iosched.solvers import Deadline
+from iosched.validate import Integer, Number, OneOf, TimeLimit, integer
 
 RULES = ("seed", "pairs")
 
@@ -213,3 +214,140 @@ def mckp(instance: ForwardingInstance) -> MethodOutput:
     if len({instance.node[f].bandwidth for f in instance.idle_healthy}) > 1:
         info["note"] = "the pool's bandwidths differ: the program valued every node at the slowest"
     return MethodOutput(allocation(instance, dedicated), Status.FEASIBLE, info=info)
+
+
+# --- local search over every allocation --------------------------------------------------------------
+
+
+class _State:
+    """An allocation being improved: every node's users and every job's part times, re-evaluated node by
+    node with the evaluator's own :func:`node_times` (so a move's change is exactly the evaluator's)."""
+
+    def __init__(self, instance: ForwardingInstance, mapping: dict[str, dict[int, int]], weight: dict[str, float]):
+        self.instance = instance
+        self.jobs = {j.id: j for j in instance.running + instance.jobs}
+        self.weight = weight
+        self.users: dict[int, dict[str, int]] = {}
+        for r in instance.running:
+            for f, c in instance.groups(r):
+                on = self.users.setdefault(f, {})
+                on[r.id] = on.get(r.id, 0) + c
+        for jid, groups in mapping.items():
+            for f, c in groups.items():
+                self.users.setdefault(f, {})[jid] = c
+        self.part: dict[str, dict[int, float]] = {jid: {} for jid in self.jobs}
+        for f, on in self.users.items():
+            for jid, t in self._node(f, on).items():
+                self.part[jid][f] = t
+        self.time = {jid: max(p.values()) for jid, p in self.part.items()}
+
+    def _node(self, f: int, on: dict[str, int]) -> dict[str, float]:
+        ids = list(on)
+        return dict(zip(ids, node_times(self.instance, f, [(self.jobs[u], on[u]) for u in ids])))
+
+    def groups(self, jid: str) -> dict[int, int]:
+        return {f: self.users[f][jid] for f in self.part[jid]}
+
+    def move(self, jid: str, groups: dict[int, int], apply: bool = False) -> float:
+        """The change of the weighted total time when job ``jid`` takes ``groups`` (node -> compute nodes)
+        instead of its own; made if ``apply``."""
+        touched = set(self.part[jid]) | set(groups)
+        new_on, new_part = {}, {}
+        for f in touched:
+            on = {u: c for u, c in self.users.get(f, {}).items() if u != jid}
+            if f in groups:
+                on[jid] = groups[f]
+            new_on[f] = on
+            new_part[f] = self._node(f, on) if on else {}
+        affected = {u for f in touched for u in new_on[f]} | {u for f in touched for u in self.users.get(f, {})}
+        delta, times = 0.0, {}
+        for u in affected:
+            t = max([p for f, p in self.part[u].items() if f not in touched]
+                    + [new_part[f][u] for f in touched if u in new_part[f]], default=0.0)
+            times[u] = t
+            delta += self.weight[u] * (t - self.time[u])
+        if apply:
+            for f in touched:
+                for u in self.users.get(f, {}):
+                    self.part[u].pop(f, None)
+                if new_on[f]:
+                    self.users[f] = new_on[f]
+                    for u, t in new_part[f].items():
+                        self.part[u][f] = t
+                else:
+                    self.users.pop(f, None)
+            self.time.update(times)
+        return delta
+
+
+def _search_moves(state: _State, job: Job, nodes: list[int], default: dict[int, int]) -> list[dict[int, int]]:
+    """Candidate mappings of ``job``: its default one, each usable node alone, and its compute nodes split
+    evenly over the k best single nodes (k = 2, 4, ... up to what its I/O links can fill)."""
+    singles = sorted(nodes, key=lambda f: state.move(job.id, {f: job.nodes}))
+    out = [default] + [{f: job.nodes} for f in singles]
+    need = job.io_nodes * job.node_bandwidth / min(state.instance.capacity(f) for f in nodes)
+    k = 2
+    while k <= min(job.nodes, len(nodes)) and k < 2 * need:
+        out.append(dict(even_groups(job.nodes, singles[:k])))
+        k *= 2
+    return out
+
+
+@register("forwarding", "search", objective="total_io_time")
+def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "fixed", "dfra", "mckp"))] = "best",
+           objective: Annotated[str, OneOf(("total_io_time", "total_slowdown"))] = "total_io_time",
+           time_limit: TimeLimit = None) -> MethodOutput:
+    """Local search over every allocation: from ``start`` (``best``: the best of fixed, DFRA and MCKP), move
+    one job at a time to the mapping that lowers ``objective`` most -- its default mapping, any single
+    forwarding node (shared or idle, default or pool), or an even split over its best k nodes -- until no
+    move improves or ``time_limit`` s have passed (status time_limit, the best allocation found).
+
+    Nodes dedicated to a running job are never used; moves are scored exactly as the evaluator scores
+    them (node by node with :func:`node_times`). The result claims no dedicated node."""
+    deadline = Deadline.for_method(time_limit)
+    starts = {"fixed": fixed, "dfra": dfra, "mckp": mckp}
+    names = list(starts) if start == "best" else [start]
+    weight = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j)
+              for j in instance.running + instance.jobs}
+    best, best_value = None, math.inf
+    for name in names:
+        alloc = starts[name](instance).solution
+        mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
+        state = _State(instance, mapping, weight)
+        value = sum(weight[u] * t for u, t in state.time.items())
+        if value < best_value:
+            best, best_value, origin = state, value, name
+        if deadline.expired():
+            break
+    state = best
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    nodes = [f.id for f in instance.forwarding_nodes if f.id not in banned]
+    defaults = {j.id: _merged(instance.default_groups(j)) for j in instance.jobs}
+    moves, rounds, status = 0, 0, Status.FEASIBLE
+    improved = True
+    while improved and status == Status.FEASIBLE:
+        improved, rounds = False, rounds + 1
+        for j in sorted(instance.jobs, key=lambda j: -weight[j.id] * state.time[j.id]):
+            if deadline.expired():
+                status = Status.TIME_LIMIT
+                break
+            here = state.groups(j.id)
+            cands = [g for g in _search_moves(state, j, nodes, defaults[j.id]) if g != here]
+            if not cands:
+                continue
+            deltas = [state.move(j.id, g) for g in cands]
+            k = min(range(len(cands)), key=deltas.__getitem__)
+            if deltas[k] < -1e-9 * max(1.0, abs(best_value)):
+                state.move(j.id, cands[k], apply=True)
+                moves, improved = moves + 1, True
+    mapping = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
+    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
+    return MethodOutput(Allocation(mapping, frozenset(), avoid), status,
+                        info={"start": origin, "moves": moves, "rounds": rounds, "objective": objective})
+
+
+def _merged(groups) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for f, c in groups:
+        out[f] = out.get(f, 0) + c
+    return out
