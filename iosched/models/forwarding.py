@@ -1,4 +1,5 @@
-"""The exact allocation MILP over DFRA's remapping space, and bounds valid for every allocation.
+"""The exact allocation MILP over DFRA's remapping space (``milp-dfra-space``), and bounds valid for every
+allocation (the MILP over every allocation is :mod:`iosched.models.forwarding_every`).
 
 **Scope.** Each job to place either keeps its default mapping (shared with whoever else is
 on those forwarding nodes) or gets k dedicated healthy idle nodes of one bandwidth, its
@@ -338,7 +339,7 @@ HANDOVER = 2.5
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     prof = load_profile(profile)
-    deadline = Deadline(prof.time_limit)  # the whole method: configurations, build, handover and solve
+    deadline = Deadline.for_method(prof.time_limit)  # the whole method: configurations, build, handover and solve
     try:
         data = choices(instance, max_configurations, deadline)
     except ModelTooLarge as e:
@@ -367,15 +368,9 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
     return MethodOutput(alloc, Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE, info=info)
 
 
-@register("forwarding", "milp", objective="total_io_time")
-def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time",
-         profile: str = "default", max_configurations: Configurations = 20_000) -> MethodOutput:
+@register("forwarding", "milp-dfra-space", objective="total_io_time")
+def milp_dfra_space(instance: ForwardingInstance,
+                    objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time", profile: str = "default",
+                    max_configurations: Configurations = 20_000) -> MethodOutput:
     """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound."""
     return _milp(instance, objective, profile, max_configurations)
-
-
-@register("forwarding", "milp-max", objective="max_io_time")
-def milp_max(instance: ForwardingInstance, profile: str = "default",
-             max_configurations: Configurations = 20_000) -> MethodOutput:
-    """The choice MILP minimising the largest I/O time of the jobs placed."""
-    return _milp(instance, "max_io_time", profile, max_configurations)
