@@ -179,3 +179,13 @@ def brute_instance():
 def test_bad_parameters(params, name):
     with pytest.raises(iosched.ParameterError, match=name):
         iosched.solve("forwarding", brute_instance(), "milp", **params)
+
+
+def test_bound_leaves_out_nodes_dedicated_to_running_jobs():
+    """One usable node of 2.5 GB/s (the other is a running job's own): a job of 64 GB on links of 5 GB/s
+    takes at least 64 / 2.5 s whatever the allocation, and the every-allocation MILP meets it."""
+    nodes = (ForwardingNode(0, BF), ForwardingNode(1, BF, False, "pool"))
+    r = Job("r", 0, 2, 2, 1.0, 1.0, forwarding=((1, 2),), dedicated=True)
+    inst = ForwardingInstance(512, 512, nodes, (Job("a", 2, 2, 2, 2.5, 64.0),), (r,))
+    assert lower_bound(inst) == pytest.approx(64 / 2.5)
+    assert solved(inst).objective == pytest.approx(64 / 2.5) == brute_force(inst, "total_io_time")

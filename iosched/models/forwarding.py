@@ -34,10 +34,9 @@ check this). The pool: sum_{j, o of bandwidth b} k_o y[j, o] <= the healthy idle
 bandwidth b. The price is prod_t (members_t + 1) configurations per node
 (``max_configurations`` bounds it).
 
-:func:`lower_bound` is valid for every allocation the evaluator accepts: job j's time is at
-least volume_j / R_j, its total rate R_j at most its own links io_j B_c,j (and its nodes'
-capacity), the sum of all R_j at most the total capacity of all forwarding nodes; the
-convex program min sum w_j / R_j is solved in closed form (water-filling on sqrt(w_j)).
+:func:`lower_bound` is valid for every allocation the evaluator accepts (proof in its
+docstring): each job at most its links' speed, all of them within the capacity of the
+nodes not dedicated to running jobs, solved in closed form (water-filling on sqrt(w_j)).
 """
 
 from __future__ import annotations
@@ -96,15 +95,28 @@ def _waterfill(weights: list[float], caps: list[float], capacity: float) -> floa
 
 
 def lower_bound(instance: ForwardingInstance, objective: str = "total_io_time") -> float | None:
-    """A lower bound on ``objective`` valid for every allocation (see the module docstring)."""
+    """A lower bound on ``objective`` valid for every allocation the evaluator accepts.
+
+    Proof. Let job j to place (volume V_j, n_j compute nodes) have c_f of them on node f, at effective rate
+    r_f there. Its time is max_f (V_j c_f / n_j) / r_f >= V_j / R_j with R_j = sum_f r_f (a largest ratio
+    is at least the ratio of the sums). Each r_f is at most the part's links c_f io_j B_c,j / n_j (the
+    slowdown only divides it), so R_j <= io_j B_c,j, and at most f's capacity, so R_j <= min(n_j, U) C_max
+    over the U usable nodes (those not dedicated to a running job) of largest capacity C_max. On every node
+    the max-min fair shares sum to at most its capacity, so sum_j R_j <= C, the usable nodes' total
+    capacity. Running jobs' added time is never negative (another user never raises a share nor lowers a
+    slowdown). Hence total_io_time >= min sum_j V_j / R_j under those constraints, a convex program solved
+    in closed form (:func:`_waterfill`); total_slowdown the same with weights V_j / alone_j; max_io_time >=
+    max(max_j V_j / cap_j, sum_j V_j / C). No assumption beyond the evaluator's model; tight when every job
+    can run alone at its links' speed (the tests check it against enumeration).
+    """
     if objective == "forwarding_nodes_used":
         return float(max(len(instance.busy), 1))
     if objective not in MODEL_OBJECTIVES:
         return None
-    total = sum(instance.capacity(f.id) for f in instance.forwarding_nodes)
-    best = max(instance.capacity(f.id) for f in instance.forwarding_nodes)
-    nf = len(instance.forwarding_nodes)
-    caps = [min(j.io_nodes * j.node_bandwidth, min(j.nodes, nf) * best) for j in instance.jobs]
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    usable = [instance.capacity(f.id) for f in instance.forwarding_nodes if f.id not in banned]
+    total, best = sum(usable), max(usable)
+    caps = [min(j.io_nodes * j.node_bandwidth, min(j.nodes, len(usable)) * best) for j in instance.jobs]
     vols = [j.volume for j in instance.jobs]
     if objective == "max_io_time":
         return max(max(v / c for v, c in zip(vols, caps)), sum(vols) / total)
