@@ -32,19 +32,32 @@ def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) ->
     return Allocation(mapping, frozenset(dedicated), avoid)
 
 
+def _status(deadline: Deadline) -> Status:
+    """time_limit once the method's deadline has passed (the allocation is still whole), else feasible."""
+    return Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE
+
+
 @register("forwarding", "fixed", objective="total_io_time")
-def fixed(instance: ForwardingInstance) -> MethodOutput:
+def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
-    return MethodOutput(allocation(instance, {}), Status.FEASIBLE)
+    deadline = Deadline.for_method(time_limit)
+    out = allocation(instance, {})
+    return MethodOutput(out, _status(deadline))
 
 
 @register("forwarding", "round-robin", objective="total_io_time")
-def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32) -> MethodOutput:
-    """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1)."""
+def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32,
+                time_limit: TimeLimit = None) -> MethodOutput:
+    """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1);
+    past ``time_limit`` s the jobs not dealt yet keep their default mapping (status time_limit)."""
+    deadline = Deadline.for_method(time_limit)
     integer("k", k, 1, instance.compute_nodes, error=ParameterError)  # this instance's limit
     serving = [f.id for f in instance.forwarding_nodes if f.service == "default"]
     mapping = {}
     for j in instance.jobs:
+        if deadline.expired():
+            mapping[j.id] = instance.default_groups(j)
+            continue
         groups: list[tuple[int, int]] = []
         for g in range(j.start // k, (j.end - 1) // k + 1):
             n = min(j.end, (g + 1) * k) - max(j.start, g * k)
@@ -55,7 +68,7 @@ def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_C
                 groups.append((f, n))
         mapping[j.id] = tuple(groups)
     avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return MethodOutput(Allocation(mapping, frozenset(), avoid), Status.FEASIBLE,
+    return MethodOutput(Allocation(mapping, frozenset(), avoid), _status(deadline),
                         info={"k": k, "forwarding_nodes": len(serving)})
 
 
@@ -85,8 +98,8 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
 @register("forwarding", "dfra", objective="total_io_time")
 def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
          n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
-         f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed"
-         ) -> MethodOutput:
+         f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed",
+         time_limit: TimeLimit = None) -> MethodOutput:
     """DFRA (Ji et al., FAST'19): scale eligible jobs to ceil(N_io / F) idle nodes, isolate interference-prone ones.
 
     Per job, in dispatch order: (1) eligible if its history shows volume > ``v_min`` GB,
@@ -96,8 +109,10 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     anomalous nodes out); (3) no history (a new application): default mapping; (4) if a
     neighbour on its default nodes (running, or placed before it) makes interference likely
     (``rule``, see :func:`interference_likely`), as many dedicated idle nodes as its default
-    mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool.
+    mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool. Past
+    ``time_limit`` s the jobs not decided yet keep their default mapping (status time_limit).
     """
+    deadline = Deadline.for_method(time_limit)
     idle = list(instance.idle_healthy)
     on_node: dict[int, list[Job]] = {}
     for r in instance.running:
@@ -106,6 +121,9 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     dedicated: dict[str, list[int]] = {}
     rules: dict[str, str] = {}
     for j in instance.jobs:
+        if deadline.expired():
+            rules[j.id] = "time limit: not decided, default mapping"
+            continue
         default = [fid for fid, _ in instance.default_groups(j)]
         size = len(set(default))
         h = j.history
@@ -143,8 +161,8 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     counts: dict[str, int] = {}
     for text in rules.values():  # by the rule that fired: scale, anomaly, new, isolate, default
         counts[text.split(":")[0]] = counts.get(text.split(":")[0], 0) + 1
-    return MethodOutput(alloc, Status.FEASIBLE, info={"rules": rules, "rule_counts": counts,
-                                                      "idle_left": len(idle)})
+    return MethodOutput(alloc, _status(deadline), info={"rules": rules, "rule_counts": counts,
+                                                        "idle_left": len(idle)})
 
 
 # --- MCKP (Bez et al., IPDPS'21) -------------------------------------------------------------------
@@ -166,13 +184,17 @@ def mckp_choices(instance: ForwardingInstance, pool: int) -> tuple[list[list[int
     return counts, values, bw
 
 
-def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: int) -> tuple[list[int], float]:
+def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: int,
+               deadline: Deadline | None = None) -> tuple[list[int], float]:
     """Multiple-choice knapsack by dynamic programming over the capacity: one choice per item (its
     weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
-    item and the value; exact (O(items x capacity x choices))."""
+    item and the value; exact (O(items x capacity x choices)); TimeoutError once ``deadline`` has passed."""
     best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
     picks = []
     for w, v in zip(weights, values):
+        if deadline is not None and deadline.expired():
+            raise TimeoutError(f"the knapsack had {len(picks)} of {len(weights)} items when the time limit of "
+                               f"{deadline.seconds:g} s was reached")
         new = np.full(capacity + 1, -np.inf)
         pick = np.zeros(capacity + 1, dtype=np.int64)
         for i, (wi, vi) in enumerate(zip(w, v)):
@@ -195,15 +217,19 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
 
 
 @register("forwarding", "mckp", objective="total_io_time")
-def mckp(instance: ForwardingInstance) -> MethodOutput:
+def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
 
     Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
     pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
-    I/O time the evaluator scores)."""
+    I/O time the evaluator scores). Past ``time_limit`` s: the default mapping (status time_limit)."""
+    deadline = Deadline.for_method(time_limit)
     pool = len(instance.idle_healthy)
     counts, values, bw = mckp_choices(instance, pool)
-    chosen, value = mckp_solve(counts, values, pool)
+    try:
+        chosen, value = mckp_solve(counts, values, pool, deadline)
+    except TimeoutError as e:
+        return MethodOutput(allocation(instance, {}), Status.TIME_LIMIT, info={"error": str(e), "pool": pool})
     idle = list(instance.idle_healthy)
     dedicated = {}
     for j, ks, i in zip(instance.jobs, counts, chosen):
@@ -213,7 +239,7 @@ def mckp(instance: ForwardingInstance) -> MethodOutput:
             "pool": pool, "pool_bandwidth": bw}
     if len({instance.node[f].bandwidth for f in instance.idle_healthy}) > 1:
         info["note"] = "the pool's bandwidths differ: the program valued every node at the slowest"
-    return MethodOutput(allocation(instance, dedicated), Status.FEASIBLE, info=info)
+    return MethodOutput(allocation(instance, dedicated), _status(deadline), info=info)
 
 
 # --- local search over every allocation --------------------------------------------------------------
@@ -311,7 +337,7 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
               for j in instance.running + instance.jobs}
     best, best_value = None, math.inf
     for name in names:
-        alloc = starts[name](instance).solution
+        alloc = starts[name](instance, time_limit=time_limit).solution
         mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
         state = _State(instance, mapping, weight)
         value = sum(weight[u] * t for u, t in state.time.items())
