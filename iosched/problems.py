@@ -23,6 +23,7 @@ from iosched.instances import window as window_instances
 from iosched.models import filedomain as filedomain_models
 from iosched.models import filedomain_segments
 from iosched.models import forwarding as forwarding_models
+from iosched.models import forwarding_every as forwarding_every_models  # (registers milp, milp-max)
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
@@ -118,7 +119,7 @@ register_problem(Problem(
     bounds=forwarding_models.bounds,
     generate=forwarding_instances.generate,
     builtins=forwarding_instances.BUILTIN,
-    models={"milp": forwarding_models.build_milp},
+    models={"milp": forwarding_every_models.build_every, "milp-dfra-space": forwarding_models.build_milp},
     instance_type=forwarding_instances.ForwardingInstance,
     solution_from_dict=forwarding_eval.Allocation.from_dict,
 ))

@@ -14,9 +14,10 @@ def run(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize("method", ["fixed", "round-robin", "dfra", "mckp", "milp", "milp-max"])
+@pytest.mark.parametrize("method", ["fixed", "round-robin", "dfra", "mckp", "search", "milp-dfra-space", "milp-max"])
 def test_solve_every_method_json(capsys, method):
     extra = ["--profile", "quick"] if method.startswith("milp") else []
+    extra += ["--param", "scope=dfra-space"] if method == "milp-max" else []
     code, out, _ = run(capsys, "solve", "forwarding", "random:4:30", "--method", method, "--json", *extra)
     assert code == 0
     d = json.loads(out)
@@ -45,12 +46,16 @@ def test_bound_show_list_model(capsys, tmp_path):
     assert code == 0 and json.loads(out)["jobs"][1]["mode"] == "N-1"
     code, out, _ = run(capsys, "list")
     assert "forwarding: instances testbed:cesm" in out and "round-robin" in out and "milp-max" in out
-    code, out, _ = run(capsys, "model", "forwarding", "random:1:20", "--write", str(tmp_path / "m.lp"))
+    code, out, _ = run(capsys, "model", "forwarding", "random:1:20", "--name", "milp-dfra-space", "--write",
+                       str(tmp_path / "m.lp"))
     assert code == 0 and "integer" in out
     text = (tmp_path / "m.lp").read_text()
     assert "one_config" in text and "pool" in text
-    code, out, _ = run(capsys, "model", "forwarding", "random:1:20", "--param", "objective=max_io_time")
+    code, out, _ = run(capsys, "model", "forwarding", "random:1:20", "--name", "milp-dfra-space", "--param",
+                       "objective=max_io_time")
     assert code == 0 and "forwarding-max_io_time" in out
+    code, out, err = run(capsys, "model", "forwarding", "random:1:20")  # every allocation: too large, refused
+    assert code == 2 and "configurations" in err and "milp-dfra-space" in err
 
 
 @pytest.mark.parametrize("argv, message", [

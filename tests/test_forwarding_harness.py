@@ -98,8 +98,8 @@ def test_dfra_rule_by_rule_accounts_for_its_whole_total():
     from iosched.harness.forwarding import RULE_INSTANCE, rule_costs
 
     rows, comps = rule_costs()
-    for method, key in (("dfra", "dfra_s"), ("milp", "milp_s")):
-        params = {"profile": "quick"} if method == "milp" else {}
+    for method, key in (("dfra", "dfra_s"), ("milp-dfra-space", "milp_s")):
+        params = {"profile": "quick"} if method.startswith("milp") else {}
         total = iosched.solve("forwarding", RULE_INSTANCE, method, attach_bound=False, **params).objective
         assert sum(r[key] for r in rows) == pytest.approx(total, rel=1e-9)
     assert rows[-1]["rule"] == "delay to the running jobs" and len(comps) == len(rows)

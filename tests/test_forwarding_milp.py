@@ -1,5 +1,5 @@
-"""The forwarding MILP: its objective is the evaluator's score, it matches brute force over its scope, it is never
-worse than the heuristics in its scope, and the bound holds."""
+"""The forwarding MILP over DFRA's space (milp-dfra-space): its objective is the evaluator's score, it matches
+brute force over its scope, it is never worse than the heuristics in its scope, and the bound holds."""
 
 import itertools
 
@@ -17,7 +17,7 @@ from iosched.solvers import load_profile, solve_pyomo
 
 BF = 2.5
 BC = BF / 32
-MODEL_OBJECTIVES = {"milp": "total_io_time", "milp-max": "max_io_time"}
+MODEL_OBJECTIVES = {"milp-dfra-space": "total_io_time", "milp-max": "max_io_time"}
 
 
 def machine(jobs, running=(), anomalous=(), pool=4, compute=1024):
@@ -55,7 +55,9 @@ def brute_force(inst, objective):
     return best
 
 
-def solved(inst, method="milp", **params):
+def solved(inst, method="milp-dfra-space", **params):
+    if method == "milp-max":
+        params["scope"] = "dfra-space"
     r = iosched.solve("forwarding", inst, method, profile="quick", **params)
     assert r.evaluation is not None and r.evaluation.feasible, r.info
     assert r.info["scope"] == SCOPE
@@ -178,7 +180,7 @@ def test_too_many_configurations_is_refused_naming_the_count():
     jobs = [Job(f"j{i}", 8 * i, 8, 8, BC, 1.0, iops=("high", "low")[i % 2]) for i in range(6)]
     inst = machine(jobs, pool=2)  # two types of three interchangeable jobs: 4 x 4 configurations on node 0
     with pytest.raises(ParameterError, match="16 co-location configurations exceed max_configurations=15"):
-        iosched.solve("forwarding", inst, "milp", max_configurations=15)
+        iosched.solve("forwarding", inst, "milp-dfra-space", max_configurations=15)
     ok = solved(inst, max_configurations=16)
     assert ok.info["configurations"] == 16 and ok.info["model_status"] == "optimal"
     assert ok.objective == pytest.approx(brute_force(inst, "total_io_time"))
@@ -196,16 +198,23 @@ def test_model_has_one_choice_per_job_and_pool_rows():
 @pytest.mark.parametrize("params, name", [
     ({"objective": "makespan"}, "objective"), ({"max_configurations": 0}, "max_configurations"),
     ({"max_configurations": 2.5}, "max_configurations"), ({"profile": "nope"}, "nope")])
-def test_bad_milp_parameters(params, name):
+@pytest.mark.parametrize("method", ["milp", "milp-dfra-space"])
+def test_bad_milp_parameters(params, name, method):
     with pytest.raises(iosched.ParameterError, match=name):
-        iosched.solve("forwarding", small(1, 2, 2), "milp", **params)
+        iosched.solve("forwarding", small(1, 2, 2), method, **params)
+
+
+def test_the_old_name_reaches_this_model_by_its_scope():
+    inst = small(2, 3, pool=3)
+    old, new = solved(inst, "milp", scope="dfra-space"), solved(inst)
+    assert old.objective == pytest.approx(new.objective) and old.info["scope"] == SCOPE
 
 
 def test_time_limit_keeps_the_incumbent(tmp_path, monkeypatch):
     (tmp_path / "s.toml").write_text("[default]\ntime_limit = 60\nrel_gap = 0\nthreads = 1\nseed = 0\n"
                                      "[tiny]\ntime_limit = 0.001\nrel_gap = 0\nthreads = 1\nseed = 0\n")
     monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "s.toml"))
-    r = iosched.solve("forwarding", generate(2, 60), "milp", profile="tiny")
+    r = iosched.solve("forwarding", generate(2, 60), "milp-dfra-space", profile="tiny")
     assert r.status in ("time_limit", "feasible", "optimal", "error")
     if r.solution is not None:
         assert r.evaluation.feasible
@@ -218,7 +227,7 @@ def test_time_limit_keeps_the_incumbent(tmp_path, monkeypatch):
 def test_taihulight_scale_milp_against_heuristics(seed, pool):
     """200 jobs on TaihuLight, default profile: the evaluator's score, and never worse than the scope's heuristics."""
     inst = generate(seed, 200, pool_nodes=pool)
-    r = iosched.solve("forwarding", inst, "milp")
+    r = iosched.solve("forwarding", inst, "milp-dfra-space")
     assert r.evaluation.feasible and r.info["model_status"] == "optimal"
     assert r.info["model_objective"] == pytest.approx(r.objective, rel=1e-7)
     for h in ("fixed", "dfra", "mckp"):
@@ -232,6 +241,6 @@ def test_the_profile_limit_covers_configurations_build_and_handover(tmp_path, mo
     solvers.write_text("[default]\ntime_limit = 10\nrel_gap = 0\nthreads = 1\nseed = 0\n"
                        "[short]\ntime_limit = 1\nrel_gap = 0\nthreads = 1\nseed = 0\n")
     monkeypatch.setenv("IOSCHED_SOLVERS", str(solvers))
-    r = iosched.solve("forwarding", "random:0:2000", "milp", profile="short")
+    r = iosched.solve("forwarding", "random:0:2000", "milp-dfra-space", profile="short")
     assert r.status == "time_limit" and r.solution is None and "time limit" in r.info["error"]
     assert r.method_time_s < 5

@@ -15,13 +15,12 @@ import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
-from iosched.evaluate.forwarding import Allocation, dedicated_time, machine_times
+from iosched.evaluate.forwarding import Allocation, alone_time, dedicated_time, machine_times, node_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
 from iosched.solvers import Deadline
 from iosched.validate import Integer, Number, OneOf, TimeLimit, integer
 
 RULES = ("seed", "pairs")
-CHECK_EVERY = 256  # jobs between two looks at the deadline
 
 
 def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) -> Allocation:
@@ -33,19 +32,32 @@ def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) ->
     return Allocation(mapping, frozenset(dedicated), avoid)
 
 
+def _status(deadline: Deadline) -> Status:
+    """time_limit once the method's deadline has passed (the allocation is still whole), else feasible."""
+    return Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE
+
+
 @register("forwarding", "fixed", objective="total_io_time")
-def fixed(instance: ForwardingInstance) -> MethodOutput:
+def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
-    return MethodOutput(allocation(instance, {}), Status.FEASIBLE)
+    deadline = Deadline.for_method(time_limit)
+    out = allocation(instance, {})
+    return MethodOutput(out, _status(deadline))
 
 
 @register("forwarding", "round-robin", objective="total_io_time")
-def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32) -> MethodOutput:
-    """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1)."""
+def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32,
+                time_limit: TimeLimit = None) -> MethodOutput:
+    """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1);
+    past ``time_limit`` s the jobs not dealt yet keep their default mapping (status time_limit)."""
+    deadline = Deadline.for_method(time_limit)
     integer("k", k, 1, instance.compute_nodes, error=ParameterError)  # this instance's limit
     serving = [f.id for f in instance.forwarding_nodes if f.service == "default"]
     mapping = {}
     for j in instance.jobs:
+        if deadline.expired():
+            mapping[j.id] = instance.default_groups(j)
+            continue
         groups: list[tuple[int, int]] = []
         for g in range(j.start // k, (j.end - 1) // k + 1):
             n = min(j.end, (g + 1) * k) - max(j.start, g * k)
@@ -56,7 +68,7 @@ def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_C
                 groups.append((f, n))
         mapping[j.id] = tuple(groups)
     avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return MethodOutput(Allocation(mapping, frozenset(), avoid), Status.FEASIBLE,
+    return MethodOutput(Allocation(mapping, frozenset(), avoid), _status(deadline),
                         info={"k": k, "forwarding_nodes": len(serving)})
 
 
@@ -97,12 +109,10 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     anomalous nodes out); (3) no history (a new application): default mapping; (4) if a
     neighbour on its default nodes (running, or placed before it) makes interference likely
     (``rule``, see :func:`interference_likely`), as many dedicated idle nodes as its default
-    mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool.
-    Past ``time_limit`` (s; the default profile's when None) the jobs not yet decided keep their
-    default mapping: status time_limit with that allocation.
+    mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool. Past
+    ``time_limit`` s the jobs not decided yet keep their default mapping (status time_limit).
     """
     deadline = Deadline.for_method(time_limit)
-    stopped = None
     idle = list(instance.idle_healthy)
     on_node: dict[int, list[Job]] = {}
     for r in instance.running:
@@ -110,10 +120,10 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
             on_node.setdefault(fid, []).append(r)
     dedicated: dict[str, list[int]] = {}
     rules: dict[str, str] = {}
-    for n, j in enumerate(instance.jobs):
-        if not n % CHECK_EVERY and deadline.expired():
-            stopped = n
-            break
+    for j in instance.jobs:
+        if deadline.expired():
+            rules[j.id] = "time limit: not decided, default mapping"
+            continue
         default = [fid for fid, _ in instance.default_groups(j)]
         size = len(set(default))
         h = j.history
@@ -151,12 +161,8 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     counts: dict[str, int] = {}
     for text in rules.values():  # by the rule that fired: scale, anomaly, new, isolate, default
         counts[text.split(":")[0]] = counts.get(text.split(":")[0], 0) + 1
-    info = {"rules": rules, "rule_counts": counts, "idle_left": len(idle)}
-    if stopped is not None:
-        info["stopped"] = (f"time_limit after {stopped} of {len(instance.jobs)} jobs: the rest keep their default "
-                           f"mapping")
-        return MethodOutput(alloc, Status.TIME_LIMIT, info=info)
-    return MethodOutput(alloc, Status.FEASIBLE, info=info)
+    return MethodOutput(alloc, _status(deadline), info={"rules": rules, "rule_counts": counts,
+                                                        "idle_left": len(idle)})
 
 
 # --- MCKP (Bez et al., IPDPS'21) -------------------------------------------------------------------
@@ -182,12 +188,13 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
                deadline: Deadline | None = None) -> tuple[list[int], float]:
     """Multiple-choice knapsack by dynamic programming over the capacity: one choice per item (its
     weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
-    item and the value; exact (O(items x capacity x choices)). TimeoutError past ``deadline``."""
+    item and the value; exact (O(items x capacity x choices)); TimeoutError once ``deadline`` has passed."""
     best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
     picks = []
-    for n, (w, v) in enumerate(zip(weights, values)):
-        if deadline is not None and not n % 64 and deadline.expired():
-            raise TimeoutError(f"the program stopped at its time limit after {n} of {len(weights)} jobs")
+    for w, v in zip(weights, values):
+        if deadline is not None and deadline.expired():
+            raise TimeoutError(f"the knapsack had {len(picks)} of {len(weights)} items when the time limit of "
+                               f"{deadline.seconds:g} s was reached")
         new = np.full(capacity + 1, -np.inf)
         pick = np.zeros(capacity + 1, dtype=np.int64)
         for i, (wi, vi) in enumerate(zip(w, v)):
@@ -215,16 +222,14 @@ def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOu
 
     Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
     pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
-    I/O time the evaluator scores). Past ``time_limit`` (s; the default profile's when None):
-    status time_limit with every job on its default mapping."""
+    I/O time the evaluator scores). Past ``time_limit`` s: the default mapping (status time_limit)."""
     deadline = Deadline.for_method(time_limit)
     pool = len(instance.idle_healthy)
     counts, values, bw = mckp_choices(instance, pool)
     try:
         chosen, value = mckp_solve(counts, values, pool, deadline)
     except TimeoutError as e:
-        return MethodOutput(allocation(instance, {}), Status.TIME_LIMIT,
-                            info={"stopped": f"time_limit: {e}; every job on its default mapping"})
+        return MethodOutput(allocation(instance, {}), Status.TIME_LIMIT, info={"error": str(e), "pool": pool})
     idle = list(instance.idle_healthy)
     dedicated = {}
     for j, ks, i in zip(instance.jobs, counts, chosen):
@@ -234,4 +239,141 @@ def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOu
             "pool": pool, "pool_bandwidth": bw}
     if len({instance.node[f].bandwidth for f in instance.idle_healthy}) > 1:
         info["note"] = "the pool's bandwidths differ: the program valued every node at the slowest"
-    return MethodOutput(allocation(instance, dedicated), Status.FEASIBLE, info=info)
+    return MethodOutput(allocation(instance, dedicated), _status(deadline), info=info)
+
+
+# --- local search over every allocation --------------------------------------------------------------
+
+
+class _State:
+    """An allocation being improved: every node's users and every job's part times, re-evaluated node by
+    node with the evaluator's own :func:`node_times` (so a move's change is exactly the evaluator's)."""
+
+    def __init__(self, instance: ForwardingInstance, mapping: dict[str, dict[int, int]], weight: dict[str, float]):
+        self.instance = instance
+        self.jobs = {j.id: j for j in instance.running + instance.jobs}
+        self.weight = weight
+        self.users: dict[int, dict[str, int]] = {}
+        for r in instance.running:
+            for f, c in instance.groups(r):
+                on = self.users.setdefault(f, {})
+                on[r.id] = on.get(r.id, 0) + c
+        for jid, groups in mapping.items():
+            for f, c in groups.items():
+                self.users.setdefault(f, {})[jid] = c
+        self.part: dict[str, dict[int, float]] = {jid: {} for jid in self.jobs}
+        for f, on in self.users.items():
+            for jid, t in self._node(f, on).items():
+                self.part[jid][f] = t
+        self.time = {jid: max(p.values()) for jid, p in self.part.items()}
+
+    def _node(self, f: int, on: dict[str, int]) -> dict[str, float]:
+        ids = list(on)
+        return dict(zip(ids, node_times(self.instance, f, [(self.jobs[u], on[u]) for u in ids])))
+
+    def groups(self, jid: str) -> dict[int, int]:
+        return {f: self.users[f][jid] for f in self.part[jid]}
+
+    def move(self, jid: str, groups: dict[int, int], apply: bool = False) -> float:
+        """The change of the weighted total time when job ``jid`` takes ``groups`` (node -> compute nodes)
+        instead of its own; made if ``apply``."""
+        touched = set(self.part[jid]) | set(groups)
+        new_on, new_part = {}, {}
+        for f in touched:
+            on = {u: c for u, c in self.users.get(f, {}).items() if u != jid}
+            if f in groups:
+                on[jid] = groups[f]
+            new_on[f] = on
+            new_part[f] = self._node(f, on) if on else {}
+        affected = {u for f in touched for u in new_on[f]} | {u for f in touched for u in self.users.get(f, {})}
+        delta, times = 0.0, {}
+        for u in affected:
+            t = max([p for f, p in self.part[u].items() if f not in touched]
+                    + [new_part[f][u] for f in touched if u in new_part[f]], default=0.0)
+            times[u] = t
+            delta += self.weight[u] * (t - self.time[u])
+        if apply:
+            for f in touched:
+                for u in self.users.get(f, {}):
+                    self.part[u].pop(f, None)
+                if new_on[f]:
+                    self.users[f] = new_on[f]
+                    for u, t in new_part[f].items():
+                        self.part[u][f] = t
+                else:
+                    self.users.pop(f, None)
+            self.time.update(times)
+        return delta
+
+
+def _search_moves(state: _State, job: Job, nodes: list[int], default: dict[int, int]) -> list[dict[int, int]]:
+    """Candidate mappings of ``job``: its default one, each usable node alone, and its compute nodes split
+    evenly over the k best single nodes (k = 2, 4, ... up to what its I/O links can fill)."""
+    singles = sorted(nodes, key=lambda f: state.move(job.id, {f: job.nodes}))
+    out = [default] + [{f: job.nodes} for f in singles]
+    need = job.io_nodes * job.node_bandwidth / min(state.instance.capacity(f) for f in nodes)
+    k = 2
+    while k <= min(job.nodes, len(nodes)) and k < 2 * need:
+        out.append(dict(even_groups(job.nodes, singles[:k])))
+        k *= 2
+    return out
+
+
+@register("forwarding", "search", objective="total_io_time")
+def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "fixed", "dfra", "mckp"))] = "best",
+           objective: Annotated[str, OneOf(("total_io_time", "total_slowdown"))] = "total_io_time",
+           time_limit: TimeLimit = None) -> MethodOutput:
+    """Local search over every allocation: from ``start`` (``best``: the best of fixed, DFRA and MCKP), move
+    one job at a time to the mapping that lowers ``objective`` most -- its default mapping, any single
+    forwarding node (shared or idle, default or pool), or an even split over its best k nodes -- until no
+    move improves or ``time_limit`` s have passed (status time_limit, the best allocation found).
+
+    Nodes dedicated to a running job are never used; moves are scored exactly as the evaluator scores
+    them (node by node with :func:`node_times`). The result claims no dedicated node."""
+    deadline = Deadline.for_method(time_limit)
+    starts = {"fixed": fixed, "dfra": dfra, "mckp": mckp}
+    names = list(starts) if start == "best" else [start]
+    weight = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j)
+              for j in instance.running + instance.jobs}
+    best, best_value = None, math.inf
+    for name in names:
+        alloc = starts[name](instance, time_limit=time_limit).solution
+        mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
+        state = _State(instance, mapping, weight)
+        value = sum(weight[u] * t for u, t in state.time.items())
+        if value < best_value:
+            best, best_value, origin = state, value, name
+        if deadline.expired():
+            break
+    state = best
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    nodes = [f.id for f in instance.forwarding_nodes if f.id not in banned]
+    defaults = {j.id: _merged(instance.default_groups(j)) for j in instance.jobs}
+    moves, rounds, status = 0, 0, Status.FEASIBLE
+    improved = True
+    while improved and status == Status.FEASIBLE:
+        improved, rounds = False, rounds + 1
+        for j in sorted(instance.jobs, key=lambda j: -weight[j.id] * state.time[j.id]):
+            if deadline.expired():
+                status = Status.TIME_LIMIT
+                break
+            here = state.groups(j.id)
+            cands = [g for g in _search_moves(state, j, nodes, defaults[j.id]) if g != here]
+            if not cands:
+                continue
+            deltas = [state.move(j.id, g) for g in cands]
+            k = min(range(len(cands)), key=deltas.__getitem__)
+            if deltas[k] < -1e-9 * max(1.0, abs(best_value)):
+                state.move(j.id, cands[k], apply=True)
+                moves, improved = moves + 1, True
+    mapping = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
+    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
+    return MethodOutput(Allocation(mapping, frozenset(), avoid), status,
+                        info={"start": origin, "moves": moves, "rounds": rounds, "objective": objective})
+
+
+def _merged(groups) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for f, c in groups:
+        out[f] = out.get(f, 0) + c
+    return out

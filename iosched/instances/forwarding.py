@@ -356,7 +356,7 @@ class ForwardingInstance(JsonInstance):
         idle = [f for f in self.forwarding_nodes if f.service == "pool" and not f.anomalous and f.id not in self.busy]
         return tuple(f.id for f in sorted(idle, key=lambda f: (-f.bandwidth, f.id)))
 
-    @property
+    @cached_property  # the evaluator asks once per job: recomputing it was quadratic (90,000 jobs: 88 s)
     def nominal_bandwidth(self) -> float:
         """The largest forwarding-node bandwidth (GB/s): what a job alone on dedicated healthy nodes sees."""
         return max(f.bandwidth for f in self.forwarding_nodes)
