@@ -69,15 +69,18 @@ def _window_columns(instance, result) -> dict:
     """A window decision beside the exact one (the paper's rule on the exact front, gains as shares
     of the free capacity): its node and burst-buffer loss in points of utilisation (positive: it
     uses less), and whether a point of the exact front dominates it. What a scheduler compares;
-    the hypervolume gap says little about a method that returns one decision. Empty where the
-    exact front is out of reach (as the bound) or the method gave no selection."""
+    the hypervolume gap says little about a method that returns one decision, so ``objective_gap``
+    is False for those (the report leaves their hypervolume gap blank) and True for a method that
+    returns a front. No loss where the exact front is out of reach (as the bound) or the method
+    gave no selection."""
     sel = result.solution
+    out = {"objective_gap": bool(sel is not None and sel.front)}
     if sel is None or result.evaluation is None:
-        return {}
+        return out
     try:
         front = window_models.pareto_front(instance, time_limit=WINDOW_BOUND_SECONDS)
     except (ParameterError, window_models.FrontTimeLimit):
-        return {}
+        return out
     best = _window_heuristics.decide(instance, list(front))
     ev, cap = result.evaluation, instance.capacity
     if instance.has_ssd:
@@ -87,7 +90,7 @@ def _window_columns(instance, result) -> dict:
     else:
         mine = (ev.nodes, ev.burst_buffer)
     vectors = [p.vector()[:len(mine)] for p in front]
-    return {"node_loss_pts": 100 * (best.nodes - ev.nodes) / max(cap.nodes, 1),
+    return {**out, "node_loss_pts": 100 * (best.nodes - ev.nodes) / max(cap.nodes, 1),
             "bb_loss_pts": 100 * (best.burst_buffer - ev.burst_buffer) / max(cap.burst_buffer, 1),
             "dominated": any(all(f >= m for f, m in zip(v, mine)) and v != mine for v in vectors)}
 

@@ -1,7 +1,9 @@
 """The benchmark harness: suites, resumable runs in fresh processes, reports."""
 
+import itertools
 import json
 import os
+import random
 import signal
 import statistics
 import subprocess
@@ -213,7 +215,7 @@ def test_a_configuration_is_a_row_and_shares_stay_within_one(tmp_path):
     assert milp["runs"] == 6 and milp["seeds"] == 3 and milp["solved"] == 6
     gaps = [(1 - v) / v for v in (0.8, 0.8, 0.7, 0.7, 0.6, 0.6)]
     assert milp["mean_gap_bound"] == pytest.approx(sum(gaps) / 6)
-    assert milp["sd_gap_bound"] == pytest.approx(statistics.pstdev(gaps))
+    assert milp["sd_gap_bound"] == pytest.approx(statistics.stdev([(1 - v) / v for v in (0.8, 0.7, 0.6)]))  # seeds
     csv_rows = report.to_csv(report.summarize(rows)).splitlines()
     assert len(csv_rows) == 4 and csv_rows[0].startswith("config,method,runs,seeds")
     data = report.curves(rows)
@@ -404,14 +406,68 @@ def test_window_results_carry_decision_level_columns(tmp_path):
 
     columns = get_problem("window").report_columns
     naive = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "naive"))  # J1: 80 nodes, 20 TB
-    assert naive == {"node_loss_pts": 0.0, "bb_loss_pts": 70.0, "dominated": True}
+    assert naive == {"objective_gap": False, "node_loss_pts": 0.0, "bb_loss_pts": 70.0, "dominated": True}
     cpu = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "constrained-cpu"))  # J1 + J5: 100, 20
-    assert cpu == {"node_loss_pts": -20.0, "bb_loss_pts": 70.0, "dominated": False}
+    assert cpu == {"objective_gap": False, "node_loss_pts": -20.0, "bb_loss_pts": 70.0, "dominated": False}
     suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
     run_suite(suite, tmp_path / "out", workers=1, progress=False)
     table = {r["config"]: r for r in report.summarize(report.load_results(tmp_path / "out"))}
     assert table["naive"]["mean_dominated"] is not None and 0 <= table["naive"]["mean_dominated"] <= 1
     assert set(table["weighted[node_weight=0.5]"]) == set(table["naive"])
+    assert table["naive"]["mean_gap_bound"] is None and table["naive"]["sd_gap_bound"] is None  # one decision
+
+
+def _brute_dominated(inst, chosen: set[str]) -> bool:
+    """Whether some subset of the window that fits uses at least as many nodes and as much burst
+    buffer as ``chosen``, and more of one (every subset enumerated)."""
+    def vec(ids):
+        return (sum(j.nodes for j in inst.jobs if j.id in ids),
+                sum(inst.bb(k) for k, j in enumerate(inst.jobs) if j.id in ids))
+
+    mine = vec(chosen)
+    for k in range(len(inst.jobs) + 1):
+        for sub in itertools.combinations([j.id for j in inst.jobs], k):
+            n, b = vec(set(sub))
+            if n <= inst.capacity.nodes and b <= inst.capacity.burst_buffer and n >= mine[0] and b >= mine[1] \
+                    and (n, b) != mine:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_window_dominated_column_matches_brute_force(seed):
+    """The report's ``dominated`` against every subset of a 7-job window, for each single-decision
+    method and the exact one (which is never dominated and loses nothing)."""
+    import iosched
+    from iosched.core import get_problem
+
+    rng = random.Random(seed)
+    jobs = [{"id": f"j{i}", "nodes": rng.randint(1, 8), "burst_buffer": rng.randint(0, 8)} for i in range(7)]
+    inst = iosched.load_instance("window", {"capacity": {"nodes": 14, "burst_buffer": 14}, "jobs": jobs})
+    for method in ("naive", "first-fit", "bin-packing", "constrained-bb", "constrained-cpu", "exact"):
+        res = iosched.solve("window", inst, method)
+        cols = get_problem("window").report_columns(inst, res)
+        assert cols["dominated"] == _brute_dominated(inst, set(res.solution.selected)), (method, jobs)
+        assert cols["objective_gap"] == (method == "exact")
+        if method == "exact":
+            assert cols["node_loss_pts"] == cols["bb_loss_pts"] == 0
+
+
+def test_results_of_the_earlier_harness_still_load(tmp_path):
+    """A record as main at ba38a5b wrote it (no CPU time, load, columns or starved flag) loads,
+    is summarised and plotted."""
+    old = {"problem": "window", "instance": "random:0:20", "method": "exact", "params": {"profile": "quick"},
+           "seed": None, "key": "0123456789abcdef", "status": "OK", "solver_status": "optimal",
+           "objective_name": "hypervolume", "sense": "max", "objective": 0.5, "bound": 0.5, "gap": 0.0,
+           "feasible": True, "load_s": 0.1, "prepare_s": 0.0, "solve_s": 0.2, "bound_s": 0.1, "message": "",
+           "peak_rss_mb": 100.0, "process_s": 0.5, "process_cpu_s": 0.5, "pid": 1, "worker": "fresh"}
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "0123456789abcdef.json").write_text(json.dumps(old))
+    rows = report.load_results(tmp_path)
+    (row,) = report.summarize(rows)
+    assert row["config"] == "exact[profile=quick]" and row["mean_gap_bound"] == 0 and row["starved"] == 0
+    assert row["sd_gap_bound"] is None and row["solved"] == 1
+    assert all(p.stat().st_size > 5000 for p in report.plot(rows, tmp_path / "plots"))
 
 
 def test_dask_workers_under_their_nanny_run_every_task(tmp_path):

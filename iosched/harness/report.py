@@ -4,8 +4,11 @@ For each instance and objective, the best known bound is the tightest bound any 
 proved, and the best known value the best feasible objective any method reached. One row
 per **configuration** (a method and its parameters, profile included: ``exact[engine=milp]``;
 the seeds of one configuration are its runs): runs and distinct seeds, runs solved (a
-feasible answer), mean, spread (standard deviation over the runs) and max of the gap to
-the best bound, mean gap to the best value, success rate, runs starved of CPU (see
+feasible answer), mean, spread (standard deviation of the per-seed means, so the spread is
+the seeds' and not the instances') and max of the gap to the best bound, mean gap to the best
+value (both blank for runs whose problem says the objective's gap means nothing for them:
+``objective_gap`` False, e.g. a window method that returns one decision, not a front),
+success rate, runs starved of CPU (see
 :mod:`iosched.harness.runner`), the shifted geometric mean of the time (shift 1 s), and the
 mean of the problem's own columns (``Problem.report_columns``: for ``window`` the decision's
 node and burst-buffer loss against the exact decision and the share of dominated decisions).
@@ -91,18 +94,18 @@ def summarize(rows: list[dict]) -> list[dict]:
     table = []
     for label, rs in sorted(by_config.items()):
         solved = [r for r in rs if r.get("feasible") and r.get("objective") is not None]
-        to_bound = [g for r in solved
+        gapped = [r for r in solved if (r.get("columns") or {}).get("objective_gap") is not False]
+        to_bound = [(r.get("seed"), g) for r in gapped
                     if (g := _gap(r["objective"], best[(r["instance"], r["objective_name"])]["bound"])) is not None]
-        to_value = [g for r in solved
+        to_value = [g for r in gapped
                     if (g := _gap(r["objective"], best[(r["instance"], r["objective_name"])]["value"])) is not None]
-        finite = [g for g in to_bound if math.isfinite(g)]
         table.append({
             "config": label, "method": rs[0]["method"], "runs": len(rs),
             "seeds": len({r.get("seed") for r in rs}), "solved": len(solved),
             "success_rate": len(solved) / len(rs),
-            "mean_gap_bound": sum(to_bound) / len(to_bound) if to_bound else None,
-            "sd_gap_bound": statistics.pstdev(finite) if len(finite) > 1 else None,
-            "max_gap_bound": max(to_bound) if to_bound else None,
+            "mean_gap_bound": sum(g for _, g in to_bound) / len(to_bound) if to_bound else None,
+            "sd_gap_bound": _spread(to_bound),
+            "max_gap_bound": max(g for _, g in to_bound) if to_bound else None,
             "mean_gap_value": sum(to_value) / len(to_value) if to_value else None,
             "sgm_time_s": _sgm([r["solve_s"] for r in rs if r.get("solve_s") is not None]),
             "starved": sum(1 for r in rs if r.get("starved")),
@@ -113,12 +116,25 @@ def summarize(rows: list[dict]) -> list[dict]:
     return [{k: row.get(k) for k in keys} for row in table]
 
 
+def _spread(gaps: list[tuple[object, float]]) -> float | None:
+    """Standard deviation over the seeds of the mean gap per seed ((seed, gap) pairs; finite gaps only);
+    None with fewer than two seeds."""
+    per_seed: dict[object, list[float]] = {}
+    for seed, g in gaps:
+        if math.isfinite(g):
+            per_seed.setdefault(seed, []).append(g)
+    means = [sum(v) / len(v) for v in per_seed.values()]
+    return statistics.stdev(means) if len(means) > 1 else None
+
+
 def _columns(rows: list[dict]) -> dict:
     """The problem's own report columns (``Problem.report_columns``, in each record's ``columns``):
     their mean over the configuration's runs that have them (a yes/no column as a share)."""
     values: dict[str, list[float]] = {}
     for r in rows:
         for key, value in (r.get("columns") or {}).items():
+            if key == "objective_gap":  # said by the gap columns being blank
+                continue
             values.setdefault(key, []).append(float(value))
     return {f"mean_{key}": sum(v) / len(v) for key, v in values.items()}
 

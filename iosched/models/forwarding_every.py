@@ -88,9 +88,10 @@ def node_classes(instance: ForwardingInstance, max_configurations: int = 20_000,
     class, TimeoutError once ``deadline`` has passed)."""
     size = math.prod(j.nodes + 1 for j in instance.jobs)
     if size > max_configurations:
-        raise ModelTooLarge(f"the every-allocation MILP needs prod(n_j + 1) = 10^{math.log10(size):.1f} configurations per node "
-                            f"class for {len(instance.jobs)} jobs, more than max_configurations="
-                            f"{max_configurations}; use 'search' or 'milp-dfra-space' (scope=dfra-space)")
+        raise ModelTooLarge(f"the every-allocation MILP needs prod(n_j + 1) = 10^{math.log10(size):.1f} "
+                            f"configurations per node class for {len(instance.jobs)} jobs, more than "
+                            f"max_configurations={max_configurations}; use 'search' or 'milp-dfra-space'"
+                            " (scope=dfra-space)")
     by_id = {j.id: j for j in instance.running}
     out = []
     for (_, running), nodes in _classes(instance).items():
