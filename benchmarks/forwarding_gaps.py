@@ -36,12 +36,18 @@ METHODS = (SCOPE, "search", "dfra", "mckp", "round-robin", "fixed")
 
 
 def timed(method: str, inst, **params):
+    """The method's result (None where it refuses the instance, e.g. a model past max_configurations) and its
+    wall and CPU seconds."""
     wall, cpu = time.perf_counter(), time.process_time()
-    res = iosched.solve("forwarding", inst, method, **params)
+    try:
+        res = iosched.solve("forwarding", inst, method, **params)
+    except iosched.ParameterError as e:
+        print(f"{method} refused {inst.name}: {e}", file=sys.stderr, flush=True)
+        res = None
     return res, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def gaps(sizes, seeds, pools) -> list[dict]:
+def gaps(sizes, seeds, pools, log=None) -> list[dict]:
     rows = []
     for pool in pools:
         for n in sizes:
@@ -50,6 +56,9 @@ def gaps(sizes, seeds, pools) -> list[dict]:
                 row = {"pool": pool, "n_jobs": n, "seed": seed}
                 for m in METHODS:
                     res, wall, cpu = timed(m, inst)
+                    if res is None:
+                        row[m], row[f"{m}_status"], row[f"{m}_wall"], row[f"{m}_cpu"] = None, "refused", wall, cpu
+                        continue
                     assert res.solution is None or res.evaluation.feasible, (m, inst.name)
                     row[m], row[f"{m}_status"], row[f"{m}_wall"], row[f"{m}_cpu"] = (
                         res.objective, res.status.value, wall, cpu)
@@ -57,6 +66,9 @@ def gaps(sizes, seeds, pools) -> list[dict]:
                     if m == SCOPE:
                         row["model_status"] = res.info.get("model_status")
                 rows.append(row)
+                if log is not None:  # one JSON line per instance: a long run interrupted keeps what it measured
+                    log.write(json.dumps(row) + "\n")
+                    log.flush()
                 print(f"pool {pool} n {n} seed {seed}: bound {row['bound']:.6g}, "
                       + ", ".join(f"{m} {row[m]:.6g}" if row[m] is not None else f"{m} -" for m in METHODS),
                       file=sys.stderr, flush=True)
@@ -72,10 +84,10 @@ def gap_table(rows: list[dict]) -> str:
             out.append(f"| {m} | no allocation | | | | | | | | |")
             continue
         g = [(r[m] - r["bound"]) / r[m] if r[m] > 0 else 0.0 for r in ok]
-        vs = [(r[m] - r[SCOPE]) / r[SCOPE] for r in ok if r[SCOPE]]
+        vs = [(r[m] - r[SCOPE]) / r[SCOPE] for r in ok if r.get(SCOPE)]
         wall, cpu = [r[f"{m}_wall"] for r in ok], [r[f"{m}_cpu"] for r in ok]
         out.append(f"| {m} | {statistics.mean(g):.2%} | {statistics.median(g):.2%} | {max(g):.2%} | "
-                   f"{sum(x <= 0.1 for x in g)} of {len(g)} | {statistics.mean(vs):.1%} | "
+                   f"{sum(x <= 0.1 for x in g)} of {len(g)} | {statistics.mean(vs) if vs else float('nan'):.1%} | "
                    f"{sum(x < -1e-9 for x in vs)} of {len(vs)} | {statistics.mean(wall):.3f} | {max(wall):.3f} | "
                    f"{statistics.mean(cpu):.3f} |")
     proved = sum(r.get("model_status") == "optimal" for r in rows)
@@ -90,9 +102,10 @@ def largest(sizes, seeds=3) -> tuple[list[dict], int | None]:
         runs = []
         for seed in range(seeds):
             res, wall, cpu = timed(SCOPE, generate(seed, n))
-            runs.append({"n_jobs": n, "seed": seed, "model_status": res.info.get("model_status"), "wall": wall,
-                         "cpu": cpu, "configurations": res.info.get("configurations"),
-                         "gap": res.info.get("model_gap"), "error": res.info.get("error", "")[:80]})
+            info = res.info if res is not None else {"model_status": "refused", "error": "past max_configurations"}
+            runs.append({"n_jobs": n, "seed": seed, "model_status": info.get("model_status"), "wall": wall,
+                         "cpu": cpu, "configurations": info.get("configurations"),
+                         "gap": info.get("model_gap"), "error": info.get("error", "")[:80]})
             print(f"reach n {n} seed {seed}: {runs[-1]['model_status']} {wall:.1f} s", file=sys.stderr, flush=True)
         rows += runs
         if all(r["model_status"] == "optimal" for r in runs):
@@ -110,6 +123,7 @@ def main() -> None:
     ap.add_argument("--largest", type=int, nargs="*", default=[200, 400, 600, 800, 1000, 1500])
     ap.add_argument("--online-hours", type=float, default=24.0)
     ap.add_argument("--json", help="also write every row here")
+    ap.add_argument("--log", help="append each instance's row to this JSON-lines file as it is measured")
     ap.add_argument("--report", metavar="JSON", help="print the gap tables of a previous run's --json, run nothing")
     args = ap.parse_args()
     if args.report:
@@ -122,7 +136,11 @@ def main() -> None:
     start = time.perf_counter()
     out: dict = {}
     if args.sizes and args.seeds:
-        out["gaps"] = gaps(args.sizes, args.seeds, args.pools)
+        if args.log:
+            with open(args.log, "a") as log:
+                out["gaps"] = gaps(args.sizes, args.seeds, args.pools, log)
+        else:
+            out["gaps"] = gaps(args.sizes, args.seeds, args.pools)
         for pool in args.pools:
             print(f"\n### pool_nodes = {pool}: total I/O time against the bound valid for every allocation\n")
             print(gap_table([r for r in out["gaps"] if r["pool"] == pool]), flush=True)

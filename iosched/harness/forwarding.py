@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 import statistics
 import sys
 import time
@@ -221,8 +222,18 @@ def online_rows(trace: Trace, methods: tuple[str, ...] = ("fixed", "dfra"), prog
                                                             for j in common) if common else None,
                      "nodes_used": r["nodes_used"], "pool_used": r["pool_used"],
                      "in_service_plus_pool": 80 + r["pool_used"], "dispatched": r["dispatched"],
-                     "granted": more / max(r["dispatched"], 1), "dedicated": dedicated / max(r["dispatched"], 1)})
+                     "granted": more / max(r["dispatched"], 1), "dedicated": dedicated / max(r["dispatched"], 1),
+                     "eligible": eligible_share(trace)})
     return rows
+
+
+def eligible_share(trace: Trace) -> float:
+    """The share of the trace's jobs arriving within its hours whose history passes DFRA's eligibility test
+    at its default thresholds (volume > 20 GB, I/O nodes >= 32, metadata wait < 32)."""
+    jobs = [tj.job for tj in trace.jobs if 0 <= tj.arrival < trace.hours]
+    ok = [j for j in jobs if j.history is not None and j.history.volume > 20 and j.history.io_nodes >= 32
+          and j.history.metadata_wait < 32]
+    return len(ok) / max(len(jobs), 1)
 
 
 # --- the whole reproduction ------------------------------------------------------------------------------------
@@ -265,6 +276,146 @@ def format_tables(apps: list[dict], pairs: list[dict], fig4: list[dict], online:
         lines.append(f"\nThe seed's replay of 18 months: {SEED_NODES_USED} of {SEED_NODES} forwarding nodes in use on "
                      f"average; {SEED_GRANTED:.1%} of jobs granted upgrades.")
     return "\n".join(lines)
+
+
+# --- the seed's figures beside ours, each difference measured ----------------------------------------------------
+
+BACKEND_CAPS = (0.1, 100.0)  # GB/s: the range searched for the per-job back-end cap that gives the seed's mean
+
+
+def _capped(rows: list[dict], cap: float) -> list[float]:
+    """Each application's speed-up when its bandwidth is also capped at ``cap`` GB/s (a Lustre back end that the
+    fluid model lacks): I/O time max(t, volume / cap) under both mappings."""
+    vol = {app: app_preset(app).jobs[0].volume for app in APPS}
+    return [max(r["fixed_s"], vol[r["app"]] / cap) / max(r["dfra_s"], vol[r["app"]] / cap) for r in rows]
+
+
+def backend_cap(rows: list[dict], target: float = SEED_MEAN_SPEEDUP) -> float:
+    """The per-job back-end cap (GB/s) at which the mean speed-up over the applications equals ``target``
+    (bisection in log space: the mean grows with the cap)."""
+    lo, hi = BACKEND_CAPS
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if statistics.mean(_capped(rows, mid)) < target else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def _without_interference(inst: ForwardingInstance) -> ForwardingInstance:
+    ones = tuple(tuple(1.0 for _ in row) for row in inst.interference.slowdown)
+    return replace(inst, interference=replace(inst.interference, slowdown=ones))
+
+
+def _share_only(inst: ForwardingInstance, job_id: str, alone: float) -> float:
+    """A job's slowdown from the max-min sharing alone (the same run with every interference factor 1)."""
+    return solve("forwarding", _without_interference(inst), "fixed", attach_bound=False).evaluation.job_times[job_id] \
+        / alone
+
+
+def figure7_rows() -> list[dict]:
+    """Figure 7: each application alone on dedicated forwarding nodes at 256:1 down to 8:1 compute nodes per
+    forwarding node, its aggregate bandwidth (GB/s) and the gain over 256:1."""
+    rows = []
+    for app in APPS:
+        inst = app_preset(app)
+        j = inst.jobs[0]
+        bw = {r: j.volume / dedicated_time(j, max(1, -(-j.nodes // r)), inst.nominal_bandwidth) for r in RATIOS}
+        knee = max(r for r in RATIOS if bw[r] >= (1 - 1e-9) * max(bw.values()))  # fewest nodes at the best
+        rows.append({"app": app, **{f"bw_{r}": bw[r] for r in RATIOS}, "gain": max(bw.values()) / bw[256],
+                     "knee": knee})
+    return rows
+
+
+RATIOS = (256, 128, 64, 32, 16, 8)  # compute nodes per forwarding node (Figure 7 starts at 256:1, dedicated)
+SEED_FIGURE7_MAX_GAIN = 10.9  # "by up to a factor of 10.9x"
+SEED_FIGURE7_FLAT = ("apt", "cam", "dndc", "wrf1")  # "very little performance improvement"
+SEED_FIGURE7_KNEE = 32  # "our current F setting of 32 deliver best aggregate I/O bandwidth in most cases"
+
+
+def comparisons(apps: list[dict], pairs: list[dict], fig4: list[dict], online: list[dict],
+                fig7: list[dict]) -> list[dict]:
+    """The seed's figures beside ours; each one beyond 10 % carries the measurement that explains it."""
+    cap = backend_cap(apps)
+    capped = dict(zip((r["app"] for r in apps), _capped(apps, cap)))
+    s = app_summary(apps)
+    scaled = [capped[r["app"]] for r in apps if r["rule"] == "scale"]
+    why = (f"the fluid model has no back end: a scaled job's bandwidth grows with its forwarding nodes up to its "
+           f"own links. With each job also capped at {cap:.2f} GB/s (the cap at which the mean over the 11 "
+           f"applications equals the seed's {SEED_MEAN_SPEEDUP}x) ")
+    out = [comparison(PAPER, "Section 6", r["app"], "DFRA speed-up over 512:1", r["seed_speedup"],
+                      round(r["speedup"], 3), "x", why + f"it is {capped[r['app']]:.2f}x")
+           for r in apps if r["seed_speedup"] is not None]
+    out += [comparison(PAPER, "Section 6", "mean of the 11 applications", "DFRA speed-up", SEED_MEAN_SPEEDUP,
+                       round(s["mean"], 3), "x", why + f"it is {statistics.mean(capped.values()):.2f}x by "
+                       "construction; the other figures at that cap are measurements"),
+            comparison(PAPER, "Section 6", "mean of the scaled applications", "DFRA speed-up",
+                       SEED_SCALING_MEAN_SPEEDUP, round(s["scaling_mean"], 3), "x",
+                       why + f"it is {statistics.mean(scaled):.2f}x"),
+            comparison(PAPER, "Section 6", "largest", "DFRA speed-up", SEED_MAX_SPEEDUP, round(s["max"], 3), "x",
+                       why + f"it is {max(capped.values()):.2f}x ({max(capped, key=capped.get)})")]
+    for r in pairs:
+        inst = pair(r["first"], r["second"])
+        for k, (who, j) in enumerate((("first", inst.jobs[0]), ("second", inst.jobs[1]))):
+            share = _share_only(inst, j.id, _alone_on_default(inst, j))
+            out.append(comparison(
+                PAPER, "Table 3", f"{r['first']} + {r['second']}", f"slowdown of the {who} ({j.id})",
+                r[f"seed_{who}"], round(r[f"slowdown_{who}"], 4), "x",
+                f"the model's slowdown is its interference factor by trait pair ({'/'.join(sorted(inst.traits(j)))} "
+                f"beside {'/'.join(sorted(inst.traits(inst.jobs[1 - k])))}: "
+                f"{r[f'slowdown_{who}'] / share:.3g}x, one factor shared by every pair of those traits) times "
+                f"the max-min share of the node ({share:.3g}x, the same run with every factor 1)"))
+    inst = figure4()
+    for r, j in zip(fig4, inst.jobs):
+        share = _share_only(inst, j.id, dedicated_time(j, -(-j.nodes // 512), 2.5))
+        out.append(comparison(PAPER, "Figure 4", r["app"], "I/O time shared / dedicated", r["seed"],
+                              round(r["slowdown"], 4), "x",
+                              f"of ours, the max-min share of the shared nodes gives {share:.3g}x (every "
+                              f"interference factor 1) and the interference table {r['slowdown'] / share:.3g}x; "
+                              "the seed's machine shares more bandwidth than one 2.5 GB/s node per 512 compute "
+                              "nodes (its back end), which the model does not have"))
+    for r in online:
+        if r["method"] != "dfra":
+            continue
+        out.append(comparison(PAPER, "Section 5.3 (replay)", "DFRA", "forwarding nodes in use", SEED_NODES_USED,
+                              round(r["nodes_used"], 2), "of 240",
+                              "one generated day against the seed's 18 months; the generator's load (two thirds "
+                              "of the compute nodes busy) is ours"))
+        out.append(comparison(PAPER, "Table 4 (replay)", "DFRA", "jobs granted more nodes", SEED_GRANTED,
+                              round(r["granted"], 4), "share", _granted_note(r)))
+    knees = [r["knee"] for r in fig7 if r["gain"] > 1.5]
+    out += [comparison(PAPER, "Figure 7", "largest gain over 256:1", "aggregate bandwidth",
+                       SEED_FIGURE7_MAX_GAIN, round(max(r["gain"] for r in fig7), 3), "x",
+                       "a fluid forwarding node serves its users' links up to 2.5 GB/s: from 256:1 to 32:1 "
+                       "(where 32 links of 0.078 GB/s fill a node) the gain is at most 256 / 32 = 8x, and "
+                       f"{', '.join(f'{k}:1' for k in RATIOS[-2:])} add nothing (measured: "
+                       f"{max(r['bw_8'] / r['bw_32'] for r in fig7):.2f}x); the seed's 10.9x needs gains the "
+                       "model's linear links cannot give"),
+            comparison(PAPER, "Figure 7", "ratio of the best bandwidth in most applications", "compute:forwarding",
+                       SEED_FIGURE7_KNEE, max(set(knees), key=knees.count) if knees else None, ":1",
+                       f"fewest forwarding nodes reaching each gaining application's best: {knees}"),
+            comparison(PAPER, "Figure 7", "applications with little gain", "gain < 1.5x",
+                       ", ".join(SEED_FIGURE7_FLAT), ", ".join(sorted(r["app"] for r in fig7 if r["gain"] < 1.5)),
+                       "", "awp: its preset's links total 256 x 0.001 = 0.256 GB/s (N-1, small requests), under "
+                       "one forwarding node, so no ratio helps it in the model; the seed reports only that the "
+                       "other seven gain")]
+    return out
+
+
+def format_figure7(rows: list[dict]) -> str:
+    lines = ["Figure 7: aggregate I/O bandwidth (GB/s) alone on dedicated forwarding nodes, by compute nodes per "
+             "forwarding node", "", "| app | " + " | ".join(f"{r}:1" for r in RATIOS) + " | gain | fewest nodes at "
+             "the best |", "|---|" + "---|" * (len(RATIOS) + 2)]
+    lines += [f"| {r['app']} | " + " | ".join(f"{r[f'bw_{k}']:.3g}" for k in RATIOS) + f" | {r['gain']:.2f}x | "
+              f"{r['knee']}:1 |" for r in rows]
+    return "\n".join(lines)
+
+
+def _granted_note(r: dict) -> str:
+    more, dedicated = round(r["granted"] * r["dispatched"]), round(r["dedicated"] * r["dispatched"])
+    return (f"of the {r['dispatched']} jobs dispatched in the generated day, {r['eligible']:.1%} pass DFRA's "
+            f"eligibility test (history: volume > 20 GB, I/O nodes >= 32, metadata wait < 32); {more} got more nodes "
+            f"than their default mapping and {dedicated - more} as many dedicated nodes (isolation, or S = "
+            "ceil(N_io / 32) no larger than the default node count); the seed's 13.7 % is over 18 months of its "
+            "log, ours one generated day")
 
 
 NOTES = ("Seed values: application sizes, the modes and classes the text states, the scaling / non-scaling "
@@ -328,12 +479,15 @@ def reproduce(workers: int = 1, progress: bool = True, online_hours: float = 24.
         methods = ("fixed", "dfra", "milp-dfra-space") if online_milp else ("fixed", "dfra")
         online = online_rows(generate_trace(0, hours=online_hours), methods, progress)
     rules, comps = rule_costs() if milp else ([], [])
+    fig7 = figure7_rows()
+    comps = comparisons(apps, pairs, fig4, online, fig7) + comps
     ok = all(r["feasible"] for r in apps)
     notes = NOTES + f"\nWhole run {time.perf_counter() - start:.1f} s ({workers} worker(s) requested; it runs in one)."
-    table = format_tables(apps, pairs, fig4, online, online_hours)
+    table = format_tables(apps, pairs, fig4, online, online_hours) + "\n\n" + format_figure7(fig7)
     if rules:
         table += "\n\n" + format_rule_costs(rules)
     return Reproduction("forwarding: DFRA beside the seed's Section 6, Table 3, Figure 4 and its replay",
                         [{"table": "apps", **r} for r in apps] + [{"table": "table3", **r} for r in pairs]
                         + [{"table": "figure4", **r} for r in fig4] + [{"table": "online", **r} for r in online]
-                        + [{"table": "rules", **r} for r in rules], table, ok, notes, comparisons=comps)
+                        + [{"table": "rules", **r} for r in rules] + [{"table": "figure7", **r} for r in fig7],
+                        table, ok, notes, comparisons=comps)
