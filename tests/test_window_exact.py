@@ -245,3 +245,20 @@ def test_window_modules_do_not_import_numba_at_module_top():
         top = [a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names]
         top += [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
         assert not [m for m in top if m.split(".")[0] == "numba" or m.endswith("_window_kernels")], (path, top)
+
+
+def test_the_front_dp_refuses_past_its_key_cap_and_exact_falls_back(monkeypatch):
+    """random:3:200:S2 held 5 GB of (nodes, BB) keys before its time limit; past MAX_FRONT_KEYS the dynamic
+    program refuses naming the count, and `exact` (engine auto) proves the same front with CP-SAT."""
+    from iosched.instances.window import load
+    from iosched.models import window as wm
+
+    inst = load("random:4:14:S2")
+    dp = wm.pareto_dp(inst)
+    monkeypatch.setattr(wm, "MAX_FRONT_KEYS", 5)
+    with pytest.raises(ParameterError, match="more than 5"):
+        wm.pareto_dp(inst)
+    wm._FRONTS.clear()
+    res = iosched.solve("window", inst, "exact", profile="quick")
+    assert res.status == "optimal" and "cpsat" in res.info["engine"]
+    assert [(p.nodes, p.burst_buffer) for p in res.solution.front] == [(p.nodes, p.burst_buffer) for p in dp]

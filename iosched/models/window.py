@@ -79,6 +79,9 @@ def _check(deadline: Deadline | None, what: str) -> None:
         raise FrontTimeLimit(f"the exact {what} front was not finished within {deadline.seconds:g} s")
 
 
+MAX_FRONT_KEYS = 50_000_000  # (nodes, BB) keys the front's dynamic program may hold over its stages (400 MB)
+
+
 def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tuple[FrontPoint, ...]:
     """The exact front by the structured dynamic program of the module docstring.
 
@@ -108,6 +111,7 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
     rest_n = np.concatenate([np.cumsum(nodes[withbb][::-1])[::-1], [0]]) + int(best_fill[N])
     rest_b = np.concatenate([np.cumsum(bbs[withbb][::-1])[::-1], [0]])
     stages = [np.zeros(1, dtype=np.int64)]
+    kept = 1  # keys held over all stages (8 bytes each), to rebuild the subsets
     incumbents: dict[tuple[int, int], tuple[int, int]] = {}  # vector -> (stage, key) reaching it
     for s in range(len(withbb) + 1):
         _check(deadline, "two-objective")
@@ -129,6 +133,12 @@ def pareto_dp(instance: WindowInstance, deadline: Deadline | None = None) -> tup
             dominated |= (opt_n <= vn) & (opt_b <= vb)
         if s:
             stages.append(keys[~dominated])
+            kept += len(stages[-1])
+            if kept > MAX_FRONT_KEYS:
+                raise ParameterError(f"the exact front kept {kept:,} (nodes, burst buffer) pairs ({8 * kept >> 20} MB) "
+                                     f"after {s} of {len(withbb)} jobs with burst-buffer requests, more than "
+                                     f"{MAX_FRONT_KEYS:,}: the requests are too diverse for the dynamic program "
+                                     "(use bbsched-ga, or coarser burst-buffer units)")
         if dominated.all():
             break
     front = []
