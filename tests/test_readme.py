@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SETUP = ("python3 -m venv", ".venv/bin/python -m pytest")  # what .ci/run does, checked below
+DOCS = ".venv/bin/python -m sphinx"  # the documentation build: tests/test_docs.py runs it, checked below
 SMALLER = {"--jobs 2000": "--jobs 200", "generate:0:3000": "generate:0:300", "generate:0:2000": "generate:0:200"}
 SLOW = ("iosched reproduce", "batch_sim.py study", "iosched bench periodic-paper")  # minutes each
 SUITE = """problem = "window"
@@ -58,7 +59,14 @@ def _argv(command: str) -> list[str]:
     raise AssertionError(f"a README command this test cannot run: {command}")
 
 
-RUNNABLE = [c for c in commands() if not c.startswith(SETUP) and "&&" not in c]
+RUNNABLE = [c for c in commands() if not c.startswith((*SETUP, DOCS)) and "&&" not in c]
+
+
+def test_the_readme_docs_command_is_the_one_the_docs_test_runs():
+    (docs,) = [c for c in commands() if c.startswith(DOCS)]
+    assert docs.split()[3:] == ["-W", "--keep-going", "-b", "html", "docs", "docs/_build/html"]
+    test = (ROOT / "tests" / "test_docs.py").read_text()
+    assert '"-m", "sphinx"' in test and '"-W", "--keep-going"' in test and '"-b", "html"' in test
 
 
 def test_the_readme_setup_commands_are_what_ci_runs():

@@ -12,7 +12,7 @@ success rate, runs starved of CPU (see
 :mod:`iosched.harness.runner`), the shifted geometric mean of the time (shift 1 s), and the
 mean of the problem's own columns (``Problem.report_columns``: for ``window`` the decision's
 node and burst-buffer loss against the exact decision and the share of dominated decisions).
-Gaps are |reference - value| / |value|.
+Gaps are ``|reference - value| / |value|``.
 """
 
 from __future__ import annotations

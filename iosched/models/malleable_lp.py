@@ -2,7 +2,7 @@
 
 Cut time into intervals I_k = [tau_k, tau_{k+1}) (a grid from the first arrival to a horizon H,
 then one last interval [H, inf)). Variable x_jpk >= 0 is the share of job j's work done at p
-nodes during I_k; C_j is job j's completion time (s). The LP
+nodes during I_k; C_j is job j's completion time (s). The LP::
 
     min  (1/n) sum_j (C_j - a_j)            [mean completion; makespan: min z, z >= C_j]
     s.t. sum_{p,k} x_jpk = 1                                     every job done       (1)
@@ -13,7 +13,7 @@ nodes during I_k; C_j is job j's completion time (s). The LP
                                                     for every size q, mean busy time      (5)
 
 and, for the makespan, z at least the closed-form bound L (:func:`iosched.models.malleable.bounds`)
-and the work done from tau_k on fitting the nodes until z:
+and the work done from tau_k on fitting the nodes until z::
 
          sum_{j,p,k' >= k} x_jpk' p t_j(p) <= N (z - tau_k)        for tau_k <= L        (6)
 

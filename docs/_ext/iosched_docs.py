@@ -1,0 +1,76 @@
+"""Two directives that write pages from the package itself, so they cannot drift from it.
+
+``.. iosched-methods:: PROBLEM``: a table of the problem's methods, each with its objective, its
+one-line description and its parameters (defaults, accepted values, units) from
+:func:`iosched.describe`. ``.. iosched-cli::``: the help of ``iosched`` and of each subcommand,
+from :func:`iosched.cli.build_parser`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+
+
+def _table(header: list[str], rows: list[list[str]], widths: list[int]) -> nodes.table:
+    table = nodes.table()
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group.extend(nodes.colspec(colwidth=w) for w in widths)
+    head, body = nodes.thead(), nodes.tbody()
+    for cells, parent in [(header, head)] + [(r, body) for r in rows]:
+        row = nodes.row()
+        for text in cells:
+            entry = nodes.entry()
+            entry += nodes.paragraph(text=text)
+            row += entry
+        parent += row
+    group += head
+    group += body
+    return table
+
+
+class MethodsDirective(Directive):
+    required_arguments = 1
+
+    def run(self):
+        import iosched
+
+        problem = self.arguments[0]
+        rows = []
+        for name in iosched.methods(problem):
+            d = iosched.describe(problem, name)
+            params = "; ".join(f"{p.name}{f' [{p.unit}]' if p.unit else ''} = {p.default!r}: {p.accepts}"
+                               for p in d.parameters) or "none"
+            rows.append([name, d.objective + (" (randomised)" if d.randomized else ""), d.description, params])
+        return [_table(["method", "objective", "what it is", "parameters (default: accepted)"], rows,
+                       [14, 14, 36, 36])]
+
+
+def _help(text: str) -> nodes.literal_block:
+    block = nodes.literal_block(text=text)
+    block["language"] = "text"  # not highlighted: the options stay as typed
+    return block
+
+
+class CliDirective(Directive):
+    def run(self):
+        from iosched.cli import build_parser
+
+        parser = build_parser()
+        out = [_help(parser.format_help())]
+        subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, sub in subs.choices.items():
+            section = nodes.section(ids=[f"iosched-{name}"])
+            section += nodes.title(text=f"iosched {name}")
+            section += _help(sub.format_help())
+            out.append(section)
+        return out
+
+
+def setup(app):
+    app.add_directive("iosched-methods", MethodsDirective)
+    app.add_directive("iosched-cli", CliDirective)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
