@@ -349,6 +349,16 @@ SECONDS_PER_VARIABLE = 3.5e-4  # build and handover together, to skip a model th
 HANDOVER = 2.5
 
 
+def too_slow_to_build(variables: int, deadline: Deadline, limit: float, scope: str) -> MethodOutput | None:
+    """TIME_LIMIT, naming the estimate, when a MILP of ``variables`` variables would not be built and handed
+    to HiGHS (SECONDS_PER_VARIABLE each) in what is left of the method's ``limit`` (s); None when it would."""
+    if variables * SECONDS_PER_VARIABLE <= deadline.remaining():
+        return None
+    return MethodOutput(None, Status.TIME_LIMIT, info={"scope": scope, "error": (
+        f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
+        f"and hand to HiGHS; {deadline.remaining():.3g} s of the {limit:g} s limit were left")})
+
+
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     # HiGHS's presolve is off for this model: on random:1:1000 (850,000 nonzeros, the rows T >= sum_s t z over
     # every configuration) it took 15 s to remove 1 % of them, and the whole solve 45 s; without it 13 s
@@ -360,10 +370,8 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE})
     configurations = sum(len(n.configs) for n in data.nodes.values())
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
-    if variables * SECONDS_PER_VARIABLE > deadline.remaining():
-        return MethodOutput(None, Status.TIME_LIMIT, info={"scope": SCOPE, "error": (
-            f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
-            f"and hand to HiGHS; {deadline.remaining():.3g} s of the {prof.time_limit:g} s limit were left")})
+    if (late := too_slow_to_build(variables, deadline, prof.time_limit, SCOPE)) is not None:
+        return late
     m, out, note = solve_pyomo_within(lambda: build_milp(instance, objective, max_configurations, data), prof,
                                       deadline, HANDOVER)
     if out is None:

@@ -43,10 +43,10 @@ from iosched.instances.forwarding import ForwardingInstance
 from iosched.models.forwarding import (
     HANDOVER,
     MODEL_OBJECTIVES,
-    SECONDS_PER_VARIABLE,
     Configurations,
     ModelTooLarge,
     milp_dfra_space,
+    too_slow_to_build,
 )
 from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import OneOf, choice
@@ -184,10 +184,8 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE_EVERY})
     count = sum(len(c.configs) for c in data)
     variables = count * 2 + len(instance.jobs)
-    if variables * SECONDS_PER_VARIABLE > deadline.remaining():
-        return MethodOutput(None, Status.TIME_LIMIT, info={"scope": SCOPE_EVERY, "error": (
-            f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
-            f"and hand to HiGHS; {deadline.remaining():.3g} s of the {prof.time_limit:g} s limit were left")})
+    if (late := too_slow_to_build(variables, deadline, prof.time_limit, SCOPE_EVERY)) is not None:
+        return late
     m, out, note = solve_pyomo_within(lambda: build_every(instance, objective, max_configurations, data), prof,
                                       deadline, HANDOVER)
     if out is None:
