@@ -93,4 +93,5 @@ def test_reproduce_prints_the_tables(capsys):
     code, out, _ = run(capsys, "reproduce", "forwarding", "--param", "online_hours=0", "--param", "milp=false",
                        "--json")
     d = json.loads(out)
-    assert d["ok"] and {r["table"] for r in d["rows"]} == {"apps", "table3", "figure4", "figure7"}
+    assert d["ok"] and {r["table"] for r in d["rows"]} == {"apps", "table3", "figure4", "figure7", "figure11",
+                                                           "figure15"}
