@@ -169,14 +169,20 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
         for r in range(population if alone else 0):
             rows[r, order[r % len(order)]] = 1
         return rows
-    size = (instance.nodes() / max(instance.capacity.nodes, 1)
-            + instance.bbs() / max(instance.capacity.burst_buffer, 1))
+    nodes, bbs, cap = instance.nodes(), instance.bbs(), instance.capacity
+    size = nodes / max(cap.nodes, 1) + bbs / max(cap.burst_buffer, 1)
+    job_nodes, job_bbs = nodes.tolist(), bbs.tolist()
     for r in range(population):
         order = np.argsort(-np.log(rng.random(w)) / np.maximum(size, 1e-12)) if r % 2 else rng.permutation(w)
         chosen: list[int] = []
-        for i in order:
-            if _fits(instance, chosen, int(i)):
-                chosen.append(int(i))
+        used_n = used_b = 0  # without SSD classes a job fits when the two sums stay within the capacity
+        for i in order.tolist():
+            if instance.has_ssd:
+                if _fits(instance, chosen, i):
+                    chosen.append(i)
+            elif used_n + job_nodes[i] <= cap.nodes and used_b + job_bbs[i] <= cap.burst_buffer:
+                chosen.append(i)
+                used_n, used_b = used_n + job_nodes[i], used_b + job_bbs[i]
         rows[r, chosen] = 1
     return rows
 
