@@ -2,13 +2,17 @@
 
 import itertools
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
 import iosched
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, ssd_placement
 from iosched.heuristics.window import decide
 from iosched.instances.window import Capacity, Job, SSDClass, WindowInstance, generate
-from iosched.models.window import pareto_front
+from iosched.models.window import pareto_front, pareto_ssd
 
 CLASSES = (SSDClass(128, 2), SSDClass(256, 2))
 HAND = WindowInstance(Capacity(4, 100, CLASSES),
@@ -107,6 +111,63 @@ def test_exact_front_is_brute_force_on_the_ssd_mixes_and_three_classes(seed):
     front = pareto_front(inst)
     assert sorted(p.vector() for p in front) == _brute_front(inst)
     assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible
+
+
+ssd_class = st.tuples(st.sampled_from([64, 128, 256, 512]), st.integers(0, 4))
+ssd_job = st.tuples(st.integers(1, 3), st.sampled_from([0, 0, 5, 10, 15, 20]), st.integers(0, 6))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(classes=st.lists(ssd_class, min_size=1, max_size=3, unique_by=lambda c: c[0]),
+       jobs=st.lists(ssd_job, min_size=1, max_size=8), bb_cap=st.integers(0, 40), granularity=st.sampled_from([1, 4]))
+def test_exact_four_objective_front_is_brute_force_property(classes, jobs, bb_cap, granularity):
+    """Random SSD windows: many equal jobs and sums, zero-waste needs (a class's size), BB that binds or not."""
+    classes = tuple(SSDClass(s, n) for s, n in sorted(classes))
+    sizes = [0] + [c.ssd for c in classes]
+    needs = sorted({0, 1, *sizes, *(s - 1 for s in sizes[1:]), *(s + 1 for s in sizes[1:-1])})  # 7 values
+    window = tuple(Job(f"j{i}", n, b, needs[k % len(needs)]) for i, (n, b, k) in enumerate(jobs))
+    inst = WindowInstance(Capacity(sum(c.nodes for c in classes), bb_cap, classes), window, granularity=granularity)
+    front = pareto_front(inst)
+    assert sorted(p.vector() for p in front) == _brute_front(inst)
+    assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible  # each point's subset has its sums
+
+
+def _enumerated_front(inst):
+    """Every subset's vector with numpy (the SSD its nodes take from the evaluator's placement of one
+    subset per count of nodes by smallest usable class), then the non-dominated ones."""
+    w = len(inst.jobs)
+    sizes = sorted(c.ssd for c in inst.capacity.ssd_classes)
+    X = ((np.arange(2 ** w)[:, None] >> np.arange(w)) & 1).astype(np.int64)
+    need = np.array([j.ssd_per_node for j in inst.jobs])
+    cat = np.searchsorted(sizes, need)
+    counts = np.column_stack([X @ np.where(cat == k, inst.nodes(), 0) for k in range(len(sizes))])
+    n, b, req = X @ inst.nodes(), X @ inst.bbs(), X @ (need * inst.nodes())
+    groups, first, back = np.unique(counts, axis=0, return_index=True, return_inverse=True)
+    placed = [ssd_placement(inst, np.flatnonzero(X[k])) for k in first]
+    unplaced = np.array([p[0] for p in placed])[back.ravel()]
+    taken = np.array([p[1] + p[2] for p in placed])[back.ravel()]  # requested + wasted = SSD of the nodes taken
+    ok = (n <= inst.capacity.nodes) & (b <= inst.capacity.burst_buffer) & (unplaced == 0)
+    V = np.unique(np.column_stack([n, b, req, req - taken])[ok], axis=0)
+    keep = NonDominatedSorting().do(-V, only_non_dominated_front=True)  # pymoo minimises
+    return sorted(map(tuple, V[keep].tolist()))
+
+
+@pytest.mark.parametrize("seed,mix", [(s, m) for s in range(4) for m in ("S5", "S6", "S7")])
+def test_exact_four_objective_front_on_18_jobs_is_every_subset(seed, mix):
+    """Theta-sized windows of the SSD mixes, where the burst buffer binds (every subset enumerated)."""
+    inst = generate(seed, 18, mix=mix)
+    front = pareto_ssd(inst)
+    assert sorted(p.vector() for p in front) == _enumerated_front(inst)
+    assert evaluate(inst, Selection(front[0].jobs, front)).feasible
+
+
+def test_exact_ssd_front_refuses_past_its_state_cap(monkeypatch):
+    import iosched.models.window as model
+
+    inst = generate(0, 18, mix="S6")
+    monkeypatch.setattr(model, "MAX_SSD_STATES", 50)
+    with pytest.raises(iosched.ParameterError, match="passed 50 states at job .* of 18"):
+        pareto_ssd(inst)
 
 
 def test_four_times_rule_by_hand():
