@@ -2,7 +2,7 @@
 
     python benchmarks/window_front.py quality [--seeds 10] [--sizes 10 20 50 100] [--mix S2] [--init one-job]
     python benchmarks/window_front.py ties [--seeds 10] [--sizes 10 20 50 100] [--baseline /work/before]
-    python benchmarks/window_front.py ssd [--seeds 3] [--sizes 16 18 20] [--ssd-mix S6] [--baseline /work/main]
+    python benchmarks/window_front.py ssd [--seeds 5] [--sizes 20 30 40] [--ssd-mix S6] [--baseline /work/before]
 
 ``quality``: for each window size and method (GA, NSGA-II with G = 500, P = 20,
 p_m = 0.0005, seed = the window's seed) over the windows ``random:SEED:w:MIX``: the
@@ -20,10 +20,11 @@ process that did both (one per window), in how many windows the tie break change
 chosen subset and in how many the rule was proved for every job; with ``--baseline`` the
 same for another checkout's tie break on the same windows (asserting the same subsets).
 
-``ssd``: CPU and wall time of the exact four-objective SSD front (mix S5, or
-``--ssd-mix`` S6 / S7), median over the seeds; with ``--baseline`` also another
-checkout's SSD front on the same windows (asserting the same front vectors), and the
-CPU time ratio, in one run.
+``ssd``: the exact four-objective SSD front (mix S6, or ``--ssd-mix`` S5 / S7), each window
+in a process of its own: front size, wall and CPU time, peak RSS; with ``--baseline`` also
+another checkout's SSD front on the same windows in one run (asserting the same front
+vectors; windows where it refused past its state cap are counted). ``quality --mix S6``
+gives the GAs' hypervolume ratio on SSD windows.
 """
 
 from __future__ import annotations
@@ -150,29 +151,47 @@ def baseline_module(checkout: str):
 
 
 def ssd(args) -> None:
+    from iosched.errors import ParameterError
     from iosched.models.window import pareto_ssd
 
     base = baseline_module(args.baseline) if args.baseline else None
     pareto_ssd(generate(0, 8, mix="S5"))  # warm-up: the numba kernel loads from its cache
-    mix = args.ssd_mix or "S5"
-    print(f"mix {mix}, seeds 0-{args.seeds - 1}; medians" + (f"; baseline: {args.baseline}" if base else ""))
-    print("| w | points | wall s | CPU s |" + (" baseline wall s | baseline CPU s | CPU ratio |" if base else ""))
-    print("|---|---|---|---|" + ("---|---|---|" if base else ""))
+
+    def run(module, inst):
+        def go():
+            try:
+                front, wall, _ = timed(module.pareto_ssd, inst)
+            except ParameterError:  # past the state cap
+                return None
+            return [wall, sorted(p.vector() for p in front)]
+        return _in_child(go)
+
+    mix = args.ssd_mix or "S6"
+    print(f"mix {mix}, seeds 0-{args.seeds - 1}: each window's front in a process of its own (CPU and peak RSS of "
+          "that process)" + (f"; baseline: {args.baseline}" if base else ""))
+    print("| w | points (median) | wall s (median) | CPU s (median / max) | peak RSS MB (max) |" +
+          (" baseline CPU s (median / max) | baseline MB (max) | baseline refused |" if base else ""))
+    print("|---|---|---|---|---|" + ("---|---|---|" if base else ""))
     for w in args.sizes:
-        rows = []
+        rows, old_rows, refused = [], [], 0
         for seed in range(args.seeds):
             inst = generate(seed, w, mix=mix)
-            front, wall, cpu = timed(pareto_ssd, inst)
-            row = [len(front), wall, cpu]
+            (wall, vectors), cpu, rss = run(sys.modules[pareto_ssd.__module__], inst)
+            rows.append([len(vectors), wall, cpu, rss])
             if base:
-                old, old_wall, old_cpu = timed(base.pareto_ssd, inst)
-                assert sorted(p.vector() for p in old) == sorted(p.vector() for p in front), (w, seed)
-                row += [old_wall, old_cpu]
-            rows.append(row)
-        med = [statistics.median(col) for col in zip(*rows)]
-        line = f"| {w} | {med[0]:g} | {med[1]:.3f} | {med[2]:.3f} |"
+                old, old_cpu, old_rss = run(base, inst)
+                if old is None:
+                    refused += 1
+                else:
+                    assert [tuple(v) for v in old[1]] == [tuple(v) for v in vectors], (w, seed)
+                    old_rows.append([old_cpu, old_rss])
+        cols = list(zip(*rows))
+        line = (f"| {w} | {statistics.median(cols[0]):g} | {statistics.median(cols[1]):.3f} | "
+                f"{statistics.median(cols[2]):.2f} / {max(cols[2]):.2f} | {max(cols[3]):.0f} |")
         if base:
-            line += f" {med[3]:.3f} | {med[4]:.3f} | {med[4] / med[2]:.1f}x |"
+            old_cols = list(zip(*old_rows)) or [[float("nan")]] * 2
+            line += (f" {statistics.median(old_cols[0]):.2f} / {max(old_cols[0]):.2f} | {max(old_cols[1]):.0f} | "
+                     f"{refused}/{args.seeds} |")
         print(line, flush=True)
 
 
@@ -187,8 +206,8 @@ def main() -> None:
     ap.add_argument("--baseline", default=None, help="ssd, ties: also time this checkout's (same results)")
     args = ap.parse_args()
     if args.sizes is None:
-        args.sizes = [16, 18, 20] if args.what == "ssd" else [10, 20, 50, 100]
-    args.seeds = min(args.seeds, 3) if args.what == "ssd" and "--seeds" not in sys.argv else args.seeds
+        args.sizes = [20, 30, 40] if args.what == "ssd" else [10, 20, 50, 100]
+    args.seeds = min(args.seeds, 5) if args.what == "ssd" and "--seeds" not in sys.argv else args.seeds
     pareto_front(generate(0, 10))  # warm-up: the numba kernel loads from its cache
     {"quality": quality, "ties": ties, "ssd": ssd}[args.what](args)
 

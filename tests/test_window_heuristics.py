@@ -565,3 +565,19 @@ def test_the_ga_stops_when_its_pareto_set_settles_and_says_so():
     small = WindowInstance(Capacity(10, 10), (Job("a", 4, 4), Job("b", 5, 5)))
     front, done, why = bbsched_ga(small, 500, 20)
     assert done == 0 and "fits" in why and front[0].jobs == ("a", "b")
+
+
+def test_ga_drops_copies_beyond_62_jobs():
+    """Rows of more than 62 jobs do not pack into one integer: copies are dropped by their bytes;
+    the first generation's rows fit and are maximal, and the front's subsets have its sums."""
+    inst = generate(1, 70)
+    rows = initial_rows(inst, 20, np.random.default_rng(0), "greedy")
+    n, b = rows @ inst.nodes(), rows @ inst.bbs()
+    assert ((n <= inst.capacity.nodes) & (b <= inst.capacity.burst_buffer)).all()
+    cap = inst.capacity
+    for row, rn, rb in zip(rows, n, b):  # maximal: no job left out fits beside the row
+        out = row == 0
+        assert not ((inst.nodes()[out] <= cap.nodes - rn) & (inst.bbs()[out] <= cap.burst_buffer - rb)).any()
+    front, done, _ = bbsched_ga(inst, 30, 20, seed=2)
+    assert done == 30 and front == bbsched_ga(inst, 30, 20, seed=2)[0]
+    assert evaluate(inst, Selection(front[0].jobs, tuple(front))).feasible

@@ -123,9 +123,12 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
         mask = np.empty(len(F), dtype=bool)
         mask[order] = ~((before >= second) | (second[start] > second))
         return mask
-    ge = np.all(F[None, :, :] >= F[:, None, :], axis=2)
-    gt = np.any(F[None, :, :] > F[:, None, :], axis=2)
-    return ~np.any(ge & gt, axis=1)
+    return ~_dominated_by(F, F)
+
+
+def _dominated_by(A: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Mask of the rows of F that some row of A dominates (all objectives maximised)."""
+    return ((A[None, :, :] >= F[:, None, :]).all(axis=2) & (A[None, :, :] > F[:, None, :]).any(axis=2)).any(axis=1)
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
@@ -145,6 +148,52 @@ def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
     return front
 
 
+class _Placement:
+    """Whether 0/1 rows of an SSD window fit: burst buffer, and nodes counted per category (the
+    smallest class a job may use), those of category k or larger within the classes k or larger
+    (the placement of ``ssd_placement``; k = 0: all the nodes)."""
+
+    def __init__(self, instance: WindowInstance):
+        classes = sorted(instance.capacity.ssd_classes, key=lambda c: c.ssd)
+        cat = np.searchsorted([c.ssd for c in classes], [j.ssd_per_node for j in instance.jobs])
+        self.M = np.zeros((len(instance.jobs), len(classes)), dtype=np.int64)  # nodes per category, by job
+        self.M[np.arange(len(instance.jobs)), cat] = instance.nodes()
+        self.tail_cap = np.cumsum([c.nodes for c in classes][::-1])[::-1]
+        self.bbs, self.bb_cap = instance.bbs(), instance.capacity.burst_buffer
+
+    def fits(self, C: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (np.cumsum(C[:, ::-1], axis=1)[:, ::-1] <= self.tail_cap).all(axis=1) & (b <= self.bb_cap)
+
+    def fill(self, X: np.ndarray, order) -> np.ndarray:
+        """Rows X that fit (changed in place), each job of ``order`` that still fits added: maximal selections."""
+        C, b = X @ self.M, X @ self.bbs
+        for j in order:
+            add = (X[:, j] == 0) & self.fits(C + self.M[j], b + self.bbs[j])
+            X[add, j] = 1
+            C[add] += self.M[j]
+            b[add] += self.bbs[j]
+        return X
+
+
+class _Archive:
+    """The non-dominated chromosomes of all generations (0/1 rows and objective rows, all maximised)."""
+
+    def __init__(self, X: np.ndarray, F: np.ndarray):
+        self.X, self.F = X[:0], F[:0]
+        self.add(X, F)
+
+    def add(self, X: np.ndarray, F: np.ndarray) -> None:
+        _, first = np.unique(X, axis=0, return_index=True)
+        X, F = X[first], F[first]
+        new = ~(X[:, None, :] == self.X[None, :, :]).all(axis=2).any(axis=1)  # not a copy of a kept row
+        X, F = X[new], F[new]
+        keep = ~_dominated_by(self.F, F) & _nondominated(F)
+        X, F = X[keep], F[keep]
+        if len(X):
+            stay = ~_dominated_by(F, self.F)
+            self.X, self.F = np.vstack([self.X[stay], X]), np.vstack([self.F[stay], F])
+
+
 def initial_rows(instance: WindowInstance, population: int, rng: np.random.Generator,
                  init: str = "greedy") -> np.ndarray:
     """The first generation: ``population`` 0/1 rows that all fit.
@@ -160,6 +209,9 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
     (cycling; empty rows if none fits). The paper only says "initialized randomly"; rows
     with each gene 1 with probability 1/2 almost never fit once a window holds more jobs
     than the free capacity takes (w >= 50 at Theta's scale), leaving a search on mutation alone.
+    With SSD classes the first rows are greedy fills in the orders of :func:`_ssd_orders` (one per
+    objective and per SSD class; random orders alone reached 81 % of the exact hypervolume on
+    average at w = 40, S6, seeds 0-9, these rows 96 %), the others as above.
     """
     w = len(instance.jobs)
     rows = np.zeros((population, w), dtype=np.int64)
@@ -169,22 +221,40 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
         for r in range(population if alone else 0):
             rows[r, order[r % len(order)]] = 1
         return rows
-    nodes, bbs, cap = instance.nodes(), instance.bbs(), instance.capacity
-    size = nodes / max(cap.nodes, 1) + bbs / max(cap.burst_buffer, 1)
-    job_nodes, job_bbs = nodes.tolist(), bbs.tolist()
+    nodes, bbs = instance.nodes(), instance.bbs()
+    size = nodes / max(instance.capacity.nodes, 1) + bbs / max(instance.capacity.burst_buffer, 1)
+    if instance.has_ssd:
+        placement, seeded = _Placement(instance), _ssd_orders(instance)[:population]
+        for r, order in enumerate(seeded):
+            placement.fill(rows[r:r + 1], order)
+        for r in range(len(seeded), population):
+            order = np.argsort(-np.log(rng.random(w)) / np.maximum(size, 1e-12)) if r % 2 else rng.permutation(w)
+            placement.fill(rows[r:r + 1], order)
+        return rows
+    nodes, bbs = nodes.tolist(), bbs.tolist()
     for r in range(population):
         order = np.argsort(-np.log(rng.random(w)) / np.maximum(size, 1e-12)) if r % 2 else rng.permutation(w)
         chosen: list[int] = []
-        used_n = used_b = 0  # without SSD classes a job fits when the two sums stay within the capacity
+        n_left, b_left = instance.capacity.nodes, instance.capacity.burst_buffer
         for i in order.tolist():
-            if instance.has_ssd:
-                if _fits(instance, chosen, i):
-                    chosen.append(i)
-            elif used_n + job_nodes[i] <= cap.nodes and used_b + job_bbs[i] <= cap.burst_buffer:
+            if nodes[i] <= n_left and bbs[i] <= b_left:
                 chosen.append(i)
-                used_n, used_b = used_n + job_nodes[i], used_b + job_bbs[i]
+                n_left, b_left = n_left - nodes[i], b_left - bbs[i]
         rows[r, chosen] = 1
     return rows
+
+
+def _ssd_orders(instance: WindowInstance) -> list[np.ndarray]:
+    """Greedy orders for a first generation on SSD windows, one per objective and per SSD class: most
+    nodes, burst buffer, SSD requested first; least SSD wasted per node first (on the smallest class
+    the job may use); the jobs of the largest category first, and of the smallest (both by nodes)."""
+    nodes, bbs = instance.nodes(), instance.bbs()
+    need = np.array([j.ssd_per_node for j in instance.jobs])
+    sizes = np.array(sorted(c.ssd for c in instance.capacity.ssd_classes))
+    cat = np.searchsorted(sizes, need)
+    keys = [-nodes, -bbs, -need * nodes, sizes[cat] - need, -cat * (nodes.max() + 1) - nodes,
+            cat * (nodes.max() + 1) - nodes]
+    return [np.argsort(k, kind="stable") for k in keys]
 
 
 def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
@@ -195,7 +265,11 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     discarded. Survivors: the Pareto set of parents and children first, newer before older;
     if it holds fewer than P, the rest fill up, newer first. Ages grow by one a generation.
     Identical chromosomes count once (at their youngest age): copies of one Pareto point
-    would otherwise crowd the others out of the survivors.
+    would otherwise crowd the others out of the survivors. With SSD classes (four objectives)
+    the returned front is that of every chromosome of every generation (an archive), not the
+    last population's: there the Pareto set outgrows P and the aging rule replaces the best
+    points with newer, smaller selections (at w = 40, S6, the last population's front fell from
+    81 % of the exact hypervolume after one generation to 26 % after 500; the archive's: 98 %).
     The initial population is :func:`initial_rows` (``init``). Stops early after
     ``time_limit`` seconds, or (``patience``) once the population's Pareto set has not changed
     for that many generations (converged: every later generation would have to find a point
@@ -222,6 +296,9 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
             n, b = X @ job_nodes, X @ job_bbs
             return np.column_stack([n, b]), (n <= cap.nodes) & (b <= cap.burst_buffer)
     columns = np.arange(w)
+    bits = 1 << np.arange(w, dtype=np.int64) if w <= 62 else None  # a row as one integer, to drop copies
+    pop_F = objectives(pop)[0]
+    archive = _Archive(pop, pop_F) if instance.has_ssd else None  # four objectives: every Pareto point seen
     while done < generations and not deadline.expired() and (patience is None or still < patience):
         done += 1
         parents = rng.integers(0, len(pop), size=(population // 2, 2))
@@ -231,17 +308,21 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
         kids = np.empty((2 * len(cut), w), dtype=np.int64)
         kids[0::2], kids[1::2] = np.where(head, a, c), np.where(head, c, a)
         kids ^= (rng.random(kids.shape) < p_m).astype(np.int64)
-        kids = kids[objectives(kids)[1]] if len(kids) else kids
-        pool = np.vstack([kids, pop])
-        pool_age = np.concatenate([np.zeros(len(kids), dtype=np.int64), age + 1])
+        kids_F, fit = objectives(kids)
+        if archive is not None:
+            archive.add(kids[fit], kids_F[fit])
+        pool, pool_F = np.vstack([kids[fit], pop]), np.vstack([kids_F[fit], pop_F])
+        pool_age = np.concatenate([np.zeros(int(fit.sum()), dtype=np.int64), age + 1])
         young = np.argsort(pool_age, kind="stable")  # each chromosome once, at its youngest age
-        seen: set[bytes] = set()
-        keep = [i for i in young.tolist() if not ((row := pool[i].tobytes()) in seen or seen.add(row))]
-        pool, pool_age = pool[keep], pool_age[keep]
-        F = objectives(pool)[0]
+        if bits is not None:
+            keep = young[np.sort(np.unique((pool @ bits)[young], return_index=True)[1])]
+        else:
+            seen: set[bytes] = set()
+            keep = [i for i in young.tolist() if not ((row := pool[i].tobytes()) in seen or seen.add(row))]
+        pool, pool_age, F = pool[keep], pool_age[keep], pool_F[keep]
         pareto = _nondominated(F)
-        order = np.lexsort((pool_age, ~pareto))  # Pareto set first, then newer first
-        pop, age = pool[order[:population]], pool_age[order[:population]]
+        order = np.lexsort((pool_age, ~pareto))[:population]  # Pareto set first, then newer first
+        pop, age, pop_F = pool[order], pool_age[order], F[order]
         vectors = {tuple(v) for v in F[pareto].tolist()}
         still = still + 1 if vectors == known else 0
         known = vectors
@@ -250,7 +331,7 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
         why = (f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
                if patience is not None and still >= patience else f"time_limit after {done} of {generations} "
                f"generations")
-    return _front_of(instance, pop), done, why
+    return _front_of(instance, pop if archive is None else archive.X), done, why
 
 
 def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
@@ -449,7 +530,8 @@ def ga_method(instance: WindowInstance, generations: Generations = 500, populati
               seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
               init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100) -> MethodOutput:
     """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s,
-    or once its Pareto set has not changed for ``patience`` generations (None: all G).
+    or once its Pareto set has not changed for ``patience`` generations (None: all G). With SSD
+    classes the front is that of all its generations (:func:`bbsched_ga`).
 
     ``init``: the first generation, random maximal selections (``greedy``) or one job per row
     (``one-job``, the authors' code); see :func:`initial_rows`."""
