@@ -59,7 +59,7 @@ def app_rows(milp: bool = True, progress: bool = False, profile: str = "quick") 
     for app in tqdm(APPS, desc="applications", file=sys.stderr, disable=not progress):
         inst = app_preset(app)
         fixed, dfra = solve("forwarding", inst, "fixed"), solve("forwarding", inst, "dfra")
-        row = {"app": app, "nodes": inst.jobs[0].nodes, "seed_group": APPS[app][8],
+        row = {"app": app, "nodes": inst.jobs[0].nodes, "volume": inst.jobs[0].volume, "seed_group": APPS[app][8],
                "rule": dfra.info["rules"][app].split(":")[0], "fixed_s": fixed.evaluation.job_times[app],
                "dfra_s": dfra.evaluation.job_times[app], "seed_speedup": SEED_SPEEDUP.get(app),
                "feasible": fixed.evaluation.feasible and dfra.evaluation.feasible}
@@ -212,7 +212,7 @@ def simulate(trace: Trace, method: str = "dfra", params: dict | None = None, pro
 def online_rows(trace: Trace, methods: tuple[str, ...] = ("fixed", "dfra"), progress: bool = False) -> list[dict]:
     """One row per method over the trace; I/O time saved against the first method (fixed)."""
     out = [simulate(trace, m, {"profile": "quick"} if m.startswith("milp") else {}, progress) for m in methods]
-    base = out[0]
+    base, eligible = out[0], eligible_share(trace)
     rows = []
     for r in out:
         common = [j for j in r["job_means"] if j in base["job_means"]]
@@ -225,7 +225,7 @@ def online_rows(trace: Trace, methods: tuple[str, ...] = ("fixed", "dfra"), prog
                      "nodes_used": r["nodes_used"], "pool_used": r["pool_used"],
                      "in_service_plus_pool": 80 + r["pool_used"], "dispatched": r["dispatched"],
                      "granted": more / max(r["dispatched"], 1), "dedicated": dedicated / max(r["dispatched"], 1),
-                     "eligible": eligible_share(trace)})
+                     "eligible": eligible})
     return rows
 
 
@@ -288,8 +288,7 @@ BACKEND_CAPS = (0.1, 100.0)  # GB/s: the range searched for the per-job back-end
 def _capped(rows: list[dict], cap: float) -> list[float]:
     """Each application's speed-up when its bandwidth is also capped at ``cap`` GB/s (a Lustre back end that the
     fluid model lacks): I/O time max(t, volume / cap) under both mappings."""
-    vol = {app: app_preset(app).jobs[0].volume for app in APPS}
-    return [max(r["fixed_s"], vol[r["app"]] / cap) / max(r["dfra_s"], vol[r["app"]] / cap) for r in rows]
+    return [max(r["fixed_s"], r["volume"] / cap) / max(r["dfra_s"], r["volume"] / cap) for r in rows]
 
 
 def backend_cap(rows: list[dict], target: float = SEED_MEAN_SPEEDUP) -> float:
