@@ -1,5 +1,5 @@
-"""The interval-indexed LP bound (iosched.models.malleable_lp): tight where the optimum is known by hand,
-below every schedule any method finds, and the problem's bound the largest valid one."""
+"""The LP bounds (iosched.models.malleable_lp: interval-indexed, completion-order): tight where the optimum is
+known by hand, below every schedule any method finds, and the problem's bound the largest valid one."""
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +11,7 @@ from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
 from iosched.models.malleable import bound, bounds, closed_form_bounds
-from iosched.models.malleable_lp import interval_lp_bound
+from iosched.models.malleable_lp import ORDER_MAX_JOBS, interval_lp_bound, order_lp_bound
 
 A = Runtime("amdahl", seconds_1=100.0, serial=0.25)  # 100, 62.5, 43.75, 34.375 s at 1, 2, 4, 8 nodes
 
@@ -24,6 +24,9 @@ def test_one_job_alone_gets_its_fastest_run(arrival):
     assert interval_lp_bound(inst, "mean_completion") == pytest.approx(fastest, rel=1e-5)
     assert interval_lp_bound(inst, "makespan") == pytest.approx(arrival + fastest, rel=1e-5)
     assert interval_lp_bound(inst, "mean_completion") <= fastest  # lowered, never raised, by its shading
+    assert order_lp_bound(inst, "mean_completion") == pytest.approx(fastest, rel=1e-5)
+    assert order_lp_bound(inst, "makespan") == pytest.approx(arrival + fastest, rel=1e-5)
+    assert order_lp_bound(inst, "mean_completion") <= fastest
 
 
 def test_jobs_that_never_overlap_get_their_fastest_runs():
@@ -34,6 +37,7 @@ def test_jobs_that_never_overlap_get_their_fastest_runs():
     inst = MalleableInstance(4, jobs)
     mean_fastest = sum(min(j.times) for j in jobs) / len(jobs)
     assert interval_lp_bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
+    assert order_lp_bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
     assert bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
 
 
@@ -43,13 +47,31 @@ def test_the_lp_beats_the_closed_form_where_nodes_are_scarce():
     inst = MalleableInstance(8, (Job("a", 0, 1, A, 1, 8), Job("b", 0, 1, A, 1, 8)))
     b = bounds(inst)
     assert b["mean_completion_lp"] > closed_form_bounds(inst)["mean_completion"] + 1
-    assert b["mean_completion"] == b["mean_completion_lp"] and b["mean_completion_from"] == "interval LP"
     # the best schedule by hand: both at 4 nodes from 0 (43.75 s), or one after the other at 8 nodes (34.4,
     # 68.75: mean 51.6); the LP stays below the better one
-    assert b["mean_completion"] <= 43.75
+    assert b["mean_completion_lp"] <= 43.75
     # the makespan: both at 4 nodes (43.75 s) is optimal (the split p + q = 8 that equalises run times), and
     # the LP meets it
-    assert b["makespan"] == pytest.approx(43.75, rel=1e-5) and b["makespan_from"] == "interval LP"
+    assert b["makespan_lp"] == pytest.approx(43.75, rel=1e-5)
+
+
+def test_the_completion_order_lp_by_hand():
+    """Two jobs of 100 s at 1 node (25 % serial) from 0 on 8 nodes. Both at 4 nodes end at 43.75 s; one
+    after the other at 8 nodes, 34.375 and 68.75 (mean 51.6). The completion-order LP proves 43.75 optimal
+    for the mean completion (and the makespan): before the first completion C1 the first job ran C1 s on
+    p nodes, the second on 8 - p, and with Amdahl's concave speed-up the even split finishes both soonest;
+    the interval LP, which relaxes the completion times, stays below."""
+    inst = MalleableInstance(8, (Job("a", 0, 1, A, 1, 8), Job("b", 0, 1, A, 1, 8)))
+    assert order_lp_bound(inst, "mean_completion") == pytest.approx(43.75, rel=1e-5)
+    assert order_lp_bound(inst, "makespan") == pytest.approx(43.75, rel=1e-5)
+    assert interval_lp_bound(inst, "mean_completion") < 43.75 - 1
+    assert bounds(inst)["mean_completion_from"] == "completion-order LP"
+
+
+def test_the_completion_order_lp_stops_at_its_size():
+    inst = generate(0, ORDER_MAX_JOBS + 1)
+    assert order_lp_bound(inst) is None and bounds(inst)["mean_completion_order_lp"] is None
+    assert order_lp_bound(generate(0, ORDER_MAX_JOBS)) is not None
 
 
 @settings(max_examples=25, deadline=None)
@@ -59,6 +81,7 @@ def test_the_bound_is_below_every_schedule_the_methods_find(seed, n, kind):
     b = bounds(inst)
     for objective in ("mean_completion", "makespan"):
         assert b[objective] >= closed_form_bounds(inst)[objective]
+        assert (b[f"{objective}_order_lp"] is None) == (n > ORDER_MAX_JOBS)
     for schedule in (simulate(inst, "dmr").schedule, simulate(inst, "rigid", "fcfs").schedule,
                      simulate(inst, "rigid", "easy").schedule):
         ev = evaluate(inst, schedule)
@@ -80,6 +103,9 @@ def test_the_bound_is_below_cpsats_proven_optimum(seed):
 
 def test_the_result_names_its_bound():
     r = iosched.solve("malleable", "random:1:6", "dmr")
+    assert r.info["gap_against"] == "the completion-order LP bound on the mean completion, valid for every schedule"
+    assert r.bound == pytest.approx(bounds(r.instance_data)["mean_completion_order_lp"])
+    r = iosched.solve("malleable", "random:1:7", "dmr")
     assert r.info["gap_against"] == "the interval LP bound on the mean completion, valid for every schedule"
     assert r.bound == pytest.approx(bounds(r.instance_data)["mean_completion_lp"])
 

@@ -184,3 +184,110 @@ def _bound(instance: MalleableInstance, objective: str, intervals: int, time_lim
         return None
     value = res.fun - (0.0 if makespan else float(a.mean()))
     return value - SHADE * abs(value)
+
+
+# --- the completion-order LP (small workloads) ------------------------------------------------------
+
+ORDER_MAX_JOBS = 6  # n! orders; the mean completion at 6 jobs 0.2-0.9 s, 7 jobs 7 s, 8 jobs 99 s (random:1:N, load 1)
+
+
+@functools.lru_cache(maxsize=16)
+def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completion") -> float | None:
+    """A lower bound (s) on ``objective`` valid for every schedule, from the order in which jobs
+    complete: the least, over the n! orders, of an LP whose phases are the completions
+    (None beyond ORDER_MAX_JOBS jobs).
+
+    Fix an order pi (job pi_k completes k-th) and let C_1 <= ... <= C_n be the completion
+    times, C_0 the first arrival. y_jpk >= 0 is the time job j runs at p nodes in the phase
+    [C_{k-1}, C_k], for k up to its own position k_j (it runs only before it completes). ::
+
+        min  (1/n) sum_k (C_k - a_pi_k)          [makespan: min C_n]
+        s.t. sum_{p, k <= k_j} y_jpk / t_j(p) = 1                  its work             (1)
+             sum_p y_jpk <= C_k - C_{k-1}                          one size at a time   (2)
+             sum_{j,p} p y_jpk <= N (C_k - C_{k-1})                N nodes              (3)
+             sum_{p, k' <= k} y_jpk' <= C_k - a_j   where a_j <= L_k   not before arrival (4)
+             C_{k_j} >= a_j + Tmin_j,   C_k >= C_{k-1}                                  (5)
+
+    with L_k = max_{i <= k} (a_pi_i + Tmin_pi_i). *Proof.* Take any schedule and let pi be the
+    order of its completions (ties in any order) and y_jpk the time job j runs at p nodes
+    within [C_{k-1}, C_k]. A run does 1/t_j(p) of the work per second (1); within a phase a
+    job runs at one size at a time (2) and the runs hold at most N nodes at every instant (3;
+    resizes hold nodes and do no work, so they only add slack); job j runs only in
+    [a_j, C_{k_j}], so in phases 1..k_j, and by C_k it has run at most C_k - a_j (4: written
+    only where a_j <= L_k <= C_k, since C_k >= C_i >= a_pi_i + Tmin_pi_i for every i <= k,
+    so that its right-hand side is never negative for a schedule); (5) holds for every
+    schedule. So each schedule is feasible for the LP of its own order with its own value, and
+    the least LP optimum over all orders is at most the best schedule's value. It relaxes
+    preemption, the checks at which a resize may happen and the resize costs, nothing else;
+    unlike the interval LP the completion times are exact, which makes it the tighter of the
+    two on few jobs (random:1:6: 589.8 s against 580.1 s). The value is lowered by SHADE.
+    """
+    import itertools
+
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    jobs, N = instance.jobs, instance.nodes
+    n = len(jobs)
+    if n > ORDER_MAX_JOBS or objective not in ("mean_completion", "makespan"):
+        return None
+    a = np.array([j.arrival for j in jobs])
+    tmin = np.array([min(j.times) for j in jobs])
+    # columns: y_jpk for every job, size and phase (held at 0 after the job's own phase), then C_1..C_n
+    cols = [(j, p, t, k) for j, job in enumerate(jobs) for p, t in zip(job.sizes, job.times) for k in range(n)]
+    ny = len(cols)
+    c = np.zeros(ny + n)
+    if objective == "makespan":
+        c[ny + n - 1] = 1.0
+    else:
+        c[ny:] = 1.0 / n
+    A_eq = sp.csr_matrix(([1.0 / t for _, _, t, _ in cols], ([j for j, *_ in cols], range(ny))), shape=(n, ny + n))
+    at = [[[i for i, cl in enumerate(cols) if cl[0] == j and cl[3] == k] for k in range(n)] for j in range(n)]
+    in_phase = [[(i, float(cl[1])) for i, cl in enumerate(cols) if cl[3] == k] for k in range(n)]
+    area = np.array([min(p * t for p, t in zip(job.sizes, job.times)) for job in jobs])
+    orders = np.array(list(itertools.permutations(range(n))))
+    low = np.maximum.accumulate(a[orders] + tmin[orders], axis=1)  # L_k per order
+    # every C_k is also at least C_0 + the least area of the first k jobs over N: a cheap bound per order, the
+    # LPs in its order, stopping where it reaches the best LP (the LP is at least as large)
+    cheap = np.maximum(low, a.min() + np.cumsum(area[orders], axis=1) / N)
+    cheap = cheap[:, -1] if objective == "makespan" else cheap.mean(axis=1)
+    best = math.inf
+    for o in np.argsort(cheap, kind="stable"):
+        if cheap[o] >= best:
+            break
+        order = orders[o]
+        pos = np.empty(n, dtype=int)
+        pos[order] = np.arange(n)
+        R, V, X, b = [], [], [], []
+
+        def row(entries, rhs):
+            for col, val in entries:
+                R.append(len(b))
+                X.append(col)
+                V.append(val)
+            b.append(rhs)
+
+        for k in range(n):
+            gap = [(ny + k, -1.0)] + ([(ny + k - 1, 1.0)] if k else [])
+            first = 0.0 if k else a.min()  # C_0
+            for j in range(n):
+                if pos[j] >= k:  # (2)
+                    row([(i, 1.0) for i in at[j][k]] + gap, -first)
+            row(in_phase[k] + [(x, N * v) for x, v in gap],
+                -N * first)  # (3)
+            if k:
+                row([(ny + k - 1, 1.0), (ny + k, -1.0)], 0.0)  # (5)
+        for j in range(n):
+            row([(ny + pos[j], -1.0)], -(a[j] + tmin[j]))  # (5)
+            for k in range(pos[j] + 1):
+                if a[j] <= low[o, k]:  # (4)
+                    row([(i, 1.0) for kk in range(k + 1) for i in at[j][kk]] + [(ny + k, -1.0)],
+                        -a[j])
+        ub = [0.0 if k > pos[j] else None for j, _, _, k in cols] + [None] * n
+        res = linprog(c, A_ub=sp.csr_matrix((V, (R, X)), shape=(len(b), ny + n)), b_ub=b, A_eq=A_eq,
+                      b_eq=np.ones(n), bounds=[(0, u) for u in ub], method="highs")
+        if res.status != 0:
+            return None
+        best = min(best, res.fun)
+    value = best if objective == "makespan" else best - float(a.mean())
+    return value - SHADE * abs(value)
