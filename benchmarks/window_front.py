@@ -64,7 +64,7 @@ def quality(args) -> None:
             exact = pareto_front(inst)
             best = decide(inst, exact)
             for name, fn in methods.items():
-                (front, _), wall, _ = timed(fn, inst, seed=seed, **({"init": args.init} if args.init else {}))
+                (front, *_), wall, _ = timed(fn, inst, seed=seed, **({"init": args.init} if args.init else {}))
                 q = front_quality(inst, front, exact)
                 chosen = decide(inst, front)
                 same = (chosen.nodes, chosen.burst_buffer) == (best.nodes, best.burst_buffer)

@@ -552,19 +552,33 @@ def test_a_tie_break_past_its_cap_says_how_far_the_rule_was_proved(monkeypatch):
     assert (r.evaluation.nodes, r.evaluation.burst_buffer) == (point.nodes, point.burst_buffer)
 
 
-def test_the_ga_stops_when_its_pareto_set_settles_and_says_so():
+@pytest.mark.parametrize("method", ["bbsched-ga", "nsga2"])
+def test_the_ga_stops_when_its_pareto_set_settles_and_says_so(method):
     """patience: the run ends once the population's Pareto set has not changed for that many
     generations, with the reason in info; a window that fits whole is one point, no generation;
-    patience=None runs all G (issue 25: the simulator's plug-in ran 500 generations a call)."""
+    patience=None runs all G (issue 25: the simulator's plug-in ran 500 generations a call;
+    NSGA-II did not finish a 200-job simulation in 600 s)."""
+    ga = FRONT_METHODS[method]
     inst = generate(2, 50)
-    front, done, why = bbsched_ga(inst, 500, 20, patience=20)
+    front, done, why = ga(inst, 500, 20, patience=20)
     assert done < 500 and why.startswith("converged") and front
-    assert bbsched_ga(inst, 60, 20, patience=None)[1:] == (60, "")
-    res = iosched.solve("window", inst, "bbsched-ga", patience=20)
+    assert ga(inst, 60, 20, patience=None)[1:] == (60, "")
+    res = iosched.solve("window", inst, method, patience=20)
     assert res.info["generations"] == done and res.info["stopped"] == why
     small = WindowInstance(Capacity(10, 10), (Job("a", 4, 4), Job("b", 5, 5)))
-    front, done, why = bbsched_ga(small, 500, 20)
+    front, done, why = ga(small, 500, 20)
     assert done == 0 and "fits" in why and front[0].jobs == ("a", "b")
+
+
+def test_nsga2_on_a_window_of_few_distinct_rows_gives_its_front():
+    """Three jobs, two of which never fit together: 6 feasible rows for a population of 20, so most
+    children are copies; NSGA-II ends (pymoo stops a run whose mating finds no new child) with the
+    exact front, and says why it stopped early."""
+    inst = WindowInstance(Capacity(10, 10), (Job("a", 6, 1), Job("b", 6, 2), Job("c", 3, 3)))
+    front, done, why = nsga2(inst, 40, 20)
+    exact = {(p.nodes, p.burst_buffer) for p in pareto_front(inst)}
+    assert {(p.nodes, p.burst_buffer) for p in front} == exact
+    assert done == 40 or why.startswith("no new child")
 
 
 def test_ga_drops_copies_beyond_62_jobs():

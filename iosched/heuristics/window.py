@@ -334,14 +334,22 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     return _front_of(instance, pop if archive is None else archive.X), done, why
 
 
+MATING_TRIES = 5  # pymoo's mating rounds per generation to find children that are not copies (its default: 100)
+
+
 def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20, p_m: float = 0.0005,
           seed: int | None = 0, time_limit: float = math.inf,
-          init: str = "greedy") -> tuple[list[FrontPoint], int, str]:
+          init: str = "greedy", patience: int | None = None) -> tuple[list[FrontPoint], int, str]:
     """pymoo's NSGA-II on the same problem and budget: the GA's first generation
     (:func:`initial_rows`, distinct rows), one-point crossover, bit-flip mutation with
     per-gene probability p_m, duplicates eliminated;
-    the capacities are constraints (infeasible rows lose to feasible ones). Stops early after
-    ``time_limit`` seconds; returns the front, the generations run and why it stopped early."""
+    the capacities are constraints (infeasible rows lose to feasible ones). Stops early as
+    :func:`bbsched_ga` does: after ``time_limit`` seconds, once the population's Pareto set has
+    not changed for ``patience`` generations, and without a generation when every job fits (on
+    a window with fewer distinct rows than P, pymoo's mating retried 100 times a generation for
+    offspring that are not copies: 500 such generations per call kept a 200-job simulation
+    from finishing; it now tries MATING_TRIES times, and a generation may have fewer than P
+    children where the window has no more distinct rows to give). Returns the front, the generations run and why it stopped early."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
     from pymoo.operators.crossover.pntx import SinglePointCrossover
@@ -364,18 +372,32 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
                 G.append(unplaced)
             out["G"] = np.column_stack(G)
 
+    everything = np.ones((1, len(nodes)), dtype=np.int64)
+    if len(nodes) and _objectives(instance, everything)[1][0]:
+        return _front_of(instance, everything), 0, "every job of the window fits: one point, no generation"
     first = np.unique(initial_rows(instance, population, np.random.default_rng(0 if seed is None else seed), init),
                       axis=0).astype(bool)
     algorithm = NSGA2(pop_size=population, sampling=first, crossover=SinglePointCrossover(),
                       mutation=BitflipMutation(prob_var=p_m), eliminate_duplicates=True)
+    algorithm.mating.n_max_iterations = MATING_TRIES
     deadline = Deadline(time_limit)
     algorithm.setup(Window(), termination=("n_gen", generations), seed=0 if seed is None else seed, verbose=False)
-    while algorithm.has_next() and not deadline.expired():
+    still, known = 0, None
+    while algorithm.has_next() and not deadline.expired() and (patience is None or still < patience):
         algorithm.next()
+        vectors = {tuple(v) for v in algorithm.opt.get("F").tolist()}
+        still = still + 1 if vectors == known else 0
+        known = vectors
     X = algorithm.pop.get("X").astype(np.int64)
-    done = algorithm.n_gen or 0
-    return _front_of(instance, X), done, f"time_limit after {done} of {generations} generations" \
-        if done < generations else ""
+    done = max((algorithm.n_gen or 1) - 1, 0)  # pymoo counts the first population as generation 1
+    why = ""
+    if patience is not None and still >= patience:
+        why = f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
+    elif deadline.expired():
+        why = f"time_limit after {done} of {generations} generations"
+    elif done < generations:  # pymoo ends a run whose mating found no child that is not a copy
+        why = f"no new child in {MATING_TRIES} mating rounds, after {done} of {generations} generations"
+    return _front_of(instance, X), done, why
 
 
 def _fits(instance: WindowInstance, chosen: list[int], i: int) -> bool:
@@ -553,10 +575,11 @@ def _ga_output(instance, found, compare, decision, normalise) -> MethodOutput:
 def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
                  p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
                  seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy", normalise: Normalise = "free") -> MethodOutput:
-    """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s."""
+              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100) -> MethodOutput:
+    """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s,
+    or once its Pareto set has not changed for ``patience`` generations (None: all G)."""
     scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
-    return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init),
+    return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init, patience),
                       compare, decision, normalise)
 
 
