@@ -44,17 +44,37 @@ def _params(texts: list[str]) -> dict:
     return params
 
 
-def _dump(obj) -> str:
-    def clean(o):
-        if isinstance(o, float) and not math.isfinite(o):
-            return None
-        if isinstance(o, dict):
-            return {k: clean(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return [clean(v) for v in o]
-        return o
+def _finite(o) -> bool:
+    if isinstance(o, float):
+        return math.isfinite(o)
+    if isinstance(o, dict):
+        return all(map(_finite, o.values()))
+    if isinstance(o, (list, tuple)):
+        return all(map(_finite, o))
+    return True
 
-    return json.dumps(clean(obj), indent=2)
+
+def _clean(o):
+    """``o`` with every non-finite float as None (JSON has no NaN or infinity); ``o`` itself, not a copy,
+    where it has none."""
+    if _finite(o):
+        return o
+    if isinstance(o, float):
+        return None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    return [_clean(v) for v in o]  # a list or tuple (_finite is True for everything else)
+
+
+def _dump(obj) -> str:
+    return json.dumps(_clean(obj), indent=2)
+
+
+def _stream(obj, stream) -> None:
+    """``obj`` as JSON into ``stream`` piece by piece: PerSched's 200-application pattern is 84 MB of
+    JSON, which as one string took the process from 0.4 to 1.07 GB."""
+    json.dump(obj, stream, indent=2)
+    stream.write("\n")
 
 
 def _fmt(x, spec=".6g"):
@@ -117,11 +137,12 @@ def cmd_solve(args) -> int:
     with _stdout_to_stderr(args.json):
         res = solve(args.problem, args.instance, args.method, seed=args.seed, **params)  # loading counts
     if args.output or args.json:  # (a large solution's JSON costs memory: only when asked for)
-        out = _dump(res.to_dict(res.instance_data))
+        data = _clean(res.to_dict(res.instance_data))
         if args.output:
-            write_text(args.output, out + "\n")
+            with atomic_path(args.output) as tmp, open(tmp, "w", encoding="utf-8") as f:
+                _stream(data, f)
         if args.json:
-            print(out)
+            _stream(data, sys.stdout)
     else:
         ev = res.evaluation
         print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
