@@ -6,7 +6,8 @@ import pytest
 
 from iosched.batch import study
 from iosched.errors import InstanceError
-from iosched.harness.window import SIM_METHODS, reproduce_simulation
+from iosched.harness.paper_report import classify
+from iosched.harness.window import BREAKDOWNS, SIM_METHODS, figures_9_11_comparisons, reproduce_simulation
 
 
 def _theta_or_skip():
@@ -26,6 +27,12 @@ def test_simulated_table_on_a_short_slice():
         assert math.isfinite(r["avg_wait_s"]) and r["avg_bounded_slowdown"] >= 1
         assert (r["plugin_calls"] > 0) == (r["method"] != "base")
     assert "| theta-S4 | exact |" in text and "best BB usage" in text and "8,847 s" in text
+    for r in rows:  # Figures 9-11: one bin per edge pair, every measured job in one bin of each breakdown
+        counts = {by: [b["jobs"] for b in r["breakdowns"][by]] for by in BREAKDOWNS}
+        assert all(len(counts[by]) == len(edges) - 1 for by, edges in BREAKDOWNS.items())
+        assert len({sum(c) for c in counts.values()}) == 1 and 0 < sum(counts["nodes"]) <= 150
+    compared = figures_9_11_comparisons(rows, 150)
+    assert len(compared) == 9 and all(classify(c) != "unexplained" for c in compared)
 
 
 def test_findings_name_the_best_and_worst():

@@ -75,6 +75,36 @@ def test_window_table_3_comparisons_name_the_missing_workload():
     assert table3_comparisons([{**row, "workload": "theta-S2"}], 20, "exact", 1000) == []
 
 
+def test_window_figures_9_to_11_compare_the_numbers_the_paper_gives(tmp_path):
+    """Figures 9-11 from hand-made breakdowns: the wait cuts and changes computed against the baseline,
+    the paper's numbers beside them, every difference beyond 10 % with a note, the figure drawn."""
+    from iosched.harness.paper_report import classify
+    from iosched.harness.window import BREAKDOWNS, draw_figures_9_11, figures_9_11_comparisons
+
+    def row(method, sizes, bbs, runs):
+        waits = {"nodes": sizes, "burst_buffer": bbs, "run": runs}
+        return {"workload": "theta-S4", "method": method, "avg_wait_s": 7200.0, "breakdowns": {
+            by: [{"bin": str(k), "jobs": 1, "avg_wait_s": w} for k, w in enumerate(waits[by])] for by in BREAKDOWNS}}
+
+    nan = float("nan")
+    h = 3600.0
+    rows = [row("base", [nan, nan, h, h, h, 10 * h], [2.5 * h, h, h, 10 * h, 10.25 * h], [h, 2 * h, 3 * h, 4 * h, 9 * h]),
+            row("exact", [nan, nan, h, h, h, 7 * h], [h, h, h, h, h], [2 * h, 2 * h, 3 * h, 4 * h, 5 * h]),
+            row("constrained-cpu", [nan] * 6, [2 * h, h, h, 11 * h, h], [2 * h, 2 * h, 3 * h, 4 * h, 5 * h])]
+    got = {(c["table_or_figure"].split(" (")[0], c["column"]): c for c in figures_9_11_comparisons(rows, 2000)}
+    assert len(got) == 9 and all(tuple(c) == COMPARISON_KEYS for c in got.values())
+    assert got["Figure 9", "wait cut against the baseline, 1-8 node jobs"]["ours"] is None  # no such job
+    assert got["Figure 9", "wait cut against the baseline, 1024-4392 node jobs"]["ours"] == pytest.approx(30.0)
+    assert got["Figure 10", "average wait, > 200 TB burst buffer"]["ours"] == pytest.approx(10.25)
+    assert got["Figure 10", "average wait, no burst buffer"]["ours"] == pytest.approx(2.5)
+    assert got["Figure 10", "wait change against the baseline, no burst buffer"]["ours"] == pytest.approx(-20.0)
+    assert got["Figure 10", "wait change against the baseline, 100-200 TB"]["ours"] == pytest.approx(10.0)
+    assert all(c["ours"] == "yes" for k, c in got.items() if k[0] == "Figure 11")
+    assert all(classify(c) != "unexplained" for c in got.values())
+    assert draw_figures_9_11(rows, tmp_path / "f.png").stat().st_size > 0
+    assert figures_9_11_comparisons([{**rows[0], "workload": "theta-S2"}], 2000) == []
+
+
 def test_window_figure_4_measures_the_ga_against_g_and_p(monkeypatch, tmp_path):
     """Figure 4 on one small window with few settings: a point per setting, the paper's findings
     as comparisons, the figure drawn."""

@@ -100,14 +100,17 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
     return out
 
 
-def breakdown(result: SimResult, by: str, warmup: float = 0.1, cooldown: float = 0.1) -> list[dict]:
-    """Average wait (s) and job count per bin of ``by``: ``nodes``, ``burst_buffer`` (GB) or ``run`` (s)."""
+def breakdown(result: SimResult, by: str, warmup: float = 0.1, cooldown: float = 0.1,
+              bins: tuple | None = None) -> list[dict]:
+    """Average wait (s) and job count per bin of ``by``: ``nodes``, ``burst_buffer`` (GB) or ``run`` (s);
+    ``bins`` (increasing edges, each bin [a, b)) replaces the default edges of ``by``."""
     validate.choice("by", by, ("nodes", "burst_buffer", "run"), error=ParameterError)
     lo, hi = period(result, warmup, cooldown)
     keep = _measured(result, lo, hi)
     t = result.trace
-    values, bins = {"nodes": (t.job_nodes, SIZE_BINS), "burst_buffer": (t.burst_buffer, BB_BINS),
-                    "run": (result.end - result.start, RUN_BINS)}[by]
+    values, default = {"nodes": (t.job_nodes, SIZE_BINS), "burst_buffer": (t.burst_buffer, BB_BINS),
+                       "run": (result.end - result.start, RUN_BINS)}[by]
+    bins = default if bins is None else bins
     w = waits(result)
     rows = []
     for a, b in zip(bins[:-1], bins[1:]):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched import validate
-from iosched.batch.metrics import summary
+from iosched.batch.metrics import breakdown, summary
 from iosched.batch.simulator import simulate
 from iosched.batch.workload import THETA_NODES, Trace, apply_mix, generate, read_swf
 from iosched.errors import InstanceError, ParameterError
@@ -49,8 +49,10 @@ def theta_log() -> Path:
 
 
 def run(kinds=("theta", "generated"), mixes=("S1", "S2", "S3", "S4"), methods=CHEAP, jobs: int = 2000,
-        seed: int = 0, theta: str | Path | None = None, log: Callable[[str], None] | None = None) -> list[dict]:
-    """One row per workload and method: the four metrics, plug-in calls and time."""
+        seed: int = 0, theta: str | Path | None = None, log: Callable[[str], None] | None = None,
+        breakdowns: dict[str, tuple] | None = None) -> list[dict]:
+    """One row per workload and method: the four metrics, plug-in calls and time; with ``breakdowns``
+    (``by`` -> bin edges, as :func:`iosched.batch.metrics.breakdown`) the average wait per bin too."""
     rows = []
     for kind in kinds:
         for mix in mixes:
@@ -63,6 +65,8 @@ def run(kinds=("theta", "generated"), mixes=("S1", "S2", "S3", "S4"), methods=CH
                              "avg_bounded_slowdown": s["avg_bounded_slowdown"], "forced": s["forced"],
                              "plugin_calls": s["plugin_calls"], "plugin_time_s": s["plugin_time_s"],
                              "wall_time_s": s["wall_time_s"], "jobs": len(trace)})
+                if breakdowns:
+                    rows[-1]["breakdowns"] = {by: breakdown(res, by, bins=bins) for by, bins in breakdowns.items()}
                 if log is not None:
                     log(f"{kind}-{mix} {label}: nodes {s['node_usage']:.3f} BB {s['bb_usage']:.3f} "
                         f"wait {s['avg_wait_s']:.0f} s slowdown {s['avg_bounded_slowdown']:.2f} "

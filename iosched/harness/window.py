@@ -1,6 +1,7 @@
 """The paper's example (BBSched, Table 1): every window method beside the paper's Table 1b; a
 simulated table (Section 4): the cheap window methods in the batch simulator on a slice of the
-Theta log with the S2 and S4 mixes, beside the paper's Theta-S4 figures (Table 3, window 20);
+Theta log with the S2 and S4 mixes, beside the paper's Theta-S4 figures (Table 3, window 20;
+Figures 9-11, the wait by job size, burst buffer request and run time);
 with ``full``, Table 3's three window sizes with the GA in the simulator and Figure 4 (the
 GA's generational distance and time against G and P)."""
 
@@ -106,6 +107,137 @@ FIGURE4_P = (10, 20, 40, 80)
 FIGURE4_WINDOWS = tuple(f"random:{seed}:50:S2" for seed in range(1, 9))
 
 
+# Figures 9-11: the average wait on Theta-S4 broken down by job size, burst buffer request and run time. The paper
+# draws bars and gives these numbers in its text (Section 5.3)
+FIGURE9_BINS = (1, 9, 128, 256, 512, 1024, 4393)  # nodes: 1-8 ... 1024-4392, the paper's end classes
+FIGURE10_BINS = (0, 1, 50_000, 100_000, 200_000, 10**18)  # GB: none, < 50 TB, 50-100, 100-200, > 200 TB
+FIGURE11_BINS = (0, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 10**12)  # s of run time
+BREAKDOWNS = {"nodes": FIGURE9_BINS, "burst_buffer": FIGURE10_BINS, "run": FIGURE11_BINS}
+BREAKDOWN_METHODS = ("base", "exact", "weighted", "constrained-cpu", "constrained-bb")
+
+
+def _waits(rows: list[dict], method: str, by: str) -> list[float] | None:
+    """``method``'s average wait (s) per bin of ``by`` on Theta-S4 (NaN for an empty bin), or None."""
+    row = next((r for r in rows if r["workload"] == "theta-S4" and r["method"] == method and "breakdowns" in r),
+               None)
+    return None if row is None else [b["avg_wait_s"] for b in row["breakdowns"][by]]
+
+
+def _change(new: float, old: float) -> float | None:
+    """The wait change in % against the baseline (None where a bin is empty)."""
+    return 100 * (new / old - 1) if new == new and old == old and old > 0 else None
+
+
+def figures_9_11_comparisons(rows: list[dict], jobs: int) -> list[dict]:
+    """Figures 9-11 (Theta-S4, window 20): the numbers the paper's text gives, beside ours; BBSched is
+    our exact front with the paper's decision rule (its GA approximates it)."""
+    base, bb, cpu = ({by: _waits(rows, m, by) for by in BREAKDOWNS} for m in ("base", "exact", "constrained-cpu"))
+    if None in (base["nodes"], bb["nodes"], cpu["nodes"]):
+        return []
+    mean = next(r["avg_wait_s"] for r in rows if r["workload"] == "theta-S4" and r["method"] == "base")
+    level = (f"the workload is the missing quantity: the paper ran its 2018 Theta log, ours is the first {jobs} jobs "
+             f"of the 2022 log with our S4 draw; our baseline's mean wait is "
+             f"{mean / 3600:.2f} h, the paper's BBSched's {PAPER_TABLE3[20][2] / 3600:.2f} h (Table 3)")
+    small = _neg(_change(bb["nodes"][0], base["nodes"][0]))
+    out = [comparison(PAPER, "Figure 9 (Theta-S4)", "BBSched", "wait cut against the baseline, 1-8 node jobs",
+                      48.29, small, "%", level if small is not None else f"no job of 1-8 nodes in the first {jobs} "
+                      f"jobs of the 2022 log (its smallest request is 128 nodes)"),
+           comparison(PAPER, "Figure 9 (Theta-S4)", "BBSched", "wait cut against the baseline, 1024-4392 node jobs",
+                      31.59, _neg(_change(bb["nodes"][-1], base["nodes"][-1])), "%", level),
+           comparison(PAPER, "Figure 10 (Theta-S4)", "baseline", "average wait, > 200 TB burst buffer", 10.25,
+                      _hours(base["burst_buffer"][-1]), "h", level),
+           comparison(PAPER, "Figure 10 (Theta-S4)", "baseline", "average wait, no burst buffer", 2.5,
+                      _hours(base["burst_buffer"][0]), "h", level),
+           comparison(PAPER, "Figure 10 (Theta-S4)", "constrained-cpu", "wait change against the baseline, no burst "
+                      "buffer", -32.43, _change(cpu["burst_buffer"][0], base["burst_buffer"][0]), "%", level),
+           comparison(PAPER, "Figure 10 (Theta-S4)", "constrained-cpu", "wait change against the baseline, 100-200 TB",
+                      17.21, _change(cpu["burst_buffer"][3], base["burst_buffer"][3]), "%", level)]
+    grows = all(a <= b for a, b in zip(_known(base["run"]), _known(base["run"])[1:]))
+    methods = [m for m in BREAKDOWN_METHODS[1:] if _waits(rows, m, "run") is not None]
+    short = all(_waits(rows, m, "run")[0] > base["run"][0] for m in methods)
+    long = all(_waits(rows, m, "run")[-1] < base["run"][-1] for m in methods)
+    direction = (f"the paper states directions only; ours per method (wait change against the baseline, shortest "
+                 f"/ longest class): " + ", ".join(
+                     f"{m} {_fmt_change(_change(_waits(rows, m, 'run')[0], base['run'][0]))} / "
+                     f"{_fmt_change(_change(_waits(rows, m, 'run')[-1], base['run'][-1]))}" for m in methods) + "; " + level)
+    out += [comparison(PAPER, "Figure 11 (Theta-S4)", "baseline", "waits grow with the run time", "yes",
+                       "yes" if grows else "no", "", direction),
+            comparison(PAPER, "Figure 11 (Theta-S4)", "every optimisation method", "jobs under 1 h wait longer than "
+                       "with the baseline", "yes", "yes" if short else "no", "", direction),
+            comparison(PAPER, "Figure 11 (Theta-S4)", "every optimisation method", "jobs of 12 h or more wait less "
+                       "than with the baseline", "yes", "yes" if long else "no", "", direction)]
+    return out
+
+
+def _known(values: list[float]) -> list[float]:
+    return [v for v in values if v == v]
+
+
+def _neg(x: float | None) -> float | None:
+    return None if x is None else -x
+
+
+def _hours(seconds: float) -> float | None:
+    return seconds / 3600 if seconds == seconds else None
+
+
+def _fmt_change(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.0f} %"
+
+
+def format_figures_9_11(rows: list[dict]) -> str:
+    """Markdown: per breakdown, the average wait (h) per bin and method on Theta-S4."""
+    parts = []
+    for by, title in (("nodes", "Figure 9: by job size (nodes)"), ("burst_buffer", "Figure 10: by burst buffer "
+                      "request (GB)"), ("run", "Figure 11: by run time (s)")):
+        labels = next(([b["bin"] for b in r["breakdowns"][by]] for r in rows
+                       if r["workload"] == "theta-S4" and "breakdowns" in r), None)
+        if labels is None:
+            return ""
+        lines = [f"{title}, average wait (h) on Theta-S4", "", "| method | " + " | ".join(labels) + " |",
+                 "|---|" + "---|" * len(labels)]
+        for m in BREAKDOWN_METHODS:
+            w = _waits(rows, m, by)
+            if w is not None:
+                lines.append(f"| {m} | " + " | ".join("-" if v != v else f"{v / 3600:.2f}" for v in w) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def draw_figures_9_11(rows: list[dict], path) -> Path:
+    """Figures 9-11 as one PNG: grouped bars of the average wait per bin and method on Theta-S4, the
+    paper's numbers (Figure 10's baseline) as black marks."""
+    import numpy as np
+
+    from iosched.plots import figure, finish
+
+    fig, axes = figure(1, 3, figsize=(15, 4.5))
+    paper = {"burst_buffer": {0: 2.5, 4: 10.25}}  # the baseline's waits (h) the paper's text gives
+    for ax, (by, title) in zip(axes, (("nodes", "Figure 9: job size (nodes)"),
+                                      ("burst_buffer", "Figure 10: burst buffer request (GB)"),
+                                      ("run", "Figure 11: run time (s)"))):
+        labels = [b["bin"] for b in next(r for r in rows if r["workload"] == "theta-S4")["breakdowns"][by]]
+        methods = [m for m in BREAKDOWN_METHODS if _waits(rows, m, by) is not None]
+        x = np.arange(len(labels))
+        width = 0.8 / len(methods)
+        for i, m in enumerate(methods):
+            ax.bar(x + (i - (len(methods) - 1) / 2) * width, [0 if v != v else v / 3600 for v in _waits(rows, m, by)],
+                   width, label=m)
+        for k, h in paper.get(by, {}).items():
+            ax.plot(x[k] - (len(methods) - 1) / 2 * width, h, "k_", ms=14, mew=2,
+                    label="the paper's baseline" if k == 0 else None)
+        if by in paper:
+            ax.legend(handles=ax.lines, fontsize=7)
+        ax.set_xticks(x, labels, rotation=30, fontsize=7)
+        ax.set_ylabel("average wait (h)")
+        ax.set_title(title, fontsize=9)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("BBSched Figures 9-11: average wait on Theta-S4 by job class (window 20; BBSched = exact front "
+                 "+ the paper's rule)", fontsize=10)
+    finish(fig, path)
+    return Path(path)
+
+
 def reproduce_simulation(jobs: int = SIM_JOBS) -> tuple[list[dict], str]:
     """The simulated table (rows and Markdown), or no rows and why when the Theta log is missing."""
     from iosched.batch import study
@@ -115,7 +247,7 @@ def reproduce_simulation(jobs: int = SIM_JOBS) -> tuple[list[dict], str]:
     except InstanceError as e:
         return [], f"Simulated table skipped: {e}"
     methods = [m for m in study.CHEAP if m[0] in SIM_METHODS]
-    rows = study.run(("theta",), SIM_MIXES, methods, jobs)
+    rows = study.run(("theta",), SIM_MIXES, methods, jobs, breakdowns=BREAKDOWNS)
     text = (f"Simulated (first {jobs} jobs of the Theta 2022 log, 4,392 nodes, 1.26 PB burst buffer, WFP + EASY, "
             f"window 20; usage and waits without the first and last 10 % of the submit span; GAs in "
             f"benchmarks/batch_sim.py):\n\n{study.table(rows)}\n\n" + "\n".join(study.findings(rows))
@@ -365,6 +497,9 @@ def reproduce(workers: int = 1, progress: bool = True, simulate: bool = True, jo
         table += "\n\n" + text
         extra += table3_comparisons(sim_rows, 20, "exact", jobs, "; ours is the exact front with the paper's "
                                     "decision rule, which BBSched's GA approximates")
+        extra += figures_9_11_comparisons(sim_rows, jobs)
+        if sim_rows:
+            table += "\n\n" + format_figures_9_11(sim_rows)
         if full and sim_rows:
             t3_rows, t3, text = reproduce_table3(jobs)
             rows += [{"simulated": True, **r} for r in t3_rows]
@@ -383,8 +518,10 @@ def reproduce(workers: int = 1, progress: bool = True, simulate: bool = True, jo
             f"G {q['generations']} P {q['population']}: GD {q['gd']:.4f}, {q['cpu_s']:.3f} s" for q in points)
 
     def figures(folder) -> list[Path]:
+        sim = [r for r in rows if r.get("simulated") and "breakdowns" in r]
         return (([draw_figure2(fig2, Path(folder) / "window_figure2.png")] if fig2 else [])
-                + ([draw_figure4(points, Path(folder) / "window_figure4.png")] if points else []))
+                + ([draw_figure4(points, Path(folder) / "window_figure4.png")] if points else [])
+                + ([draw_figures_9_11(sim, Path(folder) / "window_figures9-11.png")] if sim else []))
 
     return Reproduction("window: the paper's example (100 nodes, 100 TB) beside Table 1b, and a simulation", rows,
                         table, all(r.get("feasible", True) for r in rows), comparisons=comparisons(rows) + extra,
