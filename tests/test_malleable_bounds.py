@@ -118,7 +118,10 @@ def test_table_4_every_difference_beyond_10_percent_is_explained():
 
     rep = reproduce(progress=False, sizes=[50], draws=1, report=True)
     c = counts(rep.comparisons)
-    assert len(rep.comparisons) == 2 * 4 + 2 and c["unexplained"] == 0 and c["not comparable"] == 2  # Figure 4
+    # Table 4's eight and Figure 4's two (not comparable: bars only), Table 3's 18 and its four directions
+    assert len(rep.comparisons) == 2 * 4 + 2 + 18 + 4 and c["unexplained"] == 0 and c["not comparable"] == 2
+    assert {e["row"] for e in rep.comparisons if e["table_or_figure"] == "Table 3"} == {
+        "fixed", "synchronous", "asynchronous"}
     sat = sorted((r for r in rep.rows if r.get("saturation")), key=lambda r: r["mean_interarrival_s"])
     assert len(sat) == 4 and [r["wait_cut"] for r in sat] == sorted(r["wait_cut"] for r in sat)  # thinner, larger
     assert all(r["arrival_rate_over_fixed_throughput"] > 1 for r in sat[:2])  # the seed's load saturates the queue

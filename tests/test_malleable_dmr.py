@@ -141,6 +141,34 @@ def test_a_job_at_its_requested_size_is_left_alone():
 # --- properties --------------------------------------------------------------------------------------------------
 
 
+def test_asynchronous_mode_carries_out_each_action_one_check_late():
+    """The hand-checked shrink above, asynchronous (the seed's Section 7.4), with a longer A: A decides the
+    shrink for B at its check at 2 s and carries it out at its next check, 4 s; B starts when the resize
+    ends (5 s), not at 3 s as in the synchronous mode."""
+    A = Job("A", 0, 1, lin(32, 4), 1, 4, period=2.0, reconfig_s=1.0)  # 8 s at 4 nodes: still running at 4 s
+    B = Job("B", 1, 1, lin(8, 4), 2, 2, period=2.0)
+    res = simulate(MalleableInstance(4, (A, B)), "dmr", asynchronous=True)
+    assert ivs(res, "A")[:2] == [(0, 4, 4, "run"), (4, 5, 4, "reconfig")] and ivs(res, "A")[2][::2] == (5, 2)
+    assert ivs(res, "B")[0] == (5, 9, 2, "run")
+    d = res.decisions[0]
+    assert (d.time, d.rule, d.old, d.new, d.favoured) == (4, "wide: shrink (late)", 4, 2, "B")
+    assert evaluate(MalleableInstance(4, (A, B)), res.schedule).feasible
+
+
+def test_a_late_expansion_whose_nodes_were_taken_waits_then_gives_up():
+    """8 nodes. A (preferred mode, queue empty) decides at 2 s to grow from 2 to 8 nodes; B arrives at 3 s
+    and takes 4 of the 6 free nodes; at 4 s A's late expansion finds 2 free and waits (holding its 2 nodes,
+    no progress) for its timeout of 3 s, then runs on at 2 nodes."""
+    A = Job("A", 0, 1, lin(64, 8), 2, 8, submit=2, preferred=8, period=2.0, timeout=3.0)
+    B = Job("B", 3, 1, lin(400, 4), 4, 4)
+    inst = MalleableInstance(8, (A, B))
+    res = simulate(inst, "dmr", asynchronous=True)
+    late = [(d.time, d.rule) for d in res.decisions if "late" in d.rule or "abandoned" in d.rule]
+    assert late[:2] == [(4, "preferred: expand, queue empty: wait (late)"), (7, "request: abandoned")]
+    assert ivs(res, "A")[1] == (4, 7, 2, "stall")
+    assert evaluate(inst, res.schedule).feasible
+
+
 def _with_requests(inst: MalleableInstance, seed: int) -> MalleableInstance:
     """Give every third job a request (its largest size, or its smallest) to exercise mode 1."""
     jobs = []
@@ -194,10 +222,11 @@ def _follows_a_rule(inst: MalleableInstance, d) -> bool:
 @settings(max_examples=60, deadline=None)
 @given(WORKLOADS)
 def test_every_simulated_schedule_is_feasible_and_above_the_bound(inst):
-    for policy, scheduler, modes in SIMS:
-        res = simulate(inst, policy, scheduler, modes=modes)
+    for policy, scheduler, modes, late in [(*sim, False) for sim in SIMS] + [("dmr", "easy", "all", True),
+                                                                           ("dmr", "fcfs", "wide", True)]:
+        res = simulate(inst, policy, scheduler, modes=modes, asynchronous=late)
         ev = evaluate(inst, res.schedule)
-        assert ev.feasible, (policy, scheduler, modes, ev.violations[:3])
+        assert ev.feasible, (policy, scheduler, modes, late, ev.violations[:3])
         assert ev.mean_completion >= bound(inst, "mean_completion") * (1 - 1e-9)
         assert ev.makespan >= bound(inst, "makespan") * (1 - 1e-9)
         if policy == "rigid":

@@ -18,7 +18,7 @@ from iosched.core import MethodOutput, Status, register
 from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline
-from iosched.validate import Integer, OneOf, TimeLimit
+from iosched.validate import Boolean, Integer, OneOf, TimeLimit
 
 DECISIONS_SHOWN = 200  # decisions listed in ``info`` (all are counted)
 
@@ -33,10 +33,12 @@ def _stopped(res: SimResult) -> MethodOutput:
 
 @register("malleable", "dmr", objective="mean_completion")
 def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "fcfs"))] = "easy", depth: Depth = 100,
-        modes: Annotated[str, OneOf(("all", "wide"))] = "all", time_limit: TimeLimit = None) -> MethodOutput:
+        modes: Annotated[str, OneOf(("all", "wide"))] = "all", asynchronous: Annotated[bool, Boolean()] = False,
+        time_limit: TimeLimit = None) -> MethodOutput:
     """DMR's policy at each check (request, preferred, wide optimisation) on EASY backfilling;
-    ``time_limit`` in seconds (the default profile's when None)."""
-    res = simulate(instance, "dmr", scheduler, depth, modes, Deadline.for_method(time_limit))
+    ``asynchronous``: each action carried out at the check after the one that decided it (the
+    seed's asynchronous mode); ``time_limit`` in seconds (the default profile's when None)."""
+    res = simulate(instance, "dmr", scheduler, depth, modes, Deadline.for_method(time_limit), asynchronous)
     if res.stopped:
         return _stopped(res)
     info = {

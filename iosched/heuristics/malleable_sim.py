@@ -38,6 +38,12 @@ first mode that applies:
    fewest factor steps that let it start, and give it the top priority; else nothing.
 
 ``policy="rigid"``: no checks; every job runs at its submitted size.
+
+Asynchronous mode (the seed's ``dmr_icheck_status``, its Section 7.4): at each check the job
+carries out the action decided at its previous check, then decides the next one on the state
+it sees now (the favoured queued job of a wide shrink gets its priority at once); a late
+expansion whose nodes were taken in between waits for them at top priority up to the job's
+``timeout``, then is abandoned, as a requested one does.
 """
 
 from __future__ import annotations
@@ -82,8 +88,10 @@ class SimResult:
 
 
 class _Sim:
-    def __init__(self, inst: MalleableInstance, policy: str, scheduler: str, depth: int, modes: str):
+    def __init__(self, inst: MalleableInstance, policy: str, scheduler: str, depth: int, modes: str,
+                 asynchronous: bool = False):
         self.inst, self.policy, self.scheduler, self.depth, self.modes = inst, policy, scheduler, depth, modes
+        self.asynchronous = asynchronous
         self.jobs = inst.jobs
         n = len(self.jobs)
         self.free = inst.nodes
@@ -96,6 +104,8 @@ class _Sim:
         self.version = [0] * n
         self.action_at = [0.0] * n
         self.target = [0] * n  # a waiting expansion's size
+        self.then = [""] * n  # a waiting expansion's rule
+        self.pending: list[tuple | None] = [None] * n  # asynchronous: the action decided at the last check
         self.busy_until = [0.0] * n  # end of the reconfiguration in progress
         self.started = [0.0] * n
         self.checks = [0] * n  # k of the job's last check, at started + k period
@@ -267,10 +277,13 @@ class _Sim:
         self.held[j] = q
         self.resume(j, t)
 
-    def wait(self, j: int, t: float, q: int) -> None:
+    def wait(self, j: int, t: float, q: int, rule: str, then: str) -> None:
+        """Hold the nodes without progress, waiting at top priority for q - p more; ``then``: the
+        expansion's rule when they come."""
         job, p = self.jobs[j], self.size[j]
-        self.res.decisions.append(Decision(t, job.id, "request: wait", p, q, self.free, len(self.queue),
+        self.res.decisions.append(Decision(t, job.id, rule, p, q, self.free, len(self.queue),
                                            self.smallest_queued()))
+        self.then[j] = then
         self.progress_to(j, t)
         self.action_at[j] = t
         self.phase[j] = WAIT
@@ -290,7 +303,8 @@ class _Sim:
     def schedule(self, t: float) -> None:
         while self.waiting and self.target[self.waiting[0]] - self.size[self.waiting[0]] <= self.free:
             j = self.waiting.pop(0)
-            self.act(j, t, self.target[j], "request: expand")
+            self.note(self.then[j])
+            self.resize(j, t, self.target[j], self.then[j])
         if self.waiting:
             head_need = self.target[self.waiting[0]] - self.size[self.waiting[0]]
         else:
@@ -346,44 +360,61 @@ class _Sim:
         self.res.rules[rule] = self.res.rules.get(rule, 0) + 1
 
     def check(self, j: int, t: float) -> bool:
-        """Apply the policy at job j's check; True when it acted (the scheduler should look again)."""
-        job, p, free = self.jobs[j], self.size[j], self.free
+        """Apply the policy at job j's check; True when it acted (the scheduler should look again).
+        Asynchronous: the action decided at the previous check is carried out now, and the next
+        one decided (module docstring)."""
+        job, p = self.jobs[j], self.size[j]
         if (self.rem[j] - (t - self.t0[j]) / job.time(p)) * job.time(p) <= 1e-9:
             return False  # the job ends now: its completion is due
         self.res.checks += 1
+        if not self.asynchronous:
+            return self.carry(j, t, self.decide(j, t))
+        pending, self.pending[j] = self.pending[j], None
+        acted = pending is not None and self.carry_late(j, t, *pending)
+        if self.phase[j] == RUN:  # not in an action: decide the next check's action now
+            kind, q, rule, favoured = self.decide(j, t)
+            self.note(rule)
+            if kind != "idle":
+                self.pending[j] = (q, rule, favoured)
+            if not acted:
+                self.next_check(j, t)
+        return acted
+
+    def decide(self, j: int, t: float) -> tuple[str, int, str, str | None]:
+        """The policy's action at a check of job j: (``idle``, ``act`` or ``wait``, the size, the
+        rule, the queued job favoured). A wide shrink gives that job the top priority now."""
+        job, p, free = self.jobs[j], self.size[j], self.free
         if self.modes == "all" and job.request is not None:
             q = job.request
             if q == p:
-                return self.idle(j, t, "request: at the requested size")
+                return "idle", p, "request: at the requested size", None
             if q < p:
-                return self.act(j, t, q, "request: shrink")
+                return "act", q, "request: shrink", None
             if q - p <= free:
-                return self.act(j, t, q, "request: expand")
-            self.note("request: wait")
-            self.wait(j, t, q)
-            return True
+                return "act", q, "request: expand", None
+            return "wait", q, "request: wait", None
         if self.modes == "all" and job.preferred is not None:
             pref = job.preferred
             if not self.queue:
                 q = self.largest_fitting(job, p, job.sizes[-1], free)
                 if q > p:
-                    return self.act(j, t, q, "preferred: expand, queue empty")
-                return self.idle(j, t, "preferred: no room to expand")
+                    return "act", q, "preferred: expand, queue empty", None
+                return "idle", p, "preferred: no room to expand", None
             if p == pref:
-                return self.idle(j, t, "preferred: at the preferred size")
+                return "idle", p, "preferred: at the preferred size", None
             if p > pref:
-                return self.act(j, t, pref, "preferred: shrink to it")
+                return "act", pref, "preferred: shrink to it", None
             q = self.largest_fitting(job, p, pref, free)
             if q > p:
-                return self.act(j, t, q, "preferred: expand towards it")
-            return self.idle(j, t, "preferred: no room to expand")
+                return "act", q, "preferred: expand towards it", None
+            return "idle", p, "preferred: no room to expand", None
         # wide optimisation
         sizes = job.sizes
         k = sizes.index(p)
         if k + 1 < len(sizes) and sizes[k + 1] - p <= free:
             smallest = self.smallest_queued()
             if smallest is None or smallest > free:
-                return self.act(j, t, sizes[k + 1], "wide: expand")
+                return "act", sizes[k + 1], "wide: expand", None
         if k > 0:
             key = self.first_fitting(free, free + p - sizes[0])
             if key is not None:
@@ -392,8 +423,33 @@ class _Sim:
                 self.dequeue(key[-1])
                 self.favour += 1
                 self.enqueue(key[-1], (1, self.favour))
-                return self.act(j, t, q, "wide: shrink", favoured=self.jobs[key[-1]].id)
-        return self.idle(j, t, "wide: no action")
+                return "act", q, "wide: shrink", self.jobs[key[-1]].id
+        return "idle", p, "wide: no action", None
+
+    def carry(self, j: int, t: float, decision: tuple[str, int, str, str | None]) -> bool:
+        """Carry out ``decision`` at once (synchronous); True when the job acted."""
+        kind, q, rule, favoured = decision
+        self.note(rule)
+        if kind == "idle":
+            self.next_check(j, t)
+            return False
+        if kind == "wait":
+            self.wait(j, t, q, rule, "request: expand")
+        else:
+            self.resize(j, t, q, rule, favoured)
+        return True
+
+    def carry_late(self, j: int, t: float, q: int, rule: str, favoured: str | None) -> bool:
+        """Carry out an action decided at the previous check: a shrink at once, an expansion if
+        the nodes are still free, else a wait for them at top priority up to the job's timeout."""
+        p = self.size[j]
+        if q == p:
+            return False
+        if q < p or q - p <= self.free:
+            self.resize(j, t, q, f"{rule} (late)", favoured)
+        else:
+            self.wait(j, t, q, f"{rule}: wait (late)", f"{rule} (late, after waiting)")
+        return True
 
     @staticmethod
     def largest_fitting(job, p: int, cap: int, free: int) -> int:
@@ -404,22 +460,12 @@ class _Sim:
                 best = s
         return best
 
-    def act(self, j: int, t: float, q: int, rule: str, favoured: str | None = None) -> bool:
-        self.note(rule)
-        self.resize(j, t, q, rule, favoured)
-        return True
-
-    def idle(self, j: int, t: float, rule: str) -> bool:
-        self.note(rule)
-        self.next_check(j, t)
-        return False
-
 
 def simulate(instance: MalleableInstance, policy: str = "dmr", scheduler: str = "easy", depth: int = 100,
-             modes: str = "all", deadline: Deadline | None = None) -> SimResult:
+             modes: str = "all", deadline: Deadline | None = None, asynchronous: bool = False) -> SimResult:
     """Run the workload (module docstring): ``policy`` dmr or rigid, ``scheduler`` easy or fcfs,
     ``depth`` queued jobs tried for backfilling, ``modes`` all (request, preferred, wide) or
-    wide (every job by the wide optimisation); past ``deadline`` (checked every
-    :data:`CHECK_EVERY` events) it stops with ``stopped`` set and no schedule. Parameters are
-    trusted: methods check them."""
-    return _Sim(instance, policy, scheduler, depth, modes).run(deadline)
+    wide (every job by the wide optimisation), ``asynchronous`` DMR's asynchronous mode; past
+    ``deadline`` (checked every :data:`CHECK_EVERY` events) it stops with ``stopped`` set and no
+    schedule. Parameters are trusted: methods check them."""
+    return _Sim(instance, policy, scheduler, depth, modes, asynchronous).run(deadline)
