@@ -144,3 +144,33 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
     for r in fig7:  # the bandwidth never falls with more forwarding nodes
         bws = [r[k] for k in sorted((k for k in r if k.startswith("bw_")), key=lambda k: -int(k[3:]))]
         assert all(a <= b * (1 + 1e-12) for a, b in zip(bws, bws[1:]))
+
+
+def test_figure13_sampled_benchmarks_split_by_dfras_decision(tmp_path):
+    """Figure 13 on a few sampled benchmarks: each feasible under both mappings, DFRA never slower than the
+    fixed mapping, the seed's four figures compared with a measured note where they differ, the figure drawn."""
+    from iosched.harness.forwarding import (
+        SEED_FIGURE13,
+        app_rows,
+        backend_cap,
+        draw_figure13,
+        figure13_comparisons,
+        figure13_rows,
+        figure13_summary,
+    )
+    from iosched.harness.paper_report import classify
+
+    rows = figure13_rows(samples=12, seed=3)
+    assert len(rows) == 12 and all(r["feasible"] for r in rows)
+    assert {r["rule"] for r in rows} <= {"scale", "isolate", "default"}
+    assert all(r["speedup"] >= 1 - 1e-9 for r in rows)
+    s = figure13_summary(rows)
+    assert s["scaled"] + s["kept"] == 12 and s["isolated"] <= s["kept"]
+    cap = backend_cap(app_rows(milp=False))
+    capped = figure13_summary(rows, cap)
+    if s["scaled"]:
+        assert capped["scaling max"] <= s["scaling max"] + 1e-12  # a cap on both mappings narrows the speed-up
+    comps = figure13_comparisons(rows, cap)
+    assert [c["column"] for c in comps] == [k + " speed-up" for k in SEED_FIGURE13]
+    assert not [c for c in comps if classify(c) == "unexplained"]
+    assert draw_figure13(rows, tmp_path / "f13.png").stat().st_size > 0

@@ -697,17 +697,21 @@ def neighbour(jid: str, start: int, nodes: int) -> Job:
     return Job(jid, start, nodes, max(1, int(nodes * share)), bw, vol, mode, 1.0, "low", "low")
 
 
-def app_preset(app: str) -> ForwardingInstance:
-    """``app`` on TaihuLight at its Section 6 scale, starting half a block into block 10 (misaligned,
-    as the seed found nearly every job), with typical low-I/O running jobs on the rest of the blocks it
-    crosses; no anomalous node."""
-    n = APPS[app][0]
-    start = 10 * 512 + 256
-    end = start + n
+TESTBED_START = 10 * 512 + 256  # half a block into block 10
+
+
+def testbed(job: Job, name: str) -> ForwardingInstance:
+    """``job`` (starting at TESTBED_START) alone to place on TaihuLight, misaligned as the seed found nearly
+    every job, with typical low-I/O running jobs on the rest of the blocks it crosses; no anomalous node."""
+    end = TESTBED_START + job.nodes
     tail = -end % 512
     running = [neighbour("before", 10 * 512, 256)] + ([neighbour("after", end, tail)] if tail else [])
-    return ForwardingInstance(TAIHULIGHT_COMPUTE_NODES, 512, taihulight_nodes(), (app_job(app, app, start),),
-                              tuple(running), name=f"testbed:{app}")
+    return ForwardingInstance(TAIHULIGHT_COMPUTE_NODES, 512, taihulight_nodes(), (job,), tuple(running), name=name)
+
+
+def app_preset(app: str) -> ForwardingInstance:
+    """``app`` at its Section 6 scale on the testbed (:func:`testbed`)."""
+    return testbed(app_job(app, app, TESTBED_START), f"testbed:{app}")
 
 
 def pair(first: str, second: str) -> ForwardingInstance:
