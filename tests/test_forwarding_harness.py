@@ -174,3 +174,18 @@ def test_figure13_sampled_benchmarks_split_by_dfras_decision(tmp_path):
     assert [c["column"] for c in comps] == [k + " speed-up" for k in SEED_FIGURE13]
     assert not [c for c in comps if classify(c) == "unexplained"]
     assert draw_figure13(rows, tmp_path / "f13.png").stat().st_size > 0
+
+
+def test_figure12_dedicated_nodes_isolate_the_application_from_its_co_runner():
+    """Figure 12: on 4 dedicated forwarding nodes an application's I/O time does not depend on who runs
+    beside it (the seed: 'DFRA's performance is not impacted by co-running applications'); round-robin
+    32:1 spreads both over the same 8 nodes, so its time does."""
+    from iosched.harness.forwarding import FIGURE12_APPS, FIGURE12_PARTNERS, figure12_comparisons, figure12_rows
+
+    rows = figure12_rows()
+    assert len(rows) == len(FIGURE12_APPS) * len(FIGURE12_PARTNERS) and all(r["feasible"] for r in rows)
+    for app in FIGURE12_APPS:
+        dndc, awp = (next(r for r in rows if r["app"] == app and r["partner"] == p) for p in FIGURE12_PARTNERS)
+        assert dndc["dedicated_s"] == pytest.approx(awp["dedicated_s"], rel=1e-12)
+        assert dndc["rr"] > 1 and awp["rr"] > 1  # 8 nodes beat one shared node
+    assert [c["ours"] for c in figure12_comparisons(rows)][1] == "yes"
