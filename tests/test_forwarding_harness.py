@@ -189,3 +189,14 @@ def test_figure12_dedicated_nodes_isolate_the_application_from_its_co_runner():
         assert dndc["dedicated_s"] == pytest.approx(awp["dedicated_s"], rel=1e-12)
         assert dndc["rr"] > 1 and awp["rr"] > 1  # 8 nodes beat one shared node
     assert [c["ours"] for c in figure12_comparisons(rows)][1] == "yes"
+
+
+def test_figure14_statements_read_section_6s_gains():
+    from iosched.harness.forwarding import figure14_comparisons
+
+    gains = {"dndc": 1.0, "apt": 1.05, "awp": 1.0, "shentu": 16.0, "lammps": 3.0}
+    comps = figure14_comparisons([{"app": a, "speedup": g} for a, g in gains.items()])
+    assert [c["ours"] for c in comps] == ["yes", "yes", None]
+    gains["apt"], gains["lammps"] = 1.2, 1.5
+    comps = figure14_comparisons([{"app": a, "speedup": g} for a, g in gains.items()])
+    assert [c["ours"] for c in comps] == ["no", "no", None] and "no request queue" in comps[2]["note"]
