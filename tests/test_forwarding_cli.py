@@ -94,4 +94,4 @@ def test_reproduce_prints_the_tables(capsys):
                        "--json")
     d = json.loads(out)
     assert d["ok"] and {r["table"] for r in d["rows"]} == {"apps", "table3", "figure4", "figure7", "figure11",
-                                                           "figure15"}
+                                                           "figure12", "figure13", "figure15"}
