@@ -88,7 +88,8 @@ def test_window_figures_9_to_11_compare_the_numbers_the_paper_gives(tmp_path):
 
     nan = float("nan")
     h = 3600.0
-    rows = [row("base", [nan, nan, h, h, h, 10 * h], [2.5 * h, h, h, 10 * h, 10.25 * h], [h, 2 * h, 3 * h, 4 * h, 9 * h]),
+    rows = [row("base", [nan, nan, h, h, h, 10 * h], [2.5 * h, h, h, 10 * h, 10.25 * h],
+                [h, 2 * h, 3 * h, 4 * h, 9 * h]),
             row("exact", [nan, nan, h, h, h, 7 * h], [h, h, h, h, h], [2 * h, 2 * h, 3 * h, 4 * h, 5 * h]),
             row("constrained-cpu", [nan] * 6, [2 * h, h, h, 11 * h, h], [2 * h, 2 * h, 3 * h, 4 * h, 5 * h])]
     got = {(c["table_or_figure"].split(" (")[0], c["column"]): c for c in figures_9_11_comparisons(rows, 2000)}

@@ -137,7 +137,8 @@ def table3_comparisons(t3: dict, sat: list[dict]) -> list[dict]:
         out.append(comparison(PAPER, "Table 3", "asynchronous", text, "yes",
                               "yes" if sign * diff(measure, t3) > 0 else "no", "",
                               f"asynchronous minus synchronous, ours: {measured}; ours delays every action by one "
-                              f"check (one period) and lets a late expansion wait up to the job's timeout: of our asynchronous runs' {late['actions']} actions, "
+                              f"check (one period) and lets a late expansion wait up to the job's timeout: of our "
+                              f"asynchronous runs' {late['actions']} actions, "
                               f"{late['late waits']} were expansions that found their nodes taken and "
                               f"{late['abandoned']} were abandoned, so the delay costs little here; the seed's "
                               f"runtime paid its timeouts and Slurm's rescheduling on a real machine"))

@@ -156,10 +156,11 @@ def figures_9_11_comparisons(rows: list[dict], jobs: int) -> list[dict]:
     methods = [m for m in BREAKDOWN_METHODS[1:] if _waits(rows, m, "run") is not None]
     short = all(_waits(rows, m, "run")[0] > base["run"][0] for m in methods)
     long = all(_waits(rows, m, "run")[-1] < base["run"][-1] for m in methods)
-    direction = (f"the paper states directions only; ours per method (wait change against the baseline, shortest "
-                 f"/ longest class): " + ", ".join(
+    direction = ("the paper states directions only; ours per method (wait change against the baseline, shortest "
+                 "/ longest class): " + ", ".join(
                      f"{m} {_fmt_change(_change(_waits(rows, m, 'run')[0], base['run'][0]))} / "
-                     f"{_fmt_change(_change(_waits(rows, m, 'run')[-1], base['run'][-1]))}" for m in methods) + "; " + level)
+                     f"{_fmt_change(_change(_waits(rows, m, 'run')[-1], base['run'][-1]))}" for m in methods)
+                 + "; " + level)
     out += [comparison(PAPER, "Figure 11 (Theta-S4)", "baseline", "waits grow with the run time", "yes",
                        "yes" if grows else "no", "", direction),
             comparison(PAPER, "Figure 11 (Theta-S4)", "every optimisation method", "jobs under 1 h wait longer than "

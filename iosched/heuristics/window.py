@@ -349,7 +349,8 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
     a window with fewer distinct rows than P, pymoo's mating retried 100 times a generation for
     offspring that are not copies: 500 such generations per call kept a 200-job simulation
     from finishing; it now tries MATING_TRIES times, and a generation may have fewer than P
-    children where the window has no more distinct rows to give). Returns the front, the generations run and why it stopped early."""
+    children where the window has no more distinct rows to give). Returns the front, the
+    generations run and why it stopped early."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
     from pymoo.operators.crossover.pntx import SinglePointCrossover

@@ -2,7 +2,8 @@
 
 **Bounds** (closed form, :func:`closed_form_bounds`; the problem's ``bound`` is the largest of
 these, the interval LP's and, on up to six jobs, the completion-order LP's,
-:mod:`iosched.models.malleable_lp`): a job needs at least Tmin_j = min_p runtime_j(p) seconds and min_p p runtime_j(p) node-seconds (a job's area
+:mod:`iosched.models.malleable_lp`): a job needs at least Tmin_j = min_p runtime_j(p) seconds
+and min_p p runtime_j(p) node-seconds (a job's area
 at p nodes is p runtime(p) for the whole work; any mix of sizes and costs takes at least
 the smallest). So C_j >= a_j + Tmin_j; and the nodes form one machine of speed N on which
 every schedule is a preemptive schedule of the areas, so the sum of completions is at

@@ -260,7 +260,7 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
         pos[order] = np.arange(n)
         R, V, X, b = [], [], [], []
 
-        def row(entries, rhs):
+        def row(entries, rhs, R=R, X=X, V=V, b=b):  # this order's lists
             for col, val in entries:
                 R.append(len(b))
                 X.append(col)
