@@ -278,9 +278,8 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     why it stopped before ``generations`` ("" when it ran them all)."""
     deadline = Deadline(time_limit)
     w = len(instance.jobs)
-    everything = np.ones((1, w), dtype=np.int64)
-    if w and _objectives(instance, everything)[1][0]:
-        return _front_of(instance, everything), 0, "every job of the window fits: one point, no generation"
+    if (whole := _whole_window(instance)) is not None:
+        return whole
     rng = np.random.default_rng(0 if seed is None else seed)
     pop = initial_rows(instance, population, rng, init)
     age = np.zeros(population, dtype=np.int64)
@@ -326,12 +325,29 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
         vectors = {tuple(v) for v in F[pareto].tolist()}
         still = still + 1 if vectors == known else 0
         known = vectors
-    why = ""
-    if done < generations:
-        why = (f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
-               if patience is not None and still >= patience else f"time_limit after {done} of {generations} "
-               f"generations")
+    why = _stopped_early(done, generations, patience, still, deadline.expired())
     return _front_of(instance, pop if archive is None else archive.X), done, why
+
+
+def _whole_window(instance: WindowInstance) -> tuple[list[FrontPoint], int, str] | None:
+    """A GA's result when every job of the window fits together: the one point, no generation; else None."""
+    everything = np.ones((1, len(instance.jobs)), dtype=np.int64)
+    if len(instance.jobs) and _objectives(instance, everything)[1][0]:
+        return _front_of(instance, everything), 0, "every job of the window fits: one point, no generation"
+    return None
+
+
+def _stopped_early(done: int, generations: int, patience: int | None, still: int, expired: bool,
+                   otherwise: str = "") -> str:
+    """Why a GA ran ``done`` of its ``generations`` ("" when it ran them all): its Pareto set unchanged
+    for ``patience`` generations, its time limit, else ``otherwise``."""
+    if done >= generations:
+        return ""
+    if patience is not None and still >= patience:
+        return f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
+    if expired:
+        return f"time_limit after {done} of {generations} generations"
+    return otherwise
 
 
 MATING_TRIES = 5  # pymoo's mating rounds per generation to find children that are not copies (its default: 100)
@@ -373,9 +389,8 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
                 G.append(unplaced)
             out["G"] = np.column_stack(G)
 
-    everything = np.ones((1, len(nodes)), dtype=np.int64)
-    if len(nodes) and _objectives(instance, everything)[1][0]:
-        return _front_of(instance, everything), 0, "every job of the window fits: one point, no generation"
+    if (whole := _whole_window(instance)) is not None:
+        return whole
     first = np.unique(initial_rows(instance, population, np.random.default_rng(0 if seed is None else seed), init),
                       axis=0).astype(bool)
     algorithm = NSGA2(pop_size=population, sampling=first, crossover=SinglePointCrossover(),
@@ -391,13 +406,8 @@ def nsga2(instance: WindowInstance, generations: int = 500, population: int = 20
         known = vectors
     X = algorithm.pop.get("X").astype(np.int64)
     done = max((algorithm.n_gen or 1) - 1, 0)  # pymoo counts the first population as generation 1
-    why = ""
-    if patience is not None and still >= patience:
-        why = f"converged: the Pareto set unchanged for {patience} generations, after {done} of {generations}"
-    elif deadline.expired():
-        why = f"time_limit after {done} of {generations} generations"
-    elif done < generations:  # pymoo ends a run whose mating found no child that is not a copy
-        why = f"no new child in {MATING_TRIES} mating rounds, after {done} of {generations} generations"
+    why = _stopped_early(done, generations, patience, still, deadline.expired(),  # else pymoo found no new child
+                         f"no new child in {MATING_TRIES} mating rounds, after {done} of {generations} generations")
     return _front_of(instance, X), done, why
 
 
