@@ -374,8 +374,8 @@ class _Sim:
         if self.phase[j] == RUN:  # not in an action: decide the next check's action now
             kind, q, rule, favoured = self.decide(j, t)
             self.note(rule)
-            if kind != "idle":
-                self.pending[j] = (q, rule, favoured)
+            if kind != "idle":  # a request's wait is its expansion, late (it waits then if it must)
+                self.pending[j] = (q, "request: expand" if kind == "wait" else rule, favoured)
             if not acted:
                 self.next_check(j, t)
         return acted
