@@ -44,26 +44,18 @@ def _params(texts: list[str]) -> dict:
     return params
 
 
-def _finite(o) -> bool:
-    if isinstance(o, float):
-        return math.isfinite(o)
-    if isinstance(o, dict):
-        return all(map(_finite, o.values()))
-    if isinstance(o, (list, tuple)):
-        return all(map(_finite, o))
-    return True
-
-
 def _clean(o):
-    """``o`` with every non-finite float as None (JSON has no NaN or infinity); ``o`` itself, not a copy,
-    where it has none."""
-    if _finite(o):
-        return o
+    """``o`` with every non-finite float as None (JSON has no NaN or infinity), in one pass; ``o``
+    itself, not a copy, where nothing in it changes."""
     if isinstance(o, float):
-        return None
+        return o if math.isfinite(o) else None
     if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    return [_clean(v) for v in o]  # a list or tuple (_finite is True for everything else)
+        new = {k: _clean(v) for k, v in o.items()}
+        return o if all(new[k] is v for k, v in o.items()) else new
+    if isinstance(o, (list, tuple)):
+        new = [_clean(v) for v in o]
+        return o if all(a is b for a, b in zip(new, o)) else new
+    return o
 
 
 def _dump(obj) -> str:
