@@ -113,6 +113,8 @@ FIGURE9_BINS = (1, 9, 128, 256, 512, 1024, 4393)  # nodes: 1-8 ... 1024-4392, th
 FIGURE10_BINS = (0, 1, 50_000, 100_000, 200_000, 10**18)  # GB: none, < 50 TB, 50-100, 100-200, > 200 TB
 FIGURE11_BINS = (0, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 10**12)  # s of run time
 BREAKDOWNS = {"nodes": FIGURE9_BINS, "burst_buffer": FIGURE10_BINS, "run": FIGURE11_BINS}
+BREAKDOWN_TITLES = {"nodes": "Figure 9: job size (nodes)", "burst_buffer": "Figure 10: burst buffer request (GB)",
+                    "run": "Figure 11: run time (s)"}
 BREAKDOWN_METHODS = ("base", "exact", "weighted", "constrained-cpu", "constrained-bb")
 
 
@@ -121,6 +123,12 @@ def _waits(rows: list[dict], method: str, by: str) -> list[float] | None:
     row = next((r for r in rows if r["workload"] == "theta-S4" and r["method"] == method and "breakdowns" in r),
                None)
     return None if row is None else [b["avg_wait_s"] for b in row["breakdowns"][by]]
+
+
+def _labels(rows: list[dict], by: str) -> list[str] | None:
+    """The bins of ``by`` as the Theta-S4 rows label them, or None without such rows."""
+    row = next((r for r in rows if r["workload"] == "theta-S4" and "breakdowns" in r), None)
+    return None if row is None else [b["bin"] for b in row["breakdowns"][by]]
 
 
 def _change(new: float, old: float) -> float | None:
@@ -153,14 +161,13 @@ def figures_9_11_comparisons(rows: list[dict], jobs: int) -> list[dict]:
            comparison(PAPER, "Figure 10 (Theta-S4)", "constrained-cpu", "wait change against the baseline, 100-200 TB",
                       17.21, _change(cpu["burst_buffer"][3], base["burst_buffer"][3]), "%", level)]
     grows = all(a <= b for a, b in zip(_known(base["run"]), _known(base["run"])[1:]))
-    methods = [m for m in BREAKDOWN_METHODS[1:] if _waits(rows, m, "run") is not None]
-    short = all(_waits(rows, m, "run")[0] > base["run"][0] for m in methods)
-    long = all(_waits(rows, m, "run")[-1] < base["run"][-1] for m in methods)
+    runs = {m: w for m in BREAKDOWN_METHODS[1:] if (w := _waits(rows, m, "run")) is not None}
+    short = all(w[0] > base["run"][0] for w in runs.values())
+    long = all(w[-1] < base["run"][-1] for w in runs.values())
     direction = ("the paper states directions only; ours per method (wait change against the baseline, shortest "
                  "/ longest class): " + ", ".join(
-                     f"{m} {_fmt_change(_change(_waits(rows, m, 'run')[0], base['run'][0]))} / "
-                     f"{_fmt_change(_change(_waits(rows, m, 'run')[-1], base['run'][-1]))}" for m in methods)
-                 + "; " + level)
+                     f"{m} {_fmt_change(_change(w[0], base['run'][0]))} / "
+                     f"{_fmt_change(_change(w[-1], base['run'][-1]))}" for m, w in runs.items()) + "; " + level)
     out += [comparison(PAPER, "Figure 11 (Theta-S4)", "baseline", "waits grow with the run time", "yes",
                        "yes" if grows else "no", "", direction),
             comparison(PAPER, "Figure 11 (Theta-S4)", "every optimisation method", "jobs under 1 h wait longer than "
@@ -189,10 +196,8 @@ def _fmt_change(x: float | None) -> str:
 def format_figures_9_11(rows: list[dict]) -> str:
     """Markdown: per breakdown, the average wait (h) per bin and method on Theta-S4."""
     parts = []
-    for by, title in (("nodes", "Figure 9: by job size (nodes)"), ("burst_buffer", "Figure 10: by burst buffer "
-                      "request (GB)"), ("run", "Figure 11: by run time (s)")):
-        labels = next(([b["bin"] for b in r["breakdowns"][by]] for r in rows
-                       if r["workload"] == "theta-S4" and "breakdowns" in r), None)
+    for by, title in BREAKDOWN_TITLES.items():
+        labels = _labels(rows, by)
         if labels is None:
             return ""
         lines = [f"{title}, average wait (h) on Theta-S4", "", "| method | " + " | ".join(labels) + " |",
@@ -214,10 +219,8 @@ def draw_figures_9_11(rows: list[dict], path) -> Path:
 
     fig, axes = figure(1, 3, figsize=(15, 4.5))
     paper = {"burst_buffer": {0: 2.5, 4: 10.25}}  # the baseline's waits (h) the paper's text gives
-    for ax, (by, title) in zip(axes, (("nodes", "Figure 9: job size (nodes)"),
-                                      ("burst_buffer", "Figure 10: burst buffer request (GB)"),
-                                      ("run", "Figure 11: run time (s)"))):
-        labels = [b["bin"] for b in next(r for r in rows if r["workload"] == "theta-S4")["breakdowns"][by]]
+    for ax, (by, title) in zip(axes, BREAKDOWN_TITLES.items()):
+        labels = _labels(rows, by)
         methods = [m for m in BREAKDOWN_METHODS if _waits(rows, m, by) is not None]
         x = np.arange(len(labels))
         width = 0.8 / len(methods)
