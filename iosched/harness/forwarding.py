@@ -22,7 +22,7 @@ from pathlib import Path
 
 from iosched.core import solve
 from iosched.errors import ParameterError
-from iosched.evaluate.forwarding import dedicated_time, machine_times
+from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, machine_times
 from iosched.harness import Reproduction, comparison
 from iosched.instances.forwarding import (
     APPS,
@@ -380,8 +380,6 @@ FIGURE12_PARTNERS = ("dndc", "awp")
 def figure12_rows() -> list[dict]:
     """Figure 12: per application and co-runner, the application's speed-up over the fixed mapping under
     round-robin 32:1 and under 64:1 dedicated forwarding nodes (4 pool nodes each, as DFRA gives)."""
-    from iosched.evaluate.forwarding import Allocation, evaluate
-
     rows = []
     for app in FIGURE12_APPS:
         for partner in FIGURE12_PARTNERS:
