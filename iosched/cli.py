@@ -415,7 +415,7 @@ def _simulate_into(args, out: Path) -> int:
     with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
-                       backfill_depth=args.backfill_depth,
+                       backfill_depth=args.backfill_depth, ssd_classes=_ssd_classes(args.ssd_classes),
                        progress=bar.update)
     records = metrics.write_records(res, out / f"jobs.{args.format}")
     summary = metrics.summary(res, args.warmup, args.cooldown)
@@ -435,12 +435,24 @@ def _simulate_into(args, out: Path) -> int:
         plots.waits({label: res}, "burst_buffer", out / "wait_by_bb.png")
     print(f"{len(trace)} jobs ({len(trace.dropped)} dropped, {len(res.left_out)} left out), "
           f"{res.wall_time_s:.1f} s: node usage {summary['node_usage']:.1%}, BB usage {summary['bb_usage']:.1%}, "
-          f"average wait {summary['avg_wait_s']:.0f} s, average bounded slowdown "
+          + (f"SSD usage {summary['ssd_usage']:.1%}, wasted SSD {summary['wasted_ssd']:.1%}, "
+             if "ssd_usage" in summary else "")
+          + f"average wait {summary['avg_wait_s']:.0f} s, average bounded slowdown "
           f"{summary['avg_bounded_slowdown']:.2f}" + (f"; {summary['plugin_calls']} window calls, "
                                                        f"{summary['plugin_generations'] / summary['plugin_calls']:.0f} "
                                                        f"generations per call" if summary["plugin_generations"]
                                                        else "") + f"; {records} and {out / 'summary.json'}")
     return 0
+
+
+def _ssd_classes(text: str | None) -> tuple[tuple[int, int], ...] | None:
+    """``--ssd-classes 128:2196,256:2196`` as (SSD GB per node, nodes) pairs."""
+    if text is None:
+        return None
+    try:
+        return tuple((int(a), int(b)) for a, b in (part.split(":") for part in text.split(",")))
+    except ValueError:
+        raise ParameterError(f"--ssd-classes: expected SSD_GB:NODES[,SSD_GB:NODES...], got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -524,11 +536,13 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--backfill-depth", type=int, default=100,
                     help="queued jobs after the head tried for EASY backfilling per pass (Slurm's bf_max_job_test)")
     sm.add_argument("--persistent-bb", type=float, default=0.0, help="share of the burst buffer held persistently")
-    sm.add_argument("--mix", help="put a burst buffer mix on the trace (S1-S4)")
+    sm.add_argument("--mix", help="put a burst buffer mix (S1-S4) or a local SSD mix (S5-S7) on the trace")
     sm.add_argument("--mix-seed", type=int, default=0)
     sm.add_argument("--nodes", type=int, help="the machine's nodes (default: the trace header's)")
     sm.add_argument("--burst-buffer", type=int, help="burst buffer GB (default: the header's; Theta's with --mix)")
     sm.add_argument("--jobs", type=int, help="simulate the first JOBS jobs only")
+    sm.add_argument("--ssd-classes", metavar="GB:NODES,...", help="the nodes' local SSD classes, e.g. 128:2196,"
+                    "256:2196 (default with SSD requests: half 128 GB, half 256 GB, the paper's Section 6)")
     sm.add_argument("--warmup", type=float, default=0.1, help="share of the submit span left out at the start")
     sm.add_argument("--cooldown", type=float, default=0.1, help="share of the submit span left out at the end")
     sm.add_argument("--format", choices=["csv", "parquet"], default="csv", help="of the per-job records")

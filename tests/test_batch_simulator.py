@@ -2,6 +2,7 @@
 and its starvation bound."""
 
 import importlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -192,10 +193,65 @@ def test_metrics_by_hand(tmp_path):
     assert pq.read_table(tmp_path / "jobs.parquet").column("start").to_pylist() == [0, 100, 200]
 
 
-def test_ssd_traces_are_refused():
-    trace = apply_mix(generate(0, jobs=20), "S5")
-    with pytest.raises(ParameterError, match="SSD"):
-        simulate(trace)
+def _with_ssd(jobs, ssd, nodes):
+    """A hand-made trace whose jobs need ``ssd`` GB of local SSD per node."""
+    return replace(make_trace(jobs, nodes=nodes), ssd_per_node=np.array(ssd, dtype=np.int64), extra=2)
+
+
+def test_ssd_jobs_take_the_smallest_class_they_may_use():
+    # 2 nodes of 128 GB, 2 of 256 GB. J1 (2 x 100 GB) takes both 128s, J2 (1 x 200 GB) one 256, J3 (2 x 200 GB)
+    # finds one 256 left and waits for J2; J4 (1 x 50 GB, ends before J3's reservation) takes the last 256 at once
+    trace = _with_ssd([(0, 100, 100, 2, 0), (0, 50, 50, 1, 0), (0, 10, 10, 2, 0), (0, 40, 40, 1, 0)],
+                      [100, 200, 200, 50], nodes=4)
+    res = simulate(trace, ssd_classes=((256, 2), (128, 2)))
+    assert res.start.tolist() == [0, 0, 50, 0]
+    assert res.wasted_ssd.tolist() == [2 * 28, 56, 2 * 56, 206]
+    assert res.ssd_classes == ((128, 2), (256, 2))
+    # measured over [0, 100] s (the submit span): J1 200 GB and its waste 56 GB for 100 s, J2 from 100 s
+    s = summary(simulate(_with_ssd([(0, 100, 100, 2, 0), (100, 50, 50, 1, 0)], [100, 200], nodes=4)), 0, 0)
+    assert s["ssd_usage"] == pytest.approx(200 / 768) and s["wasted_ssd"] == pytest.approx(56 / 768)
+
+
+def test_easy_backfill_leaves_the_head_its_ssd_class():
+    # 1 node of 128 GB, 3 of 256 GB. A holds two 256s until 100; the head H needs three 256s (reservation 100).
+    # C (1 x 200 GB, past 100) would take the last free 256 and delay H: it waits, although one node is spare
+    # at the reservation by count; D (1 x 50 GB, past 100) takes the 128 and backfills
+    jobs = [(0, 100, 100, 2, 0), (1, 10, 10, 3, 0), (2, 500, 500, 1, 0), (3, 500, 500, 1, 0)]
+    res = simulate(_with_ssd(jobs, [200, 200, 200, 50], nodes=4), ssd_classes=((128, 1), (256, 3)))
+    assert res.start.tolist() == [0, 100, 110, 3]
+    assert simulate(make_trace(jobs, nodes=4)).start.tolist() == [0, 100, 2, 110]  # without classes C backfills
+
+
+def test_ssd_classes_are_checked_and_jobs_that_cannot_fit_are_left_out():
+    trace = _with_ssd([(0, 10, 10, 2, 0), (0, 10, 10, 3, 0)], [100, 200], nodes=4)
+    with pytest.raises(ParameterError, match="ssd_classes hold 3 nodes"):
+        simulate(trace, ssd_classes=((128, 1), (256, 2)))
+    with pytest.raises(ParameterError, match="distinct positive"):
+        simulate(trace, ssd_classes=((128, 2), (128, 2)))
+    res = simulate(trace)  # the paper's split: 2 x 128 GB, 2 x 256 GB; J2 needs three 256s
+    assert res.ssd_classes == ((128, 2), (256, 2)) and res.left_out == (2,) and res.start.tolist() == [0, -1]
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(policy="wfp"), dict(window="exact"), dict(window="constrained-ssd"),
+                                dict(window="bin-packing", policy="wfp"), dict(window="weighted")])
+def test_no_job_holds_nodes_without_a_large_enough_ssd(kw):
+    """Hall's condition at every start: the jobs running that need class k or larger hold no more nodes
+    than those classes have; each job's waste lies between its nodes all on the smallest class it may
+    use and all on the largest."""
+    trace = apply_mix(apply_mix(generate(2, jobs=300, nodes=256), "S2", seed=2, bb_capacity=600_000), "S6", seed=3)
+    res = simulate(trace, **kw)
+    sizes = np.array([128, 256])
+    cat = np.searchsorted(sizes, trace.ssd_per_node)
+    ran = res.start >= 0
+    assert list(res.left_out) == trace.ids[(cat == 1) & (trace.job_nodes > 128)].tolist()
+    assert ran.sum() == len(trace) - len(res.left_out)
+    _capacity_never_exceeded(res)
+    for t in np.unique(res.start[ran]):
+        on = ran & (res.start <= t) & (t < res.end)
+        assert trace.job_nodes[on & (cat >= 1)].sum() <= 128
+    need, n = trace.ssd_per_node, trace.job_nodes
+    lo, hi = n * (sizes[cat] - need), n * (sizes[-1] - need)
+    assert ((lo <= res.wasted_ssd) & (res.wasted_ssd <= hi))[ran].all()
 
 
 def test_backfill_looks_at_the_next_backfill_depth_jobs_only():

@@ -7,7 +7,15 @@ import pytest
 from iosched.batch import study
 from iosched.errors import InstanceError
 from iosched.harness.paper_report import classify
-from iosched.harness.window import BREAKDOWNS, SIM_METHODS, figures_9_11_comparisons, reproduce_simulation
+from iosched.harness.window import (
+    BREAKDOWNS,
+    FIGURE14_METHODS,
+    SIM_METHODS,
+    figure14_comparisons,
+    figures_9_11_comparisons,
+    reproduce_figure14,
+    reproduce_simulation,
+)
 
 
 def _theta_or_skip():
@@ -33,6 +41,18 @@ def test_simulated_table_on_a_short_slice():
         assert len({sum(c) for c in counts.values()}) == 1 and 0 < sum(counts["nodes"]) <= 150
     compared = figures_9_11_comparisons(rows, 150)
     assert len(compared) == 9 and all(classify(c) != "unexplained" for c in compared)
+
+
+def test_figure_14_simulates_the_ssd_mixes_on_a_short_slice():
+    _theta_or_skip()
+    rows = reproduce_figure14(jobs=150)
+    assert [r["method"] for r in rows] == [m[0] for m in FIGURE14_METHODS] * 3
+    assert [r["workload"] for r in rows[::len(FIGURE14_METHODS)]] == ["theta-S5", "theta-S6", "theta-S7"]
+    for r in rows:  # requested + wasted = the SSD of the nodes in use: 128-256 GB a node, 192 on average
+        assert 0 < r["ssd_usage"] <= 1 and 0 < r["wasted_ssd"] < 1 and 0 < r["bb_usage"] <= 1
+        assert 128 / 192 <= (r["ssd_usage"] + r["wasted_ssd"]) / r["node_usage"] <= 256 / 192
+    compared = figure14_comparisons(rows, 150)
+    assert len(compared) == 6 and all(classify(c) != "unexplained" for c in compared)
 
 
 def test_findings_name_the_best_and_worst():

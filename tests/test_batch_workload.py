@@ -101,6 +101,10 @@ def test_ssd_mixes(mix, big, tmp_path):
     trace = apply_mix(generate(0, jobs=4000), mix)
     assert abs((trace.ssd_per_node > 128).mean() - big) < 0.03
     assert trace.ssd_per_node.min() >= 1 and trace.ssd_per_node.max() <= 256
+    assert abs((trace.burst_buffer > 0).mean() - 0.75) < 0.03  # on top of S2 (Section 6)
+    assert trace.burst_buffer[trace.burst_buffer > 0].min() >= 5_000
+    has, big_ssd = trace.burst_buffer > 0, trace.ssd_per_node > 128  # two independent draws
+    assert abs(big_ssd[has].mean() - big_ssd[~has].mean()) < 0.06
     write_swf(trace, tmp_path / "s.swf")
     assert np.array_equal(read_swf(tmp_path / "s.swf").ssd_per_node, trace.ssd_per_node)
 

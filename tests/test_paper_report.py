@@ -137,3 +137,31 @@ def test_window_figure_2_exhaustive_search_matches_the_exact_front(tmp_path):
     assert all(r["note"] for r in records) and records[0]["column"] == "time grows exponentially in w"
     assert hw.draw_figure2(points, tmp_path / "f2.png").stat().st_size > 0
     assert "| 50 | - |" in hw.format_figure2(points)
+
+
+def test_window_figure_14_checks_the_papers_statements_per_workload(tmp_path):
+    """Figure 14 from hand-made runs: on theta-S5 every statement of the paper holds; theta-S6 is the same
+    but for BBSched (exact) and weighted trading their metrics, so the two statements about BBSched's
+    overall lead hold on 1 of 2 workloads; every answer that differs has a note, the figure is drawn."""
+    from iosched.harness.paper_report import classify
+    from iosched.harness.window import draw_figure14, figure14_comparisons
+
+    keys = ("node_usage", "bb_usage", "ssd_usage", "wasted_ssd", "avg_wait_s", "avg_bounded_slowdown")
+    runs = {"exact": (.9, .8, .6, .10, 3600, 2), "constrained-cpu": (.85, .5, .55, .3, 7200, 3),
+            "constrained-ssd": (.84, .5, .56, .3, 7200, 3), "constrained-bb": (.5, .79, .3, .3, 10800, 4),
+            "bin-packing": (.7, .6, .4, .3, 10800, 4), "weighted": (.8, .7, .5, .15, 5400, 2.5),
+            "base": (.6, .55, .35, .2, 9000, 3.5)}
+    swapped = {**runs, "exact": runs["weighted"], "weighted": runs["exact"]}
+    rows = [{"workload": wl, "method": m, **dict(zip(keys, v))}
+            for wl, table in (("theta-S5", runs), ("theta-S6", swapped)) for m, v in table.items()]
+    got = {c["column"].split(" (")[0].split(" on every")[0]: c for c in figure14_comparisons(rows, 1000)}
+    assert all(tuple(c) == COMPARISON_KEYS for c in got.values()) and len(got) == 6
+    assert got["best overall"]["ours"] == "no (1 of 2)"
+    assert got["overall noticeably below BBSched"]["ours"] == "no (1 of 2)"
+    assert got["among the better node and SSD usage"]["ours"] == "yes"
+    assert got["node usage and SSD usage are correlated"]["ours"] == "yes"
+    assert got["waste more SSD than the baseline"]["ours"] == "yes"
+    assert got["BB usage in the top 4, node and SSD usage below it,"]["ours"] == "yes"
+    assert all(classify(c) != "unexplained" for c in got.values())
+    assert draw_figure14(rows, tmp_path / "f.png").stat().st_size > 0
+    assert figure14_comparisons([], 1000) == []

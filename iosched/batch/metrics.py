@@ -9,7 +9,10 @@ default here is 10 % of the submit span each). Over that period [lo, hi]:
   burst buffer capacity (a persistent reservation is not counted as used);
 * average wait (s) and average bounded slowdown, max(1, (wait + run) / max(run, 10 s)),
   of the jobs submitted in [lo, hi]. The 10 s bound stands in for the paper's filtering
-  of "abnormal jobs" that end at once (Feitelson's usual bound).
+  of "abnormal jobs" that end at once (Feitelson's usual bound);
+* with SSD classes (the paper's Section 6), SSD usage: the jobs' requested SSD (GB per node x
+  nodes) over the machine's SSD, and wasted SSD: the SSD of their nodes beyond the request over
+  the machine's SSD, both GB-seconds inside [lo, hi].
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ MIN_MEASURED = 30  # jobs: a measured period with fewer is reported with a warni
 
 
 def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict:
-    """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period;
+    """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period
+    (with SSD classes also ``ssd_usage`` and ``wasted_ssd``, shares of the machine's SSD);
     ``offered_load`` the jobs' node-seconds (and burst-buffer GB-seconds) over the machine's in
     the submit span, and
     ``warnings`` where the figures need context (few jobs measured, an offered load over 1)."""
@@ -82,6 +86,10 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
             "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
             "plugin_generations": result.info.get("plugin_generations"),
             "wall_time_s": result.wall_time_s}
+    if result.ssd_classes:
+        total = sum(a * b for a, b in result.ssd_classes)
+        out["ssd_usage"] = _usage(result, t.ssd_per_node * t.job_nodes, total, lo, hi)
+        out["wasted_ssd"] = _usage(result, result.wasted_ssd, total, lo, hi)
     span = float(t.submit.max() - t.submit.min())
     run = t.run.astype(float)
     out["offered_load"] = {"nodes": float((t.job_nodes * run).sum()) / (t.nodes * span) if span else None,
@@ -134,10 +142,14 @@ def utilisation_over_time(result: SimResult, points: int = 200) -> tuple[np.ndar
 
 
 def job_records(result: SimResult) -> dict[str, np.ndarray]:
-    """Per-job columns: job_id, submit, start, end, nodes, burst_buffer (GB), requested_time, wait (s)."""
+    """Per-job columns: job_id, submit, start, end, nodes, burst_buffer (GB), requested_time, wait (s);
+    with SSD classes also ssd_per_node and wasted_ssd (GB)."""
     t = result.trace
-    return {"job_id": t.ids, "submit": t.submit, "start": result.start, "end": result.end, "nodes": t.job_nodes,
+    cols = {"job_id": t.ids, "submit": t.submit, "start": result.start, "end": result.end, "nodes": t.job_nodes,
             "burst_buffer": t.burst_buffer, "requested_time": t.requested_time, "wait": result.start - t.submit}
+    if result.ssd_classes:
+        cols.update(ssd_per_node=t.ssd_per_node, wasted_ssd=result.wasted_ssd)
+    return cols
 
 
 def write_records(result: SimResult, path: str | Path) -> Path:

@@ -12,6 +12,7 @@ from iosched.batch.simulator import SimResult
 from iosched.files import save_figure
 
 KIVIAT_AXES = ("node usage", "BB usage", "1 / avg wait", "1 / avg slowdown")
+KIVIAT_SSD_AXES = ("node usage", "BB usage", "SSD usage", "1 / wasted SSD", "1 / avg wait", "1 / avg slowdown")
 
 
 def utilisation(result: SimResult, path: str | Path | None = None, ax=None):
@@ -47,9 +48,12 @@ def waits(results: dict[str, SimResult], by: str = "nodes", path: str | Path | N
 
 
 def kiviat_values(summaries: dict[str, dict]) -> dict[str, list[float]]:
-    """Each method's four metrics scaled to [0, 1] across methods (1 best), as in the paper's Figure 13."""
-    raw = {m: [s["node_usage"], s["bb_usage"], 1 / max(s["avg_wait_s"], 1e-9), 1 / s["avg_bounded_slowdown"]]
-           for m, s in summaries.items()}
+    """Each method's metrics scaled to [0, 1] across methods (1 best), as in the paper's Figure 13: the
+    four of :data:`KIVIAT_AXES`, or with SSD usage in every summary the six of :data:`KIVIAT_SSD_AXES`
+    (Figure 14)."""
+    ssd = all("ssd_usage" in s for s in summaries.values())
+    raw = {m: [s["node_usage"], s["bb_usage"]] + ([s["ssd_usage"], 1 / max(s["wasted_ssd"], 1e-9)] if ssd else [])
+           + [1 / max(s["avg_wait_s"], 1e-9), 1 / s["avg_bounded_slowdown"]] for m, s in summaries.items()}
     cols = np.array(list(raw.values()), dtype=float)
     lo, hi = cols.min(axis=0), cols.max(axis=0)
     scaled = np.where(hi > lo, (cols - lo) / np.where(hi > lo, hi - lo, 1), 1.0)
@@ -61,11 +65,13 @@ def kiviat(summaries: dict[str, dict], path: str | Path | None = None, ax=None, 
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(4.5, 4.5), subplot_kw={"projection": "polar"})[1]
-    angles = np.linspace(0, 2 * np.pi, len(KIVIAT_AXES), endpoint=False).tolist()
-    for name, values in kiviat_values(summaries).items():
-        ax.plot(angles + angles[:1], values + values[:1], label=name)
-        ax.fill(angles + angles[:1], values + values[:1], alpha=0.08)
-    ax.set_xticks(angles, KIVIAT_AXES, fontsize=7)
+    values = kiviat_values(summaries)
+    axes = KIVIAT_SSD_AXES if len(next(iter(values.values()))) == len(KIVIAT_SSD_AXES) else KIVIAT_AXES
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False).tolist()
+    for name, v in values.items():
+        ax.plot(angles + angles[:1], v + v[:1], label=name)
+        ax.fill(angles + angles[:1], v + v[:1], alpha=0.08)
+    ax.set_xticks(angles, axes, fontsize=7)
     ax.set_ylim(0, 1)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6, loc="upper right", bbox_to_anchor=(1.35, 1.1))

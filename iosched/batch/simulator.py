@@ -25,6 +25,15 @@ after every completion and submission at that time. A pass:
    burst buffer free at the reservation. A pass touches the head of the queue only (FCFS):
    a queue that grows without bound costs no more per pass.
 
+Local SSD (the paper's Section 6): with ``ssd_classes`` (or a trace that requests SSD) the
+nodes come in classes by SSD size, and a job needing s GB per node may only use nodes of a
+class of at least s GB. A job takes its nodes from the smallest such classes first (the
+paper: "nodes with 128GB SSD are preferred" for requests of 128 GB or less); a window's
+selection starts by decreasing SSD need, the placement the window evaluator checked. EASY's
+reservation counts the head job's nodes per class, and a job backfilled past it must leave
+the head room in the classes it may use. The SSD a job's nodes have beyond its request is
+wasted (:attr:`SimResult.wasted_ssd`).
+
 Run times above the requested time are cut to it (the wall-time limit kills the job), so
 reservations hold. ``persistent_bb`` (a share of the burst buffer) is held for the whole
 run, as Cori's persistent reservations (a third); jobs asking for more than the rest are
@@ -48,13 +57,14 @@ from iosched.batch.workload import Trace
 from iosched.core import get_method
 from iosched.errors import ParameterError
 from iosched.evaluate.window import evaluate
-from iosched.instances.window import Capacity, Job, Machine, WindowInstance
+from iosched.instances.window import Capacity, Job, Machine, SSDClass, WindowInstance
 from iosched.validate import check_params
 
 POLICIES = ("fcfs", "wfp")
 BACKFILLS = ("easy", "none")
 BACKFILL_DEPTH = 100  # jobs after the head tried for backfilling per pass: Slurm's bf_max_job_test default
 IDLE_PASS_S = 10  # s between scheduling passes while jobs wait on an idle machine (a declining window method)
+PAPER_SSD = (128, 256)  # GB per node: the paper's two classes (Section 6), half of the nodes each
 
 
 class SchedulerFault(RuntimeError):
@@ -69,7 +79,8 @@ class SimResult:
     start: np.ndarray
     end: np.ndarray
     config: dict
-    left_out: tuple[int, ...] = ()  # job numbers asking for more burst buffer than the persistent reservation leaves
+    left_out: tuple[int, ...] = ()  # job numbers asking for more burst buffer than the persistent reservation
+    #                                  leaves, or for more nodes with a large enough SSD than the machine has
     clipped: int = 0  # jobs whose run time was cut to the requested time
     forced: int = 0  # jobs started by the starvation bound
     plugin_calls: int = 0
@@ -77,6 +88,28 @@ class SimResult:
     wall_time_s: float = 0.0
     selections: int = 0  # plug-in calls that started at least one job
     info: dict = field(default_factory=dict)
+    ssd_classes: tuple[tuple[int, int], ...] = ()  # (SSD GB per node, nodes) per class, smallest first; () without
+    wasted_ssd: np.ndarray | None = None  # per job, GB of SSD on its nodes beyond its request (with ssd_classes)
+
+
+def default_ssd_classes(nodes: int) -> tuple[tuple[int, int], ...]:
+    """The paper's machine (Section 6): half of the nodes with 128 GB of SSD, the rest with 256 GB."""
+    return (PAPER_SSD[0], nodes // 2), (PAPER_SSD[1], nodes - nodes // 2)
+
+
+def _ssd_classes(trace: Trace, classes) -> tuple[tuple[int, int], ...]:
+    """The classes checked (sorted by size), the paper's split when the trace requests SSD, or ()."""
+    if classes is None:
+        return default_ssd_classes(trace.nodes) if trace.ssd_per_node.any() else ()
+    try:
+        pairs = sorted((int(a), int(b)) for a, b in classes)
+    except (TypeError, ValueError):
+        raise ParameterError(f"ssd_classes: expected (SSD GB per node, nodes) pairs, got {classes!r}") from None
+    if not pairs or any(a <= 0 or b < 0 for a, b in pairs) or len({a for a, _ in pairs}) < len(pairs):
+        raise ParameterError(f"ssd_classes: distinct positive SSD sizes and node counts >= 0, got {classes!r}")
+    if sum(b for _, b in pairs) != trace.nodes:
+        raise ParameterError(f"ssd_classes hold {sum(b for _, b in pairs)} nodes, the machine has {trace.nodes}")
+    return tuple(pairs)
 
 
 def _plugin(window: str, params: dict):
@@ -98,9 +131,12 @@ def _plugin(window: str, params: dict):
 
 def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window: str | None = None,
              params: dict | None = None, window_size: int = 20, starvation: int = 50, persistent_bb: float = 0.0,
-             progress: Callable[[int], None] | None = None, backfill_depth: int = BACKFILL_DEPTH) -> SimResult:
+             progress: Callable[[int], None] | None = None, backfill_depth: int = BACKFILL_DEPTH,
+             ssd_classes: tuple[tuple[int, int], ...] | None = None) -> SimResult:
     """Simulate ``trace``; ``window`` names a ``window`` method (None: the base scheduler alone);
-    ``backfill_depth`` queued jobs after the head are tried for backfilling in a pass.
+    ``backfill_depth`` queued jobs after the head are tried for backfilling in a pass;
+    ``ssd_classes``: (SSD GB per node, nodes) per class, summing to the machine's nodes (None: the
+    paper's half 128 GB, half 256 GB when the trace requests SSD, else no classes).
 
     ``progress(k)`` is called with the number of jobs finished since its last call.
     """
@@ -113,8 +149,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     params = dict(params or {})
     if params and window is None:
         raise ParameterError("params are for a window method; give window=...")
-    if trace.ssd_per_node.any():
-        raise ParameterError("this simulator schedules nodes and burst buffer; the trace requests local SSD")
+    classes = _ssd_classes(trace, ssd_classes)
     plugin = _plugin(window, params) if window is not None else None
     if plugin is not None:
         params = plugin[1]
@@ -131,6 +166,15 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     cap_b = trace.bb_capacity - int(persistent_bb * trace.bb_capacity)
     start, end = [-1] * n, [-1] * n
     skip = [b > cap_b for b in bb]
+    if classes:
+        sizes = [a for a, _ in classes]
+        need = trace.ssd_per_node.tolist()
+        cat = np.searchsorted(sizes, trace.ssd_per_node, side="left").tolist()  # the smallest class a job may use
+        reach_n = np.concatenate([np.cumsum([b for _, b in classes][::-1])[::-1], [0]])  # nodes of class k or larger
+        skip = [s or nodes[j] > reach_n[cat[j]] for j, s in enumerate(skip)]
+        free_c = [b for _, b in classes]
+        held: dict[int, list[int]] = {}  # running job -> nodes it holds per class
+        wasted = np.zeros(n, dtype=np.int64)
     left_out = tuple(ids[j] for j in range(n) if skip[j])
     min_nodes = min(nodes)
     n_arr, b_arr, req_arr = trace.job_nodes, trace.burst_buffer, trace.requested_time
@@ -144,16 +188,31 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     cache: dict[int, object] = {}
 
     def begin(j: int, now: int) -> None:
-        if nodes[j] > free[0] or bb[j] > free[1]:
+        if not fits(j):
             raise SchedulerFault(f"job {ids[j]} would start at {now} with {nodes[j]} nodes and {bb[j]} GB of "
-                                 f"burst buffer, {free[0]} nodes and {free[1]} GB free")
+                                 f"burst buffer, {free[0]} nodes and {free[1]} GB free"
+                                 + (f" ({free_c} per SSD class, {need[j]} GB per node needed)" if classes else ""))
         free[0] -= nodes[j]
         free[1] -= bb[j]
+        if classes:
+            held[j] = take = placement(j, free_c)
+            for k, m in enumerate(take):
+                free_c[k] -= m
+                wasted[j] += m * (sizes[k] - need[j])
         start[j], end[j] = now, now + run[j]
         heapq.heappush(running, (end[j], j))
 
+    def placement(j: int, avail: list[int]) -> list[int]:
+        """Nodes job j takes per class from ``avail``: the smallest classes it may use first."""
+        take, left = [0] * len(avail), nodes[j]
+        for k in range(cat[j], len(avail)):
+            take[k] = min(left, avail[k])
+            left -= take[k]
+        return take
+
     def fits(j: int) -> bool:
-        return nodes[j] <= free[0] and bb[j] <= free[1]
+        return (nodes[j] <= free[0] and bb[j] <= free[1]
+                and (not classes or nodes[j] <= sum(free_c[cat[j]:])))
 
     def choose(win: list[int]) -> list[int]:
         """The window method's selection (trace indices), checked by the evaluator."""
@@ -161,9 +220,10 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         jobs = []
         for j in win:
             if j not in cache:
-                cache[j] = Job(str(ids[j]), nodes[j], bb[j])
+                cache[j] = Job(str(ids[j]), nodes[j], bb[j], need[j] if classes else 0)
             jobs.append(cache[j])
-        inst = WindowInstance(Capacity(free[0], free[1]), tuple(jobs), name="window",
+        ssd = tuple(SSDClass(a, m) for a, m in zip(sizes, free_c)) if classes else ()
+        inst = WindowInstance(Capacity(free[0], free[1], ssd), tuple(jobs), name="window",
                               machine=Machine(cap_n, trace.bb_capacity))
         tick = time.perf_counter()
         out = fn(inst, **prm)
@@ -176,7 +236,8 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         if not ev.feasible:
             raise SchedulerFault(f"window/{window} selected an infeasible set: {ev.violations[:3]}")
         chosen = set(out.solution.selected)
-        return [j for j in win if str(ids[j]) in chosen]
+        picked = [j for j in win if str(ids[j]) in chosen]
+        return sorted(picked, key=lambda j: -need[j]) if classes else picked  # the evaluator's placement order
 
     def order(now: int) -> list[int]:
         if policy == "fcfs":
@@ -230,7 +291,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                 head = blocked if blocked is not None else next(rest, None)
                 later = list(itertools.islice(rest, backfill_depth))
             if head is not None and later:
-                shadow, spare_n, spare_b = _reservation(head, now, free, running, start, req, nodes, bb)
+                shadow, spare_n, spare_b, at_shadow = reservation(head, now)
                 later = np.fromiter(later, dtype=np.int64, count=len(later))
                 fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
                 fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
@@ -240,10 +301,13 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                         break
                     if not fits(j):
                         continue
-                    if now + req[j] <= shadow or (nodes[j] <= spare_n and bb[j] <= spare_b):
+                    if now + req[j] <= shadow or (nodes[j] <= spare_n and bb[j] <= spare_b
+                                                  and (not classes or leaves_room(j, head, at_shadow))):
                         if now + req[j] > shadow:
                             spare_n -= nodes[j]
                             spare_b -= bb[j]
+                            if classes:  # (not k: the count of jobs started in order, used below)
+                                at_shadow[:] = [a - m for a, m in zip(at_shadow, placement(j, free_c))]
                         begin(j, now)
                         started.add(j)
                         reach = i
@@ -264,6 +328,29 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         else:
             queue = front + [j for j in pending if j not in started and j != blocked]
 
+    def reservation(head: int, now: int) -> tuple[int, int, int, list[int] | None]:
+        """The head job's reservation: (time, nodes and burst buffer left over for backfilled jobs
+        then, and with SSD classes the nodes free per class then)."""
+        have_n, have_b = free
+        have_c = list(free_c) if classes else None
+        ahead, when = None, now
+        while not (nodes[head] <= have_n and bb[head] <= have_b
+                   and (not classes or nodes[head] <= sum(have_c[cat[head]:]))):
+            ahead = ahead or iter(sorted((start[j] + req[j], j) for _, j in running))
+            when, j = next(ahead, (None, None))
+            if j is None:
+                raise SchedulerFault(f"job {ids[head]} can never start")  # excluded by the capacity checks
+            have_n += nodes[j]
+            have_b += bb[j]
+            if classes:
+                have_c = [a + b for a, b in zip(have_c, held[j])]
+        return when, have_n - nodes[head], have_b - bb[head], have_c
+
+    def leaves_room(j: int, head: int, at_shadow: list[int]) -> bool:
+        """Whether the head still finds its nodes at its reservation when j, started now, holds its nodes then."""
+        left = [a - m for a, m in zip(at_shadow, placement(j, free_c))]
+        return nodes[head] <= sum(left[cat[head]:])
+
     arrivals = [j for j in range(n) if not skip[j]]
     a = finished = idle = 0
     now = 0
@@ -283,6 +370,9 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
             _, j = heapq.heappop(running)
             free[0] += nodes[j]
             free[1] += bb[j]
+            if classes:
+                for k, m in enumerate(held.pop(j)):
+                    free_c[k] += m
             done += 1
         while a < len(arrivals) and sub[arrivals[a]] == now:
             queue.append(arrivals[a])
@@ -297,21 +387,9 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         progress(finished)
     config = {"policy": policy, "backfill": backfill, "window": window, "params": params,
               "window_size": window_size, "starvation": starvation, "persistent_bb": persistent_bb,
-              "backfill_depth": backfill_depth}
+              "backfill_depth": backfill_depth, "ssd_classes": [list(c) for c in classes]}
     return SimResult(trace, np.array(start, dtype=np.int64), np.array(end, dtype=np.int64), config, left_out,
                      int(np.sum(run_raw > trace.requested_time)), stats["forced"], stats["calls"],
                      stats["plugin_time"], time.perf_counter() - t0, stats["selections"],
-                     {"plugin_generations": stats["generations"]} if stats["calls"] else {})
-
-
-def _reservation(head, now, free, running, start, req, nodes, bb):
-    """The head job's reservation: (time, nodes and burst buffer left over for backfilled jobs then)."""
-    have_n, have_b = free
-    if nodes[head] <= have_n and bb[head] <= have_b:
-        return now, have_n - nodes[head], have_b - bb[head]
-    for expected, j in sorted((start[j] + req[j], j) for _, j in running):
-        have_n += nodes[j]
-        have_b += bb[j]
-        if nodes[head] <= have_n and bb[head] <= have_b:
-            return expected, have_n - nodes[head], have_b - bb[head]
-    raise SchedulerFault(f"job {head} can never start")  # excluded by the capacity checks
+                     {"plugin_generations": stats["generations"]} if stats["calls"] else {},
+                     classes, wasted if classes else None)

@@ -1,4 +1,5 @@
-"""The paper's comparison (Section 4): every window method on the S1-S4 mixes, four metrics each.
+"""The paper's comparison (Section 4): every window method on the S1-S4 mixes, four metrics each
+(with the SSD mixes S5-S7 of Section 6, SSD usage and wasted SSD too).
 
 Workloads: a slice of the Theta log (WFP, as the paper's Theta runs) or a generated trace
 (FCFS, as its Cori runs), each with a mix; all methods with EASY backfilling, window 20,
@@ -65,6 +66,8 @@ def run(kinds=("theta", "generated"), mixes=("S1", "S2", "S3", "S4"), methods=CH
                              "avg_bounded_slowdown": s["avg_bounded_slowdown"], "forced": s["forced"],
                              "plugin_calls": s["plugin_calls"], "plugin_time_s": s["plugin_time_s"],
                              "wall_time_s": s["wall_time_s"], "jobs": len(trace)})
+                if "ssd_usage" in s:
+                    rows[-1].update(ssd_usage=s["ssd_usage"], wasted_ssd=s["wasted_ssd"])
                 if breakdowns:
                     rows[-1]["breakdowns"] = {by: breakdown(res, by, bins=bins) for by, bins in breakdowns.items()}
                 if log is not None:

@@ -36,7 +36,7 @@ MAX_VALUE = 2**53  # an SWF field's largest magnitude: times and sizes stay exac
 MAX_NODES = 2**31 - 1  # a machine's nodes (MaxNodes, --nodes): node-seconds of a 2^22 s span stay exact
 MAX_REQUEST_GB = 285_000  # the largest Theta request of the paper (Table 2: BB range up to 285 TB)
 # the paper's S1-S4 (share of jobs given a BB request, smallest request in GB): the window instances' table;
-# S5-S7 leave the burst buffer as it is here and only draw SSD per node (SSD_MIXES)
+# S5-S7 are S2 with SSD per node (SSD_MIXES)
 MIXES = {mix: _window.MIXES[mix] for mix in ("S1", "S2", "S3", "S4")}
 
 
@@ -211,23 +211,23 @@ def apply_mix(trace: Trace, mix: str, seed: int = 0, max_request: int = MAX_REQU
     S1/S3: 50 % of jobs, S2/S4: 75 %, drawn at random, get a burst buffer request uniform in
     [5 TB, ``max_request``] (S1/S2) or [20 TB, ``max_request``] (S3/S4), in GB; the others
     none. (The paper draws from the Darshan-derived requests above 5 or 20 TB, which we do
-    not have; their range tops at 285 TB.) S5/S6/S7: 20/50/80 % of jobs need 129-256 GB of
-    SSD per node, the rest 1-128 GB (the burst buffer column is left as it is). The
-    capacity defaults to the trace's, or Theta's 1.26 PB when the trace has none.
+    not have; their range tops at 285 TB.) S5/S6/S7 are S2 (the paper's Section 6 puts them
+    on Cori-S2 and Theta-S2) and then 20/50/80 % of jobs need 129-256 GB of SSD per node, the
+    rest 1-128 GB. The capacity defaults to the trace's, or Theta's 1.26 PB when the trace has none.
     """
     validate.choice("mix", mix, list(MIXES) + list(SSD_MIXES))
     validate.integer("seed", seed, 0)
     rng = np.random.default_rng(seed)
     n = len(trace)
     cap = bb_capacity if bb_capacity is not None else (trace.bb_capacity or THETA_BB_GB)
-    if mix in SSD_MIXES:
-        big = rng.random(n) < SSD_MIXES[mix]
-        ssd = np.where(big, rng.integers(129, 257, n), rng.integers(1, 129, n))
-        return _trace(trace.fields, trace.burst_buffer, ssd, trace.nodes, cap, 2)
-    share, smallest = MIXES[mix]
+    share, smallest = MIXES["S2" if mix in SSD_MIXES else mix]
     validate.integer("max_request", max_request, smallest)
     has = rng.random(n) < share
     bb = np.where(has, rng.integers(smallest, max_request + 1, n), 0)
+    if mix in SSD_MIXES:  # drawn after the burst buffer, from the same stream
+        big = rng.random(n) < SSD_MIXES[mix]
+        ssd = np.where(big, rng.integers(129, 257, n), rng.integers(1, 129, n))
+        return _trace(trace.fields, bb, ssd, trace.nodes, cap, 2)
     return _trace(trace.fields, bb, trace.ssd_per_node, trace.nodes, cap, max(trace.extra, 1))
 
 
