@@ -6,7 +6,10 @@ started in priority order whenever their nodes are free. The method starts from 
 smallest-area size (and, as alternatives, its second size and its preferred size), smallest
 area first (the preemptive optimum's order on one machine), then tries ``iterations`` random
 moves (one job's size, or its place in the priority order) and keeps a move that does not
-make the mean completion time worse. A baseline that knows the run times, as the exact models
+make the mean completion time worse; it does so ``restarts`` times from the same start, each
+with its own random stream, and keeps the best (a single search stalls in local optima: on
+``paper:50``, seeds 0-7, one search of 1,000 moves ends at 1,466-1,488.5 s, the best of 10 at
+1,466-1,478 s). A baseline that knows the run times, as the exact models
 do (DMR and the rigid policies only see requests and checks); it gives CP-SAT its hints.
 """
 
@@ -85,6 +88,20 @@ def search(nodes: int, arrival, durations, initial, iterations: int, seed, deadl
     return value, starts, sizes, tried, kept
 
 
+def restarted(nodes: int, arrival, durations, initial, iterations: int, restarts: int, seed, deadline: Deadline):
+    """The best of ``restarts`` :func:`search` runs, each with its own random stream spawned from ``seed``
+    (the same result as :func:`search`, moves tried and kept summed over the runs)."""
+    best, tried, kept = None, 0, 0
+    for stream in np.random.SeedSequence(seed).spawn(restarts):
+        out = search(nodes, arrival, durations, initial, iterations, stream, deadline)
+        tried, kept = tried + out[3], kept + out[4]
+        if best is None or out[0] < best[0]:
+            best = out
+        if deadline.expired():
+            break
+    return (*best[:3], tried, kept)
+
+
 def initial(instance: MalleableInstance) -> list[tuple[list[int], np.ndarray]]:
     """Sizes (smallest area, second size, preferred) with the smallest-area-first order."""
     jobs = instance.jobs
@@ -96,15 +113,17 @@ def initial(instance: MalleableInstance) -> list[tuple[list[int], np.ndarray]]:
 
 @register("malleable", "rigid-list", objective="mean_completion", randomized=True)
 def rigid_list(instance: MalleableInstance, iterations: Annotated[int, Integer(0, 10**7)] = 1000,
-               seed: Annotated[int | None, Integer(0)] = 0, time_limit: TimeLimit = None) -> MethodOutput:
-    """Rigid list scheduling (smallest area first), then a local search over sizes and order."""
+               restarts: Annotated[int, Integer(1, 10**4)] = 10, seed: Annotated[int | None, Integer(0)] = 0,
+               time_limit: TimeLimit = None) -> MethodOutput:
+    """Rigid list scheduling (smallest area first), then ``restarts`` local searches of ``iterations``
+    moves over sizes and order (random streams spawned from ``seed``); the best is kept."""
     deadline = Deadline.for_method(time_limit)
     jobs = instance.jobs
-    _, starts, sizes, tried, kept = search(instance.nodes, [j.arrival for j in jobs],
-                                           [dict(zip(j.sizes, j.times)) for j in jobs], initial(instance),
-                                           iterations, seed, deadline)
+    _, starts, sizes, tried, kept = restarted(instance.nodes, [j.arrival for j in jobs],
+                                              [dict(zip(j.sizes, j.times)) for j in jobs], initial(instance),
+                                              iterations, restarts, seed, deadline)
     schedule = Schedule({j.id: (Interval(float(s), float(s) + j.time(p), p, "run"),)
                          for j, s, p in zip(jobs, starts, sizes)})
-    status = Status.TIME_LIMIT if tried < iterations else Status.FEASIBLE
+    status = Status.TIME_LIMIT if tried < iterations * restarts else Status.FEASIBLE
     return MethodOutput(schedule, status, info={"moves_tried": tried, "moves_kept": kept,
                                                 "sizes": dict(zip((j.id for j in jobs), sizes))})

@@ -452,18 +452,20 @@ def _exact_output(instance, grid, outcome, plans, objective, segments, model_nam
 
 
 LIST_SHARE = 0.1  # of the budget: the rigid list search on the grid that hints CP-SAT
-LIST_ITERATIONS = 2000
+LIST_ITERATIONS = 1000  # moves per search, LIST_RESTARTS searches (rigid-list's defaults)
+LIST_RESTARTS = 10
 
 
 def _list_plans(instance: MalleableInstance, grid: Grid, deadline: Deadline):
     """Rigid list scheduling with its local search (:mod:`iosched.heuristics.malleable_list`) on
     the grid's own data (arrivals and run times in whole units): one run per job, on the grid."""
-    from iosched.heuristics.malleable_list import initial, search
+    from iosched.heuristics.malleable_list import initial, restarted
 
     runs = [{p: math.ceil(w / r) for p, r in zip(j.sizes, rs)}
             for j, w, rs in zip(instance.jobs, grid.work, grid.rate)]
     share = Deadline(LIST_SHARE * deadline.remaining())
-    _, starts, sizes, _, _ = search(instance.nodes, grid.arrival, runs, initial(instance), LIST_ITERATIONS, 0, share)
+    _, starts, sizes, _, _ = restarted(instance.nodes, grid.arrival, runs, initial(instance), LIST_ITERATIONS,
+                                       LIST_RESTARTS, 0, share)
     return [[(int(s), int(s) + runs[j][p], p)] for j, (s, p) in enumerate(zip(starts, sizes))]
 
 
