@@ -85,6 +85,7 @@ from iosched.models.filedomain import (
     ticking,
     time_bound,
 )
+from iosched.models.matrix import Matrix
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
@@ -182,88 +183,6 @@ def levels(instance: FileDomainInstance, seqs: list[Sequence], lo: float, hi: fl
         v = base + lock_time(instance, YY[YY >= ZZ], ZZ[YY >= ZZ])
         out.append(v[(v > lo) & (v < hi)])
     return np.unique(np.concatenate(out)) if out else np.zeros(0)
-
-
-# --- the model as arrays ---------------------------------------------------------------------------
-
-class Matrix:
-    """A MILP as arrays: columns (bounds, integrality, objective) and rows (bounds) from COO entries."""
-
-    def __init__(self):
-        self.lo: list[float] = []
-        self.hi: list[float] = []
-        self.integer: list[bool] = []
-        self.cost: list[float] = []
-        self.row_lo: list[float] = []
-        self.row_hi: list[float] = []
-        self.entries: tuple[list, list, list] = ([], [], [])
-
-    def col(self, lo: float, hi: float, integer: bool = True, cost: float = 0.0) -> int:
-        self.lo.append(lo)
-        self.hi.append(hi)
-        self.integer.append(integer)
-        self.cost.append(cost)
-        return len(self.lo) - 1
-
-    def row(self, cols, coefs, lo: float = -math.inf, hi: float = math.inf) -> None:
-        r = len(self.row_lo)
-        self.row_lo.append(lo)
-        self.row_hi.append(hi)
-        rows, cs, vs = self.entries
-        for c, v in zip(cols, coefs):
-            rows.append(r)
-            cs.append(c)
-            vs.append(float(v))
-
-    @property
-    def columns(self) -> int:
-        return len(self.lo)
-
-    def highs(self, profile: Profile):
-        """A highspy.Highs holding this model, with the profile's options and time limit."""
-        import highspy
-
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = self.columns, len(self.row_lo)
-        lp.col_cost_ = np.asarray(self.cost, dtype=float)
-        lp.col_lower_, lp.col_upper_ = np.asarray(self.lo, dtype=float), np.asarray(self.hi, dtype=float)
-        lp.row_lower_, lp.row_upper_ = np.asarray(self.row_lo, dtype=float), np.asarray(self.row_hi, dtype=float)
-        rows, cols, vals = (np.asarray(x) for x in self.entries)
-        order = np.lexsort((rows, cols))
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(self.columns + 1)).astype(np.int32)
-        lp.a_matrix_.index_ = rows[order].astype(np.int32)
-        lp.a_matrix_.value_ = vals[order].astype(float)
-        lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
-                           for i in self.integer]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        for key, value in {"time_limit": float(profile.time_limit), "threads": profile.threads,
-                           "mip_rel_gap": float(profile.rel_gap), "random_seed": profile.seed,
-                           **profile.highs}.items():
-            h.setOptionValue(key, value)
-        h.passModel(lp)
-        return h
-
-    def pyomo(self, name: str) -> pe.ConcreteModel:
-        """The same model in Pyomo (for ``iosched model``: inspect it, write it as LP or MPS)."""
-        m = pe.ConcreteModel(name=name)
-        n = self.columns
-        m.x = pe.Var(range(n), bounds=lambda m, j: (self.lo[j], None if math.isinf(self.hi[j]) else self.hi[j]),
-                     domain=lambda m, j: pe.Integers if self.integer[j] else pe.Reals)
-        by_row: dict[int, list] = {}
-        for r, c, v in zip(*self.entries):
-            by_row.setdefault(r, []).append((c, v))
-
-        def rule(m, r):
-            body = sum(v * m.x[c] for c, v in by_row.get(r, []))
-            lo = None if math.isinf(self.row_lo[r]) else self.row_lo[r]
-            hi = None if math.isinf(self.row_hi[r]) else self.row_hi[r]
-            return pe.Constraint.Skip if not by_row.get(r) else (lo, body, hi)
-
-        m.rows = pe.Constraint(range(len(self.row_lo)), rule=rule)
-        m.obj = pe.Objective(expr=sum(c * m.x[j] for j, c in enumerate(self.cost) if c), sense=pe.minimize)
-        return m
 
 
 @dataclass
