@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from iosched.models.malleable import (
     build_cpsat,
     build_milp,
     closed_form_bounds,
+    identical_jobs,
     make_grid,
     schedule_plans,
     srpt_completions,
@@ -130,6 +132,35 @@ def test_milp_and_cpsat_agree(seed):
     assert _max_runs(mi.solution) <= 4  # the MILP's optimum lies in CP-SAT's scope, so the values are equal
     assert mi.info["scope_objective"] == pytest.approx(cp.info["scope_objective"], abs=1e-6)
     assert mi.objective == pytest.approx(cp.objective, abs=1e-6)
+
+
+def _twins(seed: int, n: int) -> MalleableInstance:
+    """A grid workload whose jobs are all copies of its first but for their arrival (in reverse order
+    of index, so that the symmetry rows order them against the index)."""
+    base = generate(seed, n, "grid")
+    first = base.jobs[0]
+    jobs = tuple(replace(first, id=f"t{i}", arrival=float(3 * (n - i))) for i in range(n))
+    return MalleableInstance(base.nodes if seed % 2 else 4, jobs, f"twins:{seed}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_identical_jobs_symmetry_keeps_the_optimum(seed):
+    # rigid-optimal (its symmetry rows) against a brute force over every size and start (none)
+    three = _twins(seed, 3)
+    assert identical_jobs(three, make_grid(three)) == [[2, 1, 0]]  # arrival order: the last index first
+    inst = _twins(seed, 2)
+    res = solve("malleable", inst, "rigid-optimal", profile="quick")
+    assert res.info["scope_status"] == "optimal" and res.evaluation.feasible
+    assert res.objective == pytest.approx(_brute_rigid(inst))
+    # with resizes: CP-SAT (symmetry rows) against the MILP (none), the same scope when CP-SAT's segments suffice
+    two = inst
+    cp = solve("malleable", two, "cpsat", segments=4, profile="quick")
+    mi = solve("malleable", two, "milp", profile="quick")
+    assert cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
+    if _max_runs(mi.solution) <= 4:
+        assert cp.info["scope_objective"] == pytest.approx(mi.info["scope_objective"], abs=1e-6)
+    starts = [cp.solution.jobs[j.id][0].start for j in two.jobs]
+    assert starts[1] <= starts[0]  # t1 arrived first
 
 
 def test_makespan_objective():

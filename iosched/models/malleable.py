@@ -28,7 +28,8 @@ optimum over every schedule may be lower. The methods put the model's own bound 
   (demand: the size), consecutive sizes different; per resize a fixed-size optional
   interval per (p, q) pair (demand max(p, q)); one cumulative of capacity N; segment ends
   on the check clock (integer multiples of the period); work sum_k,p rate_p len_kp >= W_j;
-  starts at or after the arrival. Minimise the sum of completions (mean completion time)
+  starts at or after the arrival; jobs identical but for their arrival start in arrival order
+  (:func:`identical_jobs`). Minimise the sum of completions (mean completion time)
   or the makespan. With one segment it is ``rigid-optimal``: each job at one size of its
   ladder, no reconfiguration.
 * ``build_milp``: the time-indexed cross-check (numpy arrays handed to HiGHS; as a Pyomo model
@@ -374,6 +375,9 @@ def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: st
         ends.append(re[-1])
         jobvars.append((used, x, rs, re, ln, steps, y))
     m.add_cumulative(intervals, demands, instance.nodes)
+    for group in identical_jobs(instance, grid):  # symmetry: starts in arrival order (see identical_jobs)
+        for i, k in zip(group, group[1:]):
+            m.add(jobvars[i][2][0] <= jobvars[k][2][0])
     if objective == "makespan":
         span = m.new_int_var(0, H, "makespan")
         m.add_max_equality(span, ends)
@@ -381,6 +385,33 @@ def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: st
     else:
         m.minimize(sum(ends))
     return m, jobvars
+
+
+def identical_jobs(instance: MalleableInstance, grid: Grid) -> list[list[int]]:
+    """Groups (two jobs or more) of jobs identical on the grid but for their arrival: same sizes, period,
+    rates, work and costs; each group in order of arrival (then index).
+
+    CP-SAT starts a group's jobs in that order, which keeps an optimum of its scope: in any
+    schedule, give the group's plans (runs, resizes; all relative to the plan's start) to its
+    jobs by start, the j-th earliest start to the j-th earliest arrival. A plan is valid for any
+    job of the group; the j-th earliest start s is at or after the j-th earliest arrival (the j
+    plans starting by s belong to j jobs arrived by then). The nodes used at every instant, the
+    ends (so their sum) and the makespan are unchanged."""
+    key = {}
+    for j, job in enumerate(instance.jobs):
+        same = (job.sizes, grid.period[j], tuple(grid.rate[j]), grid.work[j], tuple(sorted(grid.cost[j].items())))
+        key.setdefault(same, []).append(j)
+    return [sorted(g, key=lambda j: (grid.arrival[j], j)) for g in key.values() if len(g) > 1]
+
+
+def _symmetric_plans(instance: MalleableInstance, grid: Grid, plans: list) -> list:
+    """``plans`` with each group of identical jobs' plans given to them by start (:func:`identical_jobs`),
+    so that a hint meets CP-SAT's symmetry rows."""
+    out = list(plans)
+    for group in identical_jobs(instance, grid):
+        for j, plan in zip(group, sorted((plans[j] for j in group), key=lambda runs: runs[0][0])):
+            out[j] = plan
+    return out
 
 
 def build_cpsat(instance: MalleableInstance, segments: int = 3, unit: float | None = None,
@@ -514,7 +545,7 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     hinted = None
     if hint:
         hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
-        _hint(m, instance, grid, jobvars, plans, segments)
+        _hint(m, instance, grid, jobvars, _symmetric_plans(instance, grid, plans), segments)
     outcome, solver = solve_cpsat(m, deadline.limit(prof))
     plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
     out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
