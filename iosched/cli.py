@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import inspect
 import json
 import math
@@ -268,55 +269,87 @@ def cmd_compile(args) -> int:
     return 1 if failed else 0
 
 
+def _drawn(paths: list[Path], folder: Path) -> list[Path]:
+    """A reproduction's figures once drawn (by :func:`_reproduce_one`, in its process)."""
+    return paths
+
+
+def _reproduce_one(name: str, own: dict, workers: int, progress: bool, figures_dir: str | None):
+    """One paper's reproduction, its figures drawn into ``figures_dir`` here, so that what returns pickles
+    (the problems run in processes of their own when several run at once)."""
+    from importlib import import_module
+
+    rep = import_module(f"iosched.harness.{name}").reproduce(workers=workers, progress=progress, **own)
+    if figures_dir is not None and rep.figures is not None:
+        rep.figures = functools.partial(_drawn, rep.figures(Path(figures_dir)))
+    return rep
+
+
 def cmd_reproduce(args) -> int:
-    """Each paper's experiment (``iosched.harness.<problem>.reproduce``) beside its published figures."""
+    """Each paper's experiment (``iosched.harness.<problem>.reproduce``) beside its published figures; the
+    problems in ``args.processes`` processes at once (default: one per core, as many as there are problems)."""
     from importlib import import_module
 
     from iosched.harness import paper_report
 
-    problems = sorted(PROBLEMS) if args.problem == "all" else [get_problem(args.problem).name]
+    named = args.problem or ["all"]
+    problems = sorted(PROBLEMS) if named == ["all"] else list(dict.fromkeys(get_problem(p).name for p in named))
     options = _params(args.param)
     if args.sets is not None:
-        if args.problem != "periodic":
+        if problems != ["periodic"]:
             raise ParameterError("--sets applies to 'reproduce periodic' only")
         options["sets"] = args.sets
     if options and len(problems) > 1:
         raise ParameterError("--param applies to one problem: name it (iosched reproduce PROBLEM --param ...)")
+    processes = min(len(problems), os.cpu_count() or 1) if args.processes is None else args.processes
+    if processes < 1:
+        raise ParameterError(f"--processes must be at least 1, got {processes}")
+    figures_dir = None
     if args.report is not None:
         report_dir = Path(args.report)
         if report_dir.exists() and not report_dir.is_dir():
             raise ParameterError(f"--report: {args.report!r} exists and is not a folder")
         try:
-            report_dir.mkdir(parents=True, exist_ok=True)
+            (report_dir / "figures").mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"--report: cannot make the folder {args.report!r}: {e.strerror or e}") from None
+        figures_dir = str(report_dir / "figures")
     runs = {}
     for name in problems:
-        run = import_module(f"iosched.harness.{name}").reproduce
-        accepted = inspect.signature(run).parameters
-        own = {**options, **({"full": True} if args.full and "full" in accepted else {}),
-               **({"report": True} if args.report is not None and "report" in accepted else {})}
+        signature = inspect.signature(import_module(f"iosched.harness.{name}").reproduce)
+        own = {**options, **({"full": True} if args.full and "full" in signature.parameters else {}),
+               **({"report": True} if args.report is not None and "report" in signature.parameters else {})}
         try:
-            inspect.signature(run).bind(**own)
+            signature.bind(**own)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        runs[name] = (run, own)
+        runs[name] = (name, own, args.workers, not args.json, figures_dir)
     ok, out, reps = True, [], {}
     if not args.json:
         print(paper_report.SEED_LEGEND + "\n", flush=True)
-    for name, (run, own) in runs.items():
-        rep = reps[name] = run(workers=args.workers, progress=not args.json, **own)
-        ok &= rep.ok
-        if args.json:
-            out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes,
-                        "comparisons": rep.comparisons})
-        elif args.report is not None:
-            c = paper_report.counts(rep.comparisons)
-            print(f"{rep.title}: every solution feasible: {'yes' if rep.ok else 'NO'}; {len(rep.comparisons)} "
-                  f"figures compared ({c['within']} within 10 %, {c['explained']} explained, {c['unexplained']} "
-                  f"unexplained, {c['not comparable']} not comparable)", flush=True)
+    with contextlib.ExitStack() as stack:
+        if processes > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = stack.enter_context(ProcessPoolExecutor(min(processes, len(runs)), mp.get_context("spawn")))
+            pending = {name: pool.submit(_reproduce_one, *run) for name, run in runs.items()}
+            results = ((name, future.result()) for name, future in pending.items())
         else:
-            print(f"{rep.title}\n\n{rep.table}\n" + (f"\n{rep.notes}\n" if rep.notes else ""), flush=True)
+            results = ((name, _reproduce_one(*run)) for name, run in runs.items())
+        for name, rep in results:
+            reps[name] = rep
+            ok &= rep.ok
+            if args.json:
+                out.append({"problem": name, "title": rep.title, "ok": rep.ok, "rows": rep.rows, "notes": rep.notes,
+                            "comparisons": rep.comparisons})
+            elif args.report is not None:
+                c = paper_report.counts(rep.comparisons)
+                print(f"{rep.title}: every solution feasible: {'yes' if rep.ok else 'NO'}; {len(rep.comparisons)} "
+                      f"figures compared ({c['within']} within 10 %, {c['explained']} explained, {c['unexplained']} "
+                      f"unexplained, {c['not comparable']} not comparable)", flush=True)
+            else:
+                print(f"{rep.title}\n\n{rep.table}\n" + (f"\n{rep.notes}\n" if rep.notes else ""), flush=True)
     if args.report is not None:
         written = paper_report.write(reps, args.report)
         print(f"report: {written['report']}, {written['json']} and {len(written) - 2} figures in "
@@ -556,11 +589,13 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(fn=cmd_compile)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
-    r.add_argument("problem", nargs="?", default="all", help="a problem, or all (default)")
+    r.add_argument("problem", nargs="*", help="problems (default: all)")
     r.add_argument("--sets", type=int, nargs="*", help="periodic: the paper sets (default: all)")
     r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="options of one problem's reproduction")
     r.add_argument("--workers", type=int, default=1, help="processes (periodic: for the period search)")
+    r.add_argument("--processes", type=int, help="problems reproduced at once, each in a process of its own "
+                                                 "(default: one per core)")
     r.add_argument("--json", action="store_true")
     r.add_argument("--report", metavar="DIR", help="write report.md, comparisons.json and figures/ to DIR; the "
                                                    "terminal gets a summary per paper")
