@@ -280,8 +280,8 @@ def _reproduce_one(name: str, own: dict, workers: int, progress: bool, figures_d
     from importlib import import_module
 
     rep = import_module(f"iosched.harness.{name}").reproduce(workers=workers, progress=progress, **own)
-    if figures_dir is not None and rep.figures is not None:
-        rep.figures = functools.partial(_drawn, rep.figures(Path(figures_dir)))
+    if rep.figures is not None:  # drawn here for a report; without one, not drawn at all
+        rep.figures = None if figures_dir is None else functools.partial(_drawn, rep.figures(Path(figures_dir)))
     return rep
 
 

@@ -71,10 +71,13 @@ def test_a_reproduction_run_apart_draws_its_figures_and_pickles(tmp_path):
 
     from iosched.cli import _reproduce_one
 
-    rep = _reproduce_one("forwarding", {"online_hours": 0, "milp": False}, 1, False, str(tmp_path))
+    own = {"online_hours": 0, "milp": False}
+    rep = _reproduce_one("forwarding", own, 1, False, str(tmp_path))
     again = pickle.loads(pickle.dumps(rep))  # what a worker process hands back
     paths = again.figures(tmp_path)
     assert paths and all(p.parent == tmp_path and p.stat().st_size > 1000 for p in paths)
+    bare = pickle.loads(pickle.dumps(_reproduce_one("forwarding", own, 1, False, None)))  # no report: no figures
+    assert bare.figures is None and bare.rows == rep.rows
 
 
 def test_window_table_1b_is_reproduced_figure_for_figure():
