@@ -196,8 +196,21 @@ def test_time_limited_solve(tmp_path, monkeypatch):
     res = solve("malleable", inst, "cpsat", segments=3)
     assert res.status == Status.TIME_LIMIT and res.wall_time_s < 10
     assert res.info["scope_status"] == "time_limit"
-    if res.solution is not None:  # the hinted incumbent
-        assert res.evaluation.feasible and res.objective >= res.bound
+    assert res.evaluation.feasible and res.objective >= res.bound  # CP-SAT's incumbent, or the hint
+
+
+def test_cpsat_without_a_solution_of_its_own_returns_its_hint(monkeypatch):
+    import iosched.models.malleable as models
+
+    real = models.solve_cpsat
+    monkeypatch.setattr(models, "solve_cpsat", lambda m, prof: real(m, replace(prof, time_limit=1e-9)))
+    inst = generate(2, 8, "grid")
+    res = solve("malleable", inst, "cpsat", segments=3)
+    assert res.status == Status.TIME_LIMIT and res.info["scope_objective"] is None
+    assert res.info["solution"].startswith(f"the hint ({res.info['hint']})")
+    assert res.evaluation.feasible and res.objective >= res.bound
+    policies = [evaluate(inst, simulate(inst, *p).schedule).mean_completion for p in (("dmr",), ("rigid", "fcfs"))]
+    assert res.objective <= min(policies) + 1e-9  # the best of the schedules it starts from
 
 
 @pytest.mark.parametrize("method, params, name", [

@@ -542,14 +542,20 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
         >= _bound_units(instance, grid, objective))
-    hinted = None
+    hinted = hinted_plans = None
     if hint:
-        hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
-        _hint(m, instance, grid, jobvars, _symmetric_plans(instance, grid, plans), segments)
-    outcome, solver = solve_cpsat(m, deadline.limit(prof))
+        hinted, hinted_plans = _start_plans(instance, grid, segments, objective, deadline)[0]
+        hinted_plans = _symmetric_plans(instance, grid, hinted_plans)
+        _hint(m, instance, grid, jobvars, hinted_plans, segments)
+    limit = deadline.limit(prof)
+    outcome, solver = solve_cpsat(m, limit)
     plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
-    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
+    fallback = plans is None and hinted_plans is not None and outcome.status == Status.TIME_LIMIT
+    out = _exact_output(instance, grid, outcome, hinted_plans if fallback else plans, objective, segments, "cpsat")
     out.info["hint"] = hinted
+    if fallback:  # the hint is a schedule of the model's scope: the method is never worse than it
+        out.info["solution"] = (f"the hint ({hinted}): CP-SAT found no solution of its own in "
+                                f"{limit.time_limit:.3g} s (the time left after the bound and the hint)")
     return out
 
 
