@@ -55,6 +55,29 @@ def test_the_lp_beats_the_closed_form_where_nodes_are_scarce():
     assert b["makespan_lp"] == pytest.approx(43.75, rel=1e-5)
 
 
+def test_a_time_out_coarsens_the_grid_instead_of_dropping_the_bound(monkeypatch):
+    import iosched.models.malleable_lp as lp
+
+    inst = generate(3, 12)
+    real, tried = lp._bound, []
+
+    def slow_beyond_20(instance, objective, intervals, time_limit):
+        tried.append(intervals)
+        return None if intervals > 20 else real(instance, objective, intervals, time_limit)
+
+    monkeypatch.setattr(lp, "_bound", slow_beyond_20)
+    first = lp.intervals_for(inst)
+    assert first > 40
+    value = lp.interval_lp_bound(inst, "mean_completion")
+    assert tried == [first, first // 2, first // 4] and first // 4 <= 20 < first // 2
+    assert value == real(inst, "mean_completion", first // 4, lp.TIME_LIMIT) is not None
+    assert value <= real(inst, "mean_completion", first, lp.TIME_LIMIT) + 1e-9  # coarser: never stronger here
+    tried.clear()
+    monkeypatch.setattr(lp, "_bound", lambda *args: tried.append(args[2]))  # HiGHS never finishes
+    assert lp.interval_lp_bound(inst, "mean_completion") is None and tried[-1] == lp.MIN_INTERVALS
+    assert lp.interval_lp_bound(inst, "mean_completion", intervals=30) is None and tried[-1] == 30
+
+
 def test_the_completion_order_lp_by_hand():
     """Two jobs of 100 s at 1 node (25 % serial) from 0 on 8 nodes. Both at 4 nodes end at 43.75 s; one
     after the other at 8 nodes, 34.375 and 68.75 (mean 51.6). The completion-order LP proves 43.75 optimal
