@@ -145,7 +145,7 @@ def _twins(seed: int, n: int) -> MalleableInstance:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_identical_jobs_symmetry_keeps_the_optimum(seed):
-    # rigid-optimal (its symmetry rows) against a brute force over every size and start (none)
+    # rigid-optimal (with its symmetry rows) against a brute force over every size and start (without)
     three = _twins(seed, 3)
     assert identical_jobs(three, make_grid(three)) == [[2, 1, 0]]  # arrival order: the last index first
     inst = _twins(seed, 2)
@@ -153,13 +153,12 @@ def test_identical_jobs_symmetry_keeps_the_optimum(seed):
     assert res.info["scope_status"] == "optimal" and res.evaluation.feasible
     assert res.objective == pytest.approx(_brute_rigid(inst))
     # with resizes: CP-SAT (symmetry rows) against the MILP (none), the same scope when CP-SAT's segments suffice
-    two = inst
-    cp = solve("malleable", two, "cpsat", segments=4, profile="quick")
-    mi = solve("malleable", two, "milp", profile="quick")
+    cp = solve("malleable", inst, "cpsat", segments=4, profile="quick")
+    mi = solve("malleable", inst, "milp", profile="quick")
     assert cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
     if _max_runs(mi.solution) <= 4:
         assert cp.info["scope_objective"] == pytest.approx(mi.info["scope_objective"], abs=1e-6)
-    starts = [cp.solution.jobs[j.id][0].start for j in two.jobs]
+    starts = [cp.solution.jobs[j.id][0].start for j in inst.jobs]
     assert starts[1] <= starts[0]  # t1 arrived first
 
 
