@@ -14,7 +14,9 @@ from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, app_job, generate
+from iosched.models import malleable as models
 from iosched.models.malleable import (
+    LNS_MIN_JOBS,
     bound,
     build_cpsat,
     build_milp,
@@ -24,6 +26,7 @@ from iosched.models.malleable import (
     schedule_plans,
     srpt_completions,
 )
+from iosched.solvers import Deadline, load_profile
 
 # --- closed-form bounds ----------------------------------------------------------------------------------------
 
@@ -162,6 +165,61 @@ def test_identical_jobs_symmetry_keeps_the_optimum(seed):
     assert starts[1] <= starts[0]  # t1 arrived first
 
 
+# --- the large-neighbourhood search (cpsat from LNS_MIN_JOBS jobs) ------------------------------------------------
+
+
+def _late(inst: MalleableInstance, by: int):
+    """A grid (horizon stretched) and rigid FCFS on it with every job ``by`` units late: a feasible schedule
+    of the scope that moving jobs back improves."""
+    grid = make_grid(inst)
+    grid = replace(grid, horizon=grid.horizon + by)
+    plans = schedule_plans(inst, grid, grid.fallback, 1)
+    return grid, [[(rs + by, re + by, p) for rs, re, p in runs] for runs in plans]
+
+
+@pytest.mark.parametrize("objective", ["mean_completion", "makespan"])
+def test_the_neighbourhood_search_keeps_a_schedule_feasible_and_never_worse(objective):
+    inst = generate(4, LNS_MIN_JOBS + 1, "grid")
+    grid, late = _late(inst, 5)
+    out, search = models._lns(inst, grid, 3, objective, late, Deadline(4.0), load_profile("quick"))
+    before = evaluate(inst, models.plan_schedule(inst, grid, late))
+    after = evaluate(inst, models.plan_schedule(inst, grid, out))
+    assert before.feasible and after.feasible, after.violations[:3]
+    assert search["neighbourhoods"] >= 1 and 2 <= search["last_size"] <= models.LNS_MAX_JOBS
+    assert getattr(after, objective) <= getattr(before, objective) + 1e-9
+
+
+def test_the_neighbourhood_search_moves_a_late_job_back():
+    inst = generate(4, 6, "grid")  # at most LNS_JOBS: every neighbourhood frees every job
+    grid = make_grid(inst)
+    grid = replace(grid, horizon=grid.horizon + 5)
+    plans = schedule_plans(inst, grid, grid.fallback, 1)  # rigid FCFS: nobody starts after the last start, so the
+    last = max(range(6), key=lambda j: plans[j][0][0])  # nodes in use only fall from then on: it can start later
+    plans[last] = [(rs + 5, re + 5, p) for rs, re, p in plans[last]]
+    out, search = models._lns(inst, grid, 1, "mean_completion", plans, Deadline(4.0), load_profile("quick"))
+    before = evaluate(inst, models.plan_schedule(inst, grid, plans))
+    after = evaluate(inst, models.plan_schedule(inst, grid, out))
+    assert before.feasible and after.feasible
+    assert search["improved"] >= 1 and after.mean_completion < before.mean_completion
+
+
+def test_the_blocks_are_the_nodes_a_schedule_holds():
+    runs = [[(0, 4, 2), (5, 9, 4)], [(2, 6, 1)]]  # a resize 2 -> 4 in unit 4 holds 4 nodes
+    assert models._blocks(runs) == [(0, 4, 2), (4, 5, 4), (5, 9, 4), (2, 6, 1)]
+    assert models._plans_key(runs, "mean_completion") == (15, 15) and models._plans_key(runs, "makespan") == (9, 15)
+
+
+def test_cpsat_from_13_jobs_searches_neighbourhoods_of_its_start():
+    inst = generate(2, LNS_MIN_JOBS, "grid")
+    res = solve("malleable", inst, "cpsat", profile="quick")
+    fcfs = solve("malleable", inst, "rigid-fcfs")  # one of the starts it picks the best of
+    assert res.evaluation.feasible and res.objective >= res.bound - 1e-9
+    assert res.status == Status.TIME_LIMIT and res.info["scope_status"] == "time_limit"
+    assert res.info["scope_bound"] is None and "neighbourhoods" in res.info["solver_status"]
+    assert res.info["search"]["neighbourhoods"] >= 1
+    assert res.objective <= fcfs.objective + 1e-9
+
+
 def test_makespan_objective():
     inst = generate(3, 4, "grid")
     cp = solve("malleable", inst, "cpsat", objective="makespan", profile="quick")
@@ -198,15 +256,13 @@ def test_time_limited_solve(tmp_path, monkeypatch):
     assert res.evaluation.feasible and res.objective >= res.bound  # CP-SAT's incumbent, or the hint
 
 
-def test_cpsat_without_a_solution_of_its_own_returns_its_hint(monkeypatch):
-    import iosched.models.malleable as models
-
-    real = models.solve_cpsat
+def test_cpsat_without_a_solution_of_its_own_keeps_its_hint(monkeypatch):
+    real = models.solve_cpsat  # neither the whole model nor any neighbourhood gets time to find a schedule
     monkeypatch.setattr(models, "solve_cpsat", lambda m, prof: real(m, replace(prof, time_limit=1e-9)))
     inst = generate(2, 8, "grid")
-    res = solve("malleable", inst, "cpsat", segments=3)
-    assert res.status == Status.TIME_LIMIT and res.info["scope_objective"] is None
-    assert res.info["solution"].startswith(f"the hint ({res.info['hint']})")
+    res = solve("malleable", inst, "cpsat", segments=3, profile="quick")
+    assert res.status == Status.TIME_LIMIT and res.info["scope_bound"] is None
+    assert res.info["search"]["improved"] == 0 and "large-neighbourhood search" in res.info["solver_status"]
     assert res.evaluation.feasible and res.objective >= res.bound
     policies = [evaluate(inst, simulate(inst, *p).schedule).mean_completion for p in (("dmr",), ("rigid", "fcfs"))]
     assert res.objective <= min(policies) + 1e-9  # the best of the schedules it starts from

@@ -31,7 +31,11 @@ optimum over every schedule may be lower. The methods put the model's own bound 
   starts at or after the arrival; jobs identical but for their arrival start in arrival order
   (:func:`identical_jobs`). Minimise the sum of completions (mean completion time)
   or the makespan. With one segment it is ``rigid-optimal``: each job at one size of its
-  ladder, no reconfiguration.
+  ladder, no reconfiguration. Hinted (the default), the methods give the whole model half the
+  time left after the hint; unless CP-SAT proves the scope's optimum in it, a
+  large-neighbourhood search (:func:`_lns`) goes on from its best schedule for the rest (the same
+  scope: a better schedule, the bound CP-SAT proved). From LNS_MIN_JOBS jobs the whole model
+  finds little beyond its hint in the profile's time: the search alone.
 * ``build_milp``: the time-indexed cross-check (numpy arrays handed to HiGHS; as a Pyomo model
   to write), one slot per unit: per
   job, slot and size a run state, start and finish arcs, and resize arcs p -> q that
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Annotated
@@ -56,7 +61,7 @@ from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import MalleableInstance, Runtime
 from iosched.models.matrix import Matrix
 from iosched.models.matrix import solve as solve_matrix
-from iosched.solvers import Deadline, load_profile, solve_cpsat
+from iosched.solvers import Deadline, SolveOutcome, load_profile, solve_cpsat
 from iosched.validate import Boolean, Integer, Number, OneOf, choice, integer, number
 
 MAX_SLOTS_CPSAT = 2_000_000
@@ -324,7 +329,9 @@ def schedule_plans(instance: MalleableInstance, grid: Grid, schedule: Schedule, 
 # --- CP-SAT ---------------------------------------------------------------------------------------
 
 
-def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: str):
+def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: str, fixed=()):
+    """The model (module docstring); ``fixed``: (start, end, nodes) blocks in grid units held by jobs
+    outside it (the large-neighbourhood search's fixed part)."""
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
@@ -374,6 +381,9 @@ def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: st
         m.add(sum(ln[k][p] for k in range(segments) for p in sizes) >= shortest)
         ends.append(re[-1])
         jobvars.append((used, x, rs, re, ln, steps, y))
+    for start, end, nodes in fixed:
+        intervals.append(m.new_fixed_size_interval_var(start, end - start, "fixed"))
+        demands.append(nodes)
     m.add_cumulative(intervals, demands, instance.nodes)
     for group in identical_jobs(instance, grid):  # symmetry: starts in arrival order (see identical_jobs)
         for i, k in zip(group, group[1:]):
@@ -534,10 +544,97 @@ def _bound_units(instance: MalleableInstance, grid: Grid, objective: str) -> int
     return max(0, math.ceil(total / grid.unit - 1e-6))
 
 
+LNS_MIN_JOBS = 13  # from this many jobs cpsat searches neighbourhoods of its start instead of the whole model
+LNS_JOBS = 3  # jobs freed per neighbourhood at first; one more after a neighbourhood solved to optimality,
+LNS_MAX_JOBS = 16  # one fewer after one that ran out of time (between 2 and LNS_MAX_JOBS)
+LNS_STEP_S = 0.5  # s per neighbourhood at most (0.5 s and 3 jobs beat 2 s and 8 jobs, or 1 s and 4, on 3 of
+#                   paper:50, paper:100, random:1:50, random:2:50: 60 s each, 2026-11-27)
+LNS_LEAST_S = 0.2  # s: no neighbourhood started with less time left
+WHOLE_SHARE = 0.5  # of the time left after the hint: the whole model's, below LNS_MIN_JOBS jobs (the proof)
+
+
+def _blocks(plans) -> list[tuple[int, int, int]]:
+    """(start, end, nodes) in grid units of per-job runs and the resizes between them."""
+    out = []
+    for runs in plans:
+        for k, (rs, re, p) in enumerate(runs):
+            out.append((rs, re, p))
+            if k + 1 < len(runs) and runs[k + 1][0] > re:
+                out.append((re, runs[k + 1][0], max(p, runs[k + 1][2])))
+    return out
+
+
+def _plans_key(plans, objective: str) -> tuple[int, int]:
+    """The model's objective of per-job runs in grid units (sum of ends, or makespan), then the sum of ends."""
+    ends = [runs[-1][1] for runs in plans]
+    return (max(ends) if objective == "makespan" else sum(ends)), sum(ends)
+
+
+def _neighbourhood(rng: np.random.Generator, plans, k: int, by_time: bool) -> list[int]:
+    """The jobs to free: the k whose plans lie nearest an instant drawn between the first start and the
+    last end (``by_time``), or k jobs drawn at random."""
+    n = len(plans)
+    if not by_time:
+        return sorted(rng.choice(n, size=min(k, n), replace=False).tolist())
+    t = int(rng.integers(min(r[0][0] for r in plans), max(r[-1][1] for r in plans)))
+    far = [max(r[0][0] - t, t - r[-1][1] + 1, 0) for r in plans]
+    return sorted(np.argsort(far, kind="stable")[:k].tolist())
+
+
+def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str, plans: list,
+         deadline: Deadline, prof) -> tuple[list, dict]:
+    """Large-neighbourhood search from ``plans`` (a schedule of the scope): free a few jobs (those
+    nearest an instant, or drawn at random, in turn), keep the others' runs as fixed blocks of nodes,
+    solve the model of the freed jobs with CP-SAT (hinted with their runs, at most LNS_STEP_S s) and
+    keep its schedule where the objective falls (ties: where the sum of ends falls), until the
+    deadline. Seeded by the profile's seed; a schedule of the scope, never a proof."""
+    rng, n = np.random.default_rng(prof.seed), len(plans)
+    k, best = min(LNS_JOBS, n), _plans_key(plans, objective)
+    tried = improved = 0
+    while deadline.remaining() > LNS_LEAST_S:
+        free = _neighbourhood(rng, plans, k, tried % 2 == 0)
+        tried += 1
+        sub = MalleableInstance(instance.nodes, tuple(instance.jobs[j] for j in free), instance.name)
+        sub_grid = replace(grid, **{f: [getattr(grid, f)[j] for j in free]
+                                    for f in ("arrival", "period", "durations", "rate", "work", "cost")})
+        kept = set(range(n)) - set(free)
+        m, jobvars = _cpsat(sub, sub_grid, segments, objective, _blocks(plans[j] for j in sorted(kept)))
+        _hint(m, sub, sub_grid, jobvars, _symmetric_plans(sub, sub_grid, [plans[j] for j in free]), segments)
+        step = replace(deadline.limit(prof), time_limit=min(LNS_STEP_S, deadline.remaining()))
+        outcome, solver = solve_cpsat(m, step)
+        k = min(k + 1, n, LNS_MAX_JOBS) if outcome.message == "OPTIMAL" else max(2, k - 1)
+        if outcome.has_solution:
+            new = list(plans)
+            for j, runs in zip(free, _plans_from(solver, sub, jobvars)):
+                new[j] = runs
+            if _plans_key(new, objective) < best:
+                plans, best, improved = new, _plans_key(new, objective), improved + 1
+    return plans, {"neighbourhoods": tried, "improved": improved, "last_size": k}
+
+
+def _searched(instance, grid, segments, objective, prof, deadline, plans, hinted, whole=None) -> MethodOutput:
+    """:func:`_lns` from ``plans`` until the deadline, after CP-SAT's ``whole``-model outcome if any (its
+    bound is the scope's, which the search keeps)."""
+    start = time.perf_counter()
+    plans, search = _lns(instance, grid, segments, objective, plans, deadline, prof)
+    value = _plans_key(plans, objective)[0]
+    first = "" if whole is None else f"CP-SAT on the whole model: {whole.message} in {whole.wall_time_s:.3g} s; then "
+    outcome = SolveOutcome(Status.TIME_LIMIT, value, None if whole is None else whole.bound, None,
+                           time.perf_counter() - start + (0 if whole is None else whole.wall_time_s), True,
+                           f"{first}large-neighbourhood search: {search['neighbourhoods']} neighbourhoods, "
+                           f"{search['improved']} improved the schedule")
+    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
+    out.info.update(hint=hinted, search=search)
+    return out
+
+
 def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)
     grid = make_grid(instance, unit)
+    if hint and len(instance.jobs) >= LNS_MIN_JOBS:  # the whole model finds little there: the search alone
+        hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
+        return _searched(instance, grid, segments, objective, prof, deadline, plans, hinted)
     m, jobvars = _cpsat(instance, grid, segments, objective)
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
@@ -548,21 +645,22 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
         hinted_plans = _symmetric_plans(instance, grid, hinted_plans)
         _hint(m, instance, grid, jobvars, hinted_plans, segments)
     limit = deadline.limit(prof)
+    if hint:  # a share for the proof; the search from the best schedule found gets the rest
+        limit = replace(limit, time_limit=max(0.01, WHOLE_SHARE * limit.time_limit))
     outcome, solver = solve_cpsat(m, limit)
     plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
-    fallback = plans is None and hinted_plans is not None and outcome.status == Status.TIME_LIMIT
-    out = _exact_output(instance, grid, outcome, hinted_plans if fallback else plans, objective, segments, "cpsat")
+    if hint and outcome.status == Status.TIME_LIMIT:
+        return _searched(instance, grid, segments, objective, prof, deadline, plans or hinted_plans, hinted, outcome)
+    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
     out.info["hint"] = hinted
-    if fallback:  # the hint is a schedule of the model's scope: the method is never worse than it
-        out.info["solution"] = (f"the hint ({hinted}): CP-SAT found no solution of its own in "
-                                f"{limit.time_limit:.3g} s (the time left after the bound and the hint)")
     return out
 
 
 @register("malleable", "cpsat", objective="mean_completion")
 def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None,
           objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True) -> MethodOutput:
-    """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only)."""
+    """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only; from
+    LNS_MIN_JOBS jobs a large-neighbourhood search in that scope, without proof)."""
     return _solve_cpsat(instance, segments, unit, objective, profile, hint)
 
 
