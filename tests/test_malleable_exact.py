@@ -189,8 +189,9 @@ def test_the_neighbourhood_search_keeps_a_schedule_feasible_and_never_worse(obje
     assert getattr(after, objective) <= getattr(before, objective) + 1e-9
 
 
-def test_the_neighbourhood_search_moves_a_late_job_back():
-    inst = generate(4, 6, "grid")  # at most LNS_JOBS: every neighbourhood frees every job
+def test_the_neighbourhood_search_moves_a_late_job_back(monkeypatch):
+    monkeypatch.setattr(models, "LNS_JOBS", 6)
+    inst = generate(4, 6, "grid")  # every neighbourhood frees every job: the first one can move the late job
     grid = make_grid(inst)
     grid = replace(grid, horizon=grid.horizon + 5)
     plans = schedule_plans(inst, grid, grid.fallback, 1)  # rigid FCFS: nobody starts after the last start, so the
