@@ -219,6 +219,9 @@ def test_cpsat_from_13_jobs_searches_neighbourhoods_of_its_start():
     assert res.info["scope_bound"] is None and "neighbourhoods" in res.info["solver_status"]
     assert res.info["search"]["neighbourhoods"] >= 1
     assert res.objective <= fcfs.objective + 1e-9
+    if res.info["hint"] != "dmr":  # a start without resizes (rigid FCFS or the list search): rigid neighbourhoods first
+        assert 1 <= res.info["search"]["rigid_neighbourhoods"] <= res.info["search"]["neighbourhoods"]
+        assert "rigid first" in res.info["solver_status"]
 
 
 def test_makespan_objective():
