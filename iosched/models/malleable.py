@@ -33,8 +33,8 @@ optimum over every schedule may be lower. The methods put the model's own bound 
   or the makespan. With one segment it is ``rigid-optimal``: each job at one size of its
   ladder, no reconfiguration. Hinted (the default), the methods give the whole model half the
   time left after the hint; unless CP-SAT proves the scope's optimum in it, a
-  large-neighbourhood search (:func:`_lns`) goes on from its best schedule for the rest (the same
-  scope: a better schedule, the bound CP-SAT proved). From LNS_MIN_JOBS jobs the whole model
+  large-neighbourhood search (:func:`_lns`, :func:`_searched`) goes on from its best schedule for
+  the rest (the same scope: a better schedule, the bound CP-SAT proved). From LNS_MIN_JOBS jobs the whole model
   finds little beyond its hint in the profile's time: the search alone.
 * ``build_milp``: the time-indexed cross-check (numpy arrays handed to HiGHS; as a Pyomo model
   to write), one slot per unit: per
