@@ -168,19 +168,22 @@ def test_identical_jobs_symmetry_keeps_the_optimum(seed):
 # --- the large-neighbourhood search (cpsat from LNS_MIN_JOBS jobs) ------------------------------------------------
 
 
-def _late(inst: MalleableInstance, by: int):
-    """A grid (horizon stretched) and rigid FCFS on it with every job ``by`` units late: a feasible schedule
-    of the scope that moving jobs back improves."""
+def _fcfs_with_room(inst: MalleableInstance, by: int):
+    """The grid with its horizon ``by`` units longer (room to delay jobs), and rigid FCFS's runs on it."""
     grid = make_grid(inst)
     grid = replace(grid, horizon=grid.horizon + by)
-    plans = schedule_plans(inst, grid, grid.fallback, 1)
-    return grid, [[(rs + by, re + by, p) for rs, re, p in runs] for runs in plans]
+    return grid, schedule_plans(inst, grid, grid.fallback, 1)
+
+
+def _delayed(runs, by: int):
+    return [(rs + by, re + by, p) for rs, re, p in runs]
 
 
 @pytest.mark.parametrize("objective", ["mean_completion", "makespan"])
 def test_the_neighbourhood_search_keeps_a_schedule_feasible_and_never_worse(objective):
     inst = generate(4, LNS_MIN_JOBS + 1, "grid")
-    grid, late = _late(inst, 5)
+    grid, plans = _fcfs_with_room(inst, 5)
+    late = [_delayed(runs, 5) for runs in plans]  # every job 5 units late: feasible, and moving jobs back helps
     out, search = models._lns(inst, grid, 3, objective, late, Deadline(4.0), load_profile("quick"))
     before = evaluate(inst, models.plan_schedule(inst, grid, late))
     after = evaluate(inst, models.plan_schedule(inst, grid, out))
@@ -192,11 +195,9 @@ def test_the_neighbourhood_search_keeps_a_schedule_feasible_and_never_worse(obje
 def test_the_neighbourhood_search_moves_a_late_job_back(monkeypatch):
     monkeypatch.setattr(models, "LNS_JOBS", 6)
     inst = generate(4, 6, "grid")  # every neighbourhood frees every job: the first one can move the late job
-    grid = make_grid(inst)
-    grid = replace(grid, horizon=grid.horizon + 5)
-    plans = schedule_plans(inst, grid, grid.fallback, 1)  # rigid FCFS: nobody starts after the last start, so the
+    grid, plans = _fcfs_with_room(inst, 5)  # rigid FCFS: nobody starts after the last start, so the
     last = max(range(6), key=lambda j: plans[j][0][0])  # nodes in use only fall from then on: it can start later
-    plans[last] = [(rs + 5, re + 5, p) for rs, re, p in plans[last]]
+    plans[last] = _delayed(plans[last], 5)
     out, search = models._lns(inst, grid, 1, "mean_completion", plans, Deadline(4.0), load_profile("quick"))
     before = evaluate(inst, models.plan_schedule(inst, grid, plans))
     after = evaluate(inst, models.plan_schedule(inst, grid, out))

@@ -33,9 +33,9 @@ optimum over every schedule may be lower. The methods put the model's own bound 
   or the makespan. With one segment it is ``rigid-optimal``: each job at one size of its
   ladder, no reconfiguration. Hinted (the default), the methods give the whole model half the
   time left after the hint; unless CP-SAT proves the scope's optimum in it, a
-  large-neighbourhood search (:func:`_lns`, :func:`_searched`) goes on from its best schedule for
-  the rest (the same scope: a better schedule, the bound CP-SAT proved). From LNS_MIN_JOBS jobs the whole model
-  finds little beyond its hint in the profile's time: the search alone.
+  large-neighbourhood search (:func:`_lns`, :func:`_searched`) goes on from its best schedule
+  for the rest (the same scope: a better schedule, the bound CP-SAT proved). From LNS_MIN_JOBS
+  jobs the whole model finds little beyond its hint in the profile's time: the search alone.
 * ``build_milp``: the time-indexed cross-check (numpy arrays handed to HiGHS; as a Pyomo model
   to write), one slot per unit: per
   job, slot and size a run state, start and finish arcs, and resize arcs p -> q that
@@ -600,8 +600,7 @@ def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
         sub = MalleableInstance(instance.nodes, tuple(instance.jobs[j] for j in free), instance.name)
         sub_grid = replace(grid, **{f: [getattr(grid, f)[j] for j in free]
                                     for f in ("arrival", "period", "durations", "rate", "work", "cost")})
-        kept = set(range(n)) - set(free)
-        m, jobvars = _cpsat(sub, sub_grid, segments, objective, _blocks(plans[j] for j in sorted(kept)))
+        m, jobvars = _cpsat(sub, sub_grid, segments, objective, _blocks(plans[j] for j in range(n) if j not in free))
         _hint(m, sub, sub_grid, jobvars, _symmetric_plans(sub, sub_grid, [plans[j] for j in free]), segments)
         step = replace(deadline.limit(prof), time_limit=min(LNS_STEP_S, deadline.remaining()))
         outcome, solver = solve_cpsat(m, step)
@@ -610,8 +609,9 @@ def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
             new = list(plans)
             for j, runs in zip(free, _plans_from(solver, sub, jobvars)):
                 new[j] = runs
-            if _plans_key(new, objective) < best:
-                plans, best, improved = new, _plans_key(new, objective), improved + 1
+            key = _plans_key(new, objective)
+            if key < best:
+                plans, best, improved = new, key, improved + 1
     return plans, {"neighbourhoods": tried, "improved": improved, "last_size": k}
 
 
