@@ -10,8 +10,8 @@ from iosched.core import solve
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
-from iosched.models.malleable import bound, bounds, closed_form_bounds
-from iosched.models.malleable_lp import ORDER_MAX_JOBS, interval_lp_bound, order_lp_bound
+from iosched.models.malleable import bound, bounds, closed_form_bounds, gap_reference
+from iosched.models.malleable_lp import ORDER_MAX_JOBS, interval_lp_bound, lagrangian_bound, order_lp_bound
 
 A = Runtime("amdahl", seconds_1=100.0, serial=0.25)  # 100, 62.5, 43.75, 34.375 s at 1, 2, 4, 8 nodes
 
@@ -27,6 +27,8 @@ def test_one_job_alone_gets_its_fastest_run(arrival):
     assert order_lp_bound(inst, "mean_completion") == pytest.approx(fastest, rel=1e-5)
     assert order_lp_bound(inst, "makespan") == pytest.approx(arrival + fastest, rel=1e-5)
     assert order_lp_bound(inst, "mean_completion") <= fastest
+    assert lagrangian_bound(inst) == pytest.approx(fastest, rel=1e-5)
+    assert lagrangian_bound(inst) <= fastest
 
 
 def test_jobs_that_never_overlap_get_their_fastest_runs():
@@ -38,6 +40,7 @@ def test_jobs_that_never_overlap_get_their_fastest_runs():
     mean_fastest = sum(min(j.times) for j in jobs) / len(jobs)
     assert interval_lp_bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
     assert order_lp_bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
+    assert lagrangian_bound(inst) == pytest.approx(mean_fastest, rel=1e-5)
     assert bound(inst, "mean_completion") == pytest.approx(mean_fastest, rel=1e-5)
 
 
@@ -110,6 +113,7 @@ def test_the_bound_is_below_every_schedule_the_methods_find(seed, n, kind):
         ev = evaluate(inst, schedule)
         assert ev.feasible
         assert ev.mean_completion >= b["mean_completion"] - 1e-9 * ev.mean_completion
+        assert ev.mean_completion >= b["mean_completion_lagrangian"] - 1e-9 * ev.mean_completion
         assert ev.makespan >= b["makespan"] - 1e-9 * ev.makespan
 
 
@@ -126,11 +130,55 @@ def test_the_bound_is_below_cpsats_proven_optimum(seed):
 
 def test_the_result_names_its_bound():
     r = iosched.solve("malleable", "random:1:6", "dmr")
-    assert r.info["gap_against"] == "the completion-order LP bound on the mean completion, valid for every schedule"
-    assert r.bound == pytest.approx(bounds(r.instance_data)["mean_completion_order_lp"])
-    r = iosched.solve("malleable", "random:1:7", "dmr")
-    assert r.info["gap_against"] == "the interval LP bound on the mean completion, valid for every schedule"
-    assert r.bound == pytest.approx(bounds(r.instance_data)["mean_completion_lp"])
+    assert r.info["gap_against"] == "the Lagrangian bound on the mean completion, valid for every schedule"
+    b = bounds(r.instance_data)
+    assert r.bound == pytest.approx(b["mean_completion_lagrangian"]) and r.bound > b["mean_completion_order_lp"]
+    assert "Lagrangian" not in gap_reference(r.instance_data, "makespan")  # none for the makespan
+    assert bounds(r.instance_data, ("makespan",)).get("mean_completion_lagrangian") is None
+
+
+def _brute_price(job, arrival, tau, pi, step):
+    """min over completions C on a grid of ``step`` s up to T of C - a + the least priced node-seconds of a
+    run doing the whole work within [a, C] (scipy's LP over seconds per size and interval), and T - a
+    (the bound's value for runs ending at T or later): at least the true minimum, so at least _price's."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    sizes, times = np.array(job.sizes, float), np.array(job.times)
+    K, S, best = len(tau) - 1, len(sizes), tau[-1] - arrival
+    for C in np.arange(arrival + min(times), tau[-1] + 1e-9, step):
+        avail = np.clip(np.minimum(tau[1:], C) - np.maximum(tau[:-1], arrival), 0, None)
+        cost = (pi[:, None] * sizes[None, :]).ravel()  # y_kp: seconds at size p in interval k
+        rows = np.kron(np.eye(K), np.ones(S))
+        res = linprog(cost, A_ub=rows, b_ub=avail, A_eq=np.tile(1 / times, K)[None, :], b_eq=[1.0],
+                      bounds=(0, None), method="highs")
+        if res.status == 0:
+            best = min(best, C - arrival + res.fun)
+    return best
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(["paper", "feitelson", "grid"]))
+def test_a_jobs_priced_bound_by_brute_force(seed, kind):
+    """_price's bound on one job's least priced run, under random prices, against a brute force over its
+    completion time (0.25 s grid) and an LP over its seconds per size and interval: never above, and
+    within one grid step of it (the grid's C may miss the true minimum by a step's worth)."""
+    import numpy as np
+
+    from iosched.models.malleable_lp import _hull, _price, grid
+
+    inst = generate(seed, 4, kind)
+    rng = np.random.default_rng(seed)
+    tau = grid(inst, 12)[:-1]
+    pi = rng.uniform(0, 0.05, len(tau) - 1) * (rng.random(len(tau) - 1) < 0.7)
+    job = inst.jobs[int(rng.integers(4))]
+    step = (tau[-1] - tau[0]) / 400
+    low, runs = _price(job.arrival, min(job.times), tau, pi, *_hull(job), 5)
+    brute = _brute_price(job, job.arrival, tau, pi, step)
+    assert low <= brute + 1e-6 * brute
+    assert brute <= low + step * (1 + pi.max() * max(job.sizes)) + 1e-6 * brute
+    for cost, use in runs:  # the columns are runs: their priced value is at least the bound
+        assert cost + pi @ use >= low - 1e-6 * abs(low)
 
 
 def test_table_4_every_difference_beyond_10_percent_is_explained():

@@ -1,14 +1,14 @@
 """Exact models of malleable-job schedules, and bounds valid for every schedule.
 
 **Bounds** (closed form, :func:`closed_form_bounds`; the problem's ``bound`` is the largest of
-these, the interval LP's and, on up to six jobs, the completion-order LP's,
-:mod:`iosched.models.malleable_lp`): a job needs at least Tmin_j = min_p runtime_j(p) seconds
-and min_p p runtime_j(p) node-seconds (a job's area
-at p nodes is p runtime(p) for the whole work; any mix of sizes and costs takes at least
-the smallest). So C_j >= a_j + Tmin_j; and the nodes form one machine of speed N on which
-every schedule is a preemptive schedule of the areas, so the sum of completions is at
-least that of SRPT on the areas with the release dates (optimal for 1|r_j, pmtn|ΣC_j),
-and the makespan at least max_t (t + area released from t on / N).
+these, the interval LP's, on up to six jobs the completion-order LP's and, for the mean
+completion, the Lagrangian one, :mod:`iosched.models.malleable_lp`): a job needs at least Tmin_j
+= min_p runtime_j(p) seconds and min_p p runtime_j(p) node-seconds (a job's area at p nodes is p
+runtime(p) for the whole work; any mix of sizes and costs takes at least the smallest). So C_j
+>= a_j + Tmin_j; and the nodes form one machine of speed N on which every schedule is a
+preemptive schedule of the areas, so the sum of completions is at least that of SRPT on the
+areas with the release dates (optimal for 1|r_j, pmtn|ΣC_j), and the makespan at least max_t (t
++ area released from t on / N).
 
 **Scope of the exact models.** Both work on a time grid of ``unit`` seconds: arrivals
 and costs rounded up to it, and progress per unit at p nodes rounded down to an integer
@@ -127,18 +127,22 @@ def closed_form_bounds(instance: MalleableInstance) -> dict:
 
 
 def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES) -> dict:
-    """Every lower bound (s) valid for every schedule: the closed-form ones, the interval LP's and
-    (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives``
-    (:mod:`iosched.models.malleable_lp`; None where HiGHS did not finish or the LP would be too
-    large), and under ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``."""
-    from iosched.models.malleable_lp import interval_lp_bound, order_lp_bound
+    """Every lower bound (s) valid for every schedule: the closed-form ones, the interval LP's,
+    (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives`` and, for the mean
+    completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`; None where HiGHS did not
+    finish or the LP would be too large), and under ``mean_completion`` / ``makespan`` the largest,
+    its name under ``..._from``."""
+    from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, order_lp_bound
 
     out = closed_form_bounds(instance)
     for objective in objectives:
         out[f"{objective}_from"] = "closed form (per job, area)"
         lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective)
         order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective)
-        for value, name in ((lp, "interval LP"), (order, "completion-order LP")):
+        priced = lagrangian_bound(instance) if objective == "mean_completion" else None
+        if objective == "mean_completion":
+            out["mean_completion_lagrangian"] = priced
+        for value, name in ((lp, "interval LP"), (order, "completion-order LP"), (priced, "Lagrangian")):
             if value is not None and value > out[objective]:
                 out[objective], out[f"{objective}_from"] = value, name
     return out
