@@ -6,8 +6,8 @@ certified gap on the paper's workloads.
 
 ``--paper``: on paper:50, paper:100, paper:200, paper:400 and ``--generated`` workloads of 50
 jobs (random:SEED:50, the paper's applications), each method's mean completion time, the
-problem's bound (valid for every schedule: the largest of the closed-form, interval LP and, up
-to six jobs, completion-order LP bounds), the certified gap (value - bound) / value, the status,
+problem's bound (valid for every schedule: the largest of the closed-form, interval LP,
+Lagrangian and, up to six jobs, completion-order LP bounds), the certified gap (value - bound) / value, the status,
 and wall and CPU seconds;
 then, per workload, the best method and its certified gap.
 

@@ -98,8 +98,16 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     return value
 
 
-@functools.lru_cache(maxsize=16)
 def _bound(instance: MalleableInstance, objective: str, intervals: int, time_limit: float) -> float | None:
+    return _solved(instance, objective, intervals, time_limit)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _solved(instance: MalleableInstance, objective: str, intervals: int,
+            time_limit: float) -> tuple[float | None, np.ndarray | None]:
+    """The interval LP's bound on ``intervals`` intervals, and the duals of its node rows (3) per finite
+    interval as prices on the sum of completions (s per node-second; :func:`lagrangian_bound` starts
+    from them); (None, None) where HiGHS did not finish."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
@@ -191,9 +199,11 @@ def _bound(instance: MalleableInstance, objective: str, intervals: int, time_lim
     res = linprog(c, A_ub=A_ub, b_ub=rhs[used], A_eq=A_eq, b_eq=np.ones(n), bounds=(0, None),
                   method="highs-ipm", options={"time_limit": time_limit})
     if res.status != 0 or not math.isfinite(res.fun):
-        return None
+        return None, None
+    rows = index[nk * n + np.arange(nk - 1)]  # the node rows, -1 where an interval has no column
+    prices = np.where(rows >= 0, -res.ineqlin.marginals[np.maximum(rows, 0)], 0.0) * (1 if makespan else n)
     value = res.fun - (0.0 if makespan else float(a.mean()))
-    return value - SHADE * abs(value)
+    return value - SHADE * abs(value), np.maximum(prices, 0.0)
 
 
 # --- the completion-order LP (small workloads) ------------------------------------------------------
@@ -305,13 +315,13 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
 
 # --- the Lagrangian bound: the nodes priced per interval, each job's own run exact ---------------------------
 
-LAGRANGE_INTERVALS = 64  # intervals priced (paper:50: 64 reached 1,313.1 s in 60 s, 128 1,309.9: not converged)
 LAGRANGE_TIME_LIMIT = 20.0  # s of column generation; the best bound found by then is kept
 LAGRANGE_COLUMNS = 5  # columns per job and round: completion times spread over the interval of its least value
 LAGRANGE_SMOOTHING = 0.5  # prices: this share of the best prices so far, the rest the master LP's duals
-LAGRANGE_GAP = 1e-5  # relative: stop where the master LP's value is this close to the bound,
+LAGRANGE_GAP = 1e-3  # relative: stop where the master LP's value is this close to the bound,
 LAGRANGE_STALL = 10  # or, once within LAGRANGE_NEAR of it, where neither moved (by LAGRANGE_GAP) in this many rounds
 LAGRANGE_NEAR = 1e-2
+LAGRANGE_SEEDS = (0.0, 0.5, 2.0)  # the master starts with runs priced at these multiples of the first prices
 
 
 def _hull(job) -> tuple[np.ndarray, np.ndarray]:
@@ -378,13 +388,12 @@ def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.
 
 
 @functools.lru_cache(maxsize=16)
-def lagrangian_bound(instance: MalleableInstance, intervals: int = LAGRANGE_INTERVALS,
-                     time_limit: float = LAGRANGE_TIME_LIMIT) -> float | None:
+def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_TIME_LIMIT) -> float | None:
     """A lower bound (s) on the mean completion time valid for every schedule: the nodes priced per
     interval (a Lagrangian relaxation of the capacity), each job's own run exact but for its checks,
     resize costs and gaps; the prices chosen by column generation.
 
-    Cut [first arrival, T) into ``intervals`` equal intervals I_k (T: :func:`grid`'s horizon) and take
+    Cut [first arrival, T) into the interval LP's intervals I_k (:func:`grid`; its grid as coarsened) and take
     any prices pi_k >= 0 (s per node-second). In any schedule let U_jk be the node-seconds job j
     holds while it runs within I_k; the nodes give sum_j U_jk <= N |I_k|, so ::
 
@@ -406,13 +415,20 @@ def lagrangian_bound(instance: MalleableInstance, intervals: int = LAGRANGE_INTE
     prices are the duals of a master LP over runs found so far (each job a convex combination of its
     runs: cost C - a_j, usage U_jk), smoothed towards the best prices (LAGRANGE_SMOOTHING), until its
     value is within LAGRANGE_GAP of the bound, neither moves near it (LAGRANGE_STALL rounds) or ``time_limit`` s
-    pass. At its optimum the bound is
-    the time-indexed LP over each job's runs, at least the interval LP's on the same intervals (that
-    LP's per-job rows hold for every run). Lowered by SHADE.
+    pass. The first prices are the interval LP's duals of its node rows (where it finished): its
+    per-job rows hold for every run, so the first bound is already about the interval LP's. At its
+    optimum the bound is the time-indexed LP over each job's runs. Lowered by SHADE. None where
+    the interval LP's columns would exceed MAX_VARIABLES (the same size limit).
     """
     import highspy
 
     jobs, N, n = instance.jobs, instance.nodes, len(instance.jobs)
+    if sum(len(j.sizes) for j in jobs) * MIN_INTERVALS > MAX_VARIABLES:
+        return None
+    intervals = intervals_for(instance)  # the interval LP's grid, coarsened where it was (cached: no new solve)
+    while (warm := _solved(instance, "mean_completion", intervals, TIME_LIMIT)[1]) is None \
+            and intervals > MIN_INTERVALS:
+        intervals = max(MIN_INTERVALS, intervals // 2)
     a = np.array([j.arrival for j in jobs])
     tmin = np.array([min(j.times) for j in jobs])
     tau = grid(instance, intervals)[:-1]
@@ -421,6 +437,7 @@ def lagrangian_bound(instance: MalleableInstance, intervals: int = LAGRANGE_INTE
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
+    h.setOptionValue("presolve", "off")  # each round adds columns to a solved LP: simplex from the last basis
     none = np.array([], dtype=np.int32)
     h.addRows(n, np.ones(n), np.ones(n), 0, none, none, np.array([]))  # each job one (convex combination of) run
     h.addRows(intervals, np.full(intervals, -highspy.kHighsInf), N * length, 0, none, none, np.array([]))
@@ -436,8 +453,11 @@ def lagrangian_bound(instance: MalleableInstance, intervals: int = LAGRANGE_INTE
                   np.full(len(cols), highspy.kHighsInf), len(index), np.array(starts, dtype=np.int32),
                   np.array(index, dtype=np.int32), np.array(value))
 
-    add([(j, T - a[j], np.zeros(intervals)) for j in range(n)])
-    best, best_pi, master_pi = -math.inf, np.zeros(intervals), np.zeros(intervals)
+    best, best_pi = -math.inf, (np.zeros(intervals) if warm is None else warm)
+    add([(j, T - a[j], np.zeros(intervals)) for j in range(n)] + [  # and runs at the first prices scaled
+        (j, c, use) for f in LAGRANGE_SEEDS for j in range(n)
+        for c, use in _price(a[j], tmin[j], tau, f * best_pi, *hulls[j], LAGRANGE_COLUMNS)[1]])
+    master_pi, mu = best_pi, np.array([])
     start, last, stalled = time.perf_counter(), math.inf, 0
     while True:
         pi = LAGRANGE_SMOOTHING * best_pi + (1 - LAGRANGE_SMOOTHING) * master_pi
@@ -449,11 +469,15 @@ def lagrangian_bound(instance: MalleableInstance, intervals: int = LAGRANGE_INTE
         rose = value > best + LAGRANGE_GAP * abs(best)
         if value > best:
             best, best_pi = value, pi
-        add(cols)
+        if len(mu):  # only runs that the master LP, at its own duals, would take
+            cols = [(j, c, use) for j, c, use in cols if c + master_pi @ use < mu[j] - 1e-9 * abs(mu[j])]
+        if cols:
+            add(cols)
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break
-        master_pi = np.maximum(0, -np.array(h.getSolution().row_dual[n:]))
+        duals = np.array(h.getSolution().row_dual)
+        mu, master_pi = duals[:n], np.maximum(0, -duals[n:])
         master = h.getInfo().objective_function_value
         near = master - best <= LAGRANGE_NEAR * abs(master)  # (early rounds move the duals, not the values)
         stalled = 0 if rose or master < last - LAGRANGE_GAP * abs(last) or not near else stalled + 1
