@@ -139,9 +139,9 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
         out[f"{objective}_from"] = "closed form (per job, area)"
         lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective)
         order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective)
-        priced = lagrangian_bound(instance) if objective == "mean_completion" else None
-        if objective == "mean_completion":
-            out["mean_completion_lagrangian"] = priced
+        priced = None
+        if objective == "mean_completion":  # none for the makespan
+            priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance)
         for value, name in ((lp, "interval LP"), (order, "completion-order LP"), (priced, "Lagrangian")):
             if value is not None and value > out[objective]:
                 out[objective], out[f"{objective}_from"] = value, name

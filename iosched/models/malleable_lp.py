@@ -90,12 +90,20 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     40 intervals 11.5 s, a bound 2.3 % lower.)"""
     if intervals is not None:
         return _bound(instance, objective, intervals, time_limit)
+    finest = _finest(instance, objective, time_limit)
+    return None if finest is None else finest[1]
+
+
+def _finest(instance: MalleableInstance, objective: str, time_limit: float) -> tuple[int, float | None] | None:
+    """The intervals of the finest grid on which the LP finished (halved from :func:`intervals_for` down
+    to MIN_INTERVALS) and its bound (None where none finished); None where the coarsest grid would exceed
+    MAX_VARIABLES columns."""
     if sum(len(j.sizes) for j in instance.jobs) * MIN_INTERVALS > MAX_VARIABLES:
         return None
     k = intervals_for(instance)
     while (value := _bound(instance, objective, k, time_limit)) is None and k > MIN_INTERVALS:
         k = max(MIN_INTERVALS, k // 2)
-    return value
+    return k, value
 
 
 def _bound(instance: MalleableInstance, objective: str, intervals: int, time_limit: float) -> float | None:
@@ -422,13 +430,12 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     """
     import highspy
 
-    jobs, N, n = instance.jobs, instance.nodes, len(instance.jobs)
-    if sum(len(j.sizes) for j in jobs) * MIN_INTERVALS > MAX_VARIABLES:
+    finest = _finest(instance, "mean_completion", TIME_LIMIT)  # the interval LP's grid (cached: no new solve)
+    if finest is None:
         return None
-    intervals = intervals_for(instance)  # the interval LP's grid, coarsened where it was (cached: no new solve)
-    while (warm := _solved(instance, "mean_completion", intervals, TIME_LIMIT)[1]) is None \
-            and intervals > MIN_INTERVALS:
-        intervals = max(MIN_INTERVALS, intervals // 2)
+    intervals = finest[0]
+    warm = _solved(instance, "mean_completion", intervals, TIME_LIMIT)[1]
+    jobs, N, n = instance.jobs, instance.nodes, len(instance.jobs)
     a = np.array([j.arrival for j in jobs])
     tmin = np.array([min(j.times) for j in jobs])
     tau = grid(instance, intervals)[:-1]
