@@ -362,13 +362,13 @@ def test_a_warm_worker_forgets_what_earlier_tasks_cached():
     assert not window_models._FRONTS
 
 
-def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path):
+def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path, monkeypatch):
     """A run that hit its limit while getting under a quarter of its budget in CPU (a busy
     machine) is marked starved, with the load and CPU seconds recorded, and --retry-starved
     reruns it (issue 20)."""
     import time as clock
 
-    from iosched.core import MethodOutput, Status, register
+    from iosched.core import METHODS, MethodOutput, Status, register
     from iosched.harness.runner import _run_task, pending
     from iosched.validate import TimeLimit
 
@@ -376,6 +376,7 @@ def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path):
         clock.sleep(0.4)  # waiting, as a process does when the machine gives it no CPU
         return MethodOutput(None, Status.TIME_LIMIT)
 
+    monkeypatch.setitem(METHODS, "window/_sleeper", None)  # unregistered again after the test
     register("window", "_sleeper", objective="hypervolume")(sleeper)
     task = {"problem": "window", "instance": "paper:example", "method": "_sleeper", "params": {"time_limit": 0.4},
             "seed": None}

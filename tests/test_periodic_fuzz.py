@@ -45,6 +45,8 @@ def mutated(draw):
     d = json.loads(json.dumps(draw(st.sampled_from(BASES))))
     for _ in range(draw(st.integers(1, 3))):
         paths = list(json_paths(d))
+        if not paths:  # everything deleted already
+            break
         path = draw(st.sampled_from(paths))
         parent, key = _get(d, path[:-1]), path[-1]
         op = draw(st.sampled_from(["replace", "scale", "scale", "delete", "add", "duplicate"]))
