@@ -445,6 +445,7 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     h.setOptionValue("presolve", "off")  # each round adds columns to a solved LP: simplex from the last basis
+    h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible when columns are added
     none = np.array([], dtype=np.int32)
     h.addRows(n, np.ones(n), np.ones(n), 0, none, none, np.array([]))  # each job one (convex combination of) run
     h.addRows(intervals, np.full(intervals, -highspy.kHighsInf), N * length, 0, none, none, np.array([]))
