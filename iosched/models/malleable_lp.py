@@ -346,19 +346,19 @@ def _hull(job) -> tuple[np.ndarray, np.ndarray]:
     return np.diff(h_[:, 0]), np.diff(h_[:, 1])
 
 
-def _fill(avail: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray) -> np.ndarray | None:
-    """The node-seconds per interval of the cheapest way (at prices ``pi``) to do a job's whole work
-    within ``avail`` seconds per interval, mixing sizes along the hull; None where it does not fit."""
+def _fill(avail: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray) -> list[np.ndarray | None]:
+    """Per row of ``avail`` (seconds per interval), the node-seconds per interval of the cheapest way (at
+    prices ``pi``) to do a job's whole work within it, mixing sizes along the hull; None where it does not fit."""
+    rows, K = avail.shape
     price = (pi[:, None] * (dp / dr)[None, :]).ravel()
-    cap = (avail[:, None] * dr[None, :]).ravel()
-    if cap.sum() < 1 - 1e-12:
-        return None
+    cap = (avail[:, :, None] * dr[None, None, :]).reshape(rows, -1)  # the work each (interval, hull segment) holds
     order = np.argsort(price, kind="stable")
-    w = cap[order]
-    take = np.clip(1 - (np.cumsum(w) - w), 0, w)
+    w = cap[:, order]
+    take = np.clip(1 - (np.cumsum(w, axis=1) - w), 0, w)
     share = np.zeros_like(cap)
-    share[order] = np.divide(take, w, out=np.zeros_like(w), where=w > 0)
-    return (share.reshape(len(avail), len(dr)) * avail[:, None] * dp[None, :]).sum(axis=1)
+    share[:, order] = np.divide(take, w, out=np.zeros_like(w), where=w > 0)
+    use = (share.reshape(rows, K, -1) * avail[:, :, None] * dp[None, None, :]).sum(axis=2)
+    return [u if c >= 1 - 1e-12 else None for u, c in zip(use, cap.sum(axis=1))]
 
 
 def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray,
@@ -385,14 +385,10 @@ def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.
     m = int(np.argmin(best))
     if not best[m] < T - arrival:
         return T - arrival, [(T - arrival, np.zeros(len(d)))]
-    out = []
-    for C in np.linspace(low[m], tau[m + 1], columns):
-        avail = np.where(np.arange(len(d)) < m, d, 0.0)
-        avail[m] = max(0.0, C - start[m])
-        use = _fill(avail, pi, dr, dp)
-        if use is not None:
-            out.append((C - arrival, use))
-    return float(best[m]), out
+    C = np.linspace(low[m], tau[m + 1], columns)
+    avail = np.tile(np.where(np.arange(len(d)) < m, d, 0.0), (columns, 1))  # (run, interval): seconds it may run
+    avail[:, m] = np.maximum(0.0, C - start[m])
+    return float(best[m]), [(c - arrival, use) for c, use in zip(C, _fill(avail, pi, dr, dp)) if use is not None]
 
 
 @functools.lru_cache(maxsize=16)
