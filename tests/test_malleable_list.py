@@ -42,8 +42,8 @@ def test_more_moves_never_worse_and_a_time_limit_stops_them():
     assert 0 < stopped.info["moves_tried"] < 10**7
 
 
-@pytest.mark.parametrize("spec", ["paper:50", pytest.param("paper:100", marks=pytest.mark.slow)])  # 100: ~40 s, the
-def test_on_the_papers_workloads_it_beats_dmr(spec):  # bound's 20 s of column generation among them (-m slow)
+@pytest.mark.parametrize("spec", ["paper:50", "paper:100"])
+def test_on_the_papers_workloads_it_beats_dmr(spec):
     """DMR only sees requests and checks; a search that knows the run times does better (the certified gap
     table in benchmarks/malleable_results.md)."""
     dmr = solve("malleable", spec, "dmr")
