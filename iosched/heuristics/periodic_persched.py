@@ -290,7 +290,9 @@ def period_bounds(instance: PeriodicInstance, periods, precision: float) -> tupl
     before_val = np.where(j > 0, cum_val[rows, np.maximum(j - 1, 0)], 0.0)
     before_vol = np.where(j > 0, cum_vol[rows, np.maximum(j - 1, 0)], 0.0)
     density = (value / vol)[order][np.minimum(j, K - 1)]
-    best = before_val + np.where(j < K, (room - before_vol) * density, 0.0)
+    part = j < K  # a period whose room some unit overflows: that unit's share of the room left
+    best = before_val.copy()  # (only there: elsewhere room * density can overflow, and would be dropped)
+    best[part] += (room - before_vol)[part] * density[part]
     N = instance.platform.processors
     se = np.minimum(best, cum_val[:, -1]) / (N * periods) * SAFE
     rho = np.array([instance.rho(k) for k in range(K)])
