@@ -58,7 +58,9 @@ import numpy as np
 from iosched.instances.malleable import MalleableInstance
 
 SHADE = 1e-6  # relative: the LP optimum is lowered by this much (HiGHS's optimality tolerances)
-MAX_VARIABLES = 250_000  # the grid is coarsened until x_jpk fits (about 15 s of HiGHS at the limit)
+MAX_VARIABLES = 250_000  # x_jpk columns: beyond this many on the coarsest grid, no LP bound
+GRID_VARIABLES = 100_000  # the first grid keeps x_jpk under this many columns (paper:400's 2,000 ladder sizes: 50
+#                           intervals, 14.7 s of HiGHS; 80 ran past TIME_LIMIT, 31.8 s; 2026-11-27/28)
 MAX_INTERVALS = 80
 MIN_INTERVALS = 8
 TIME_LIMIT = 30.0  # s of HiGHS; past it no LP bound (the closed-form bounds remain)
@@ -74,9 +76,9 @@ def grid(instance: MalleableInstance, intervals: int) -> np.ndarray:
 
 
 def intervals_for(instance: MalleableInstance) -> int:
-    """As many intervals as keep the x variables under MAX_VARIABLES (between MIN and MAX_INTERVALS)."""
+    """As many intervals as keep the x variables under GRID_VARIABLES (between MIN and MAX_INTERVALS)."""
     sizes = sum(len(j.sizes) for j in instance.jobs)
-    return int(max(MIN_INTERVALS, min(MAX_INTERVALS, MAX_VARIABLES // max(sizes, 1))))
+    return int(max(MIN_INTERVALS, min(MAX_INTERVALS, GRID_VARIABLES // max(sizes, 1))))
 
 
 def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
@@ -85,9 +87,10 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     schedule (module docstring), or None where the coarsest grid (MIN_INTERVALS) would exceed
     MAX_VARIABLES columns. Each HiGHS solve gets ``time_limit`` s; where it does not finish, the
     grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
-    MIN_INTERVALS, then None. ``intervals`` fixes the grid (no halving). (paper:400, 2,000
-    ladder sizes: 80 intervals took 31.8 s of HiGHS on 2026-11-27 at load 1.7, over the limit;
-    40 intervals 11.5 s, a bound 2.3 % lower.)"""
+    MIN_INTERVALS, then None. ``intervals`` fixes the grid (no halving). The first grid has
+    :func:`intervals_for` intervals: on paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for
+    4,883.7 s (2026-11-28, beside other work), where 80 intervals ran past the limit (31.8 s on
+    2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s after 41 s in all."""
     if intervals is not None:
         return _bound(instance, objective, intervals, time_limit)
     finest = _finest(instance, objective, time_limit)
