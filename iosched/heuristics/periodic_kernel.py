@@ -193,9 +193,14 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
     bw_ = np.empty(64)
     ratio = np.empty(K)
     slow = np.empty(K)  # n_k (w_k + time_io_k) / T, what the next application is chosen by; inf once dead
+    # an instance is placed once at most enough[k] card-seconds are left to move: the authors' P, but
+    # never more than P seconds of transfer at k's full rate min(beta_k, B) (see the module docstring)
+    enough = np.empty(K)
     for k in range(K):
         n_inst[k], last[k], n_runs[k], ratio[k] = 0, 0.0, 0, w[k] / tio[k]
         slow[k] = 0.0
+        rate = beta[k] if beta[k] < B else B
+        enough[k] = P if rate >= 1.0 else P * rate
     n_alive = K
     code = OK
     while n_alive > 0:
@@ -219,7 +224,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
         while ts_.shape[0] < nd + 2:
             ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
         npieces = 0
-        left = vol[k]
+        left, done = vol[k], enough[k]
         if n_inst[k] == 0:
             # Insert-First-Instance: water-filling over the whole period
             ok = T >= wk
@@ -235,14 +240,14 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
                 busy = 0.0
                 for o in range(m):
                     i = order[o]
-                    if free[i] <= 0 or left <= P:
+                    if free[i] <= 0 or left <= done:
                         break
                     length = T if nd == 2 else _fmod(T + dates[i + 1] - dates[i], T, P)
                     add = length if length < left / free[i] else left / free[i]
                     busy += add
                     left -= free[i] * add
                     add_at[i] = add
-                ok = not (left > P or busy > T - wk + P)
+                ok = not (left > done or busy > T - wk + P)
                 if ok:
                     for i in range(m):
                         if add_at[i] >= 0:
@@ -286,7 +291,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
                 while ts_.shape[0] < nd + 2:
                     ts_, te_, bw_ = _grow(ts_), _grow(te_), _grow(bw_)
                 steps = 0  # at most one turn of the period: nd - 1 intervals and the wrap
-                while stop >= 0 and left > P and i != stop and steps <= nd:
+                while stop >= 0 and left > done and i != stop and steps <= nd:
                     steps += 1
                     if i == end:  # the end of the period: a zero-length piece, then wrap
                         ts_[npieces], te_[npieces], bw_[npieces] = T, T, B if B < beta_k else beta_k
@@ -301,7 +306,7 @@ def _fill(T, B, P, w, vol, beta, tio, max_inst, max_pieces, record):
                         ts_[npieces], te_[npieces], bw_[npieces] = dates[i], dates[i] + add, free_i
                         npieces += 1
                     i += 1
-                ok = stop >= 0 and npieces > 0 and not left > P
+                ok = stop >= 0 and npieces > 0 and not left > done
         if not ok:
             slow[k] = np.inf
             n_alive -= 1

@@ -5,9 +5,10 @@ Faithful to the authors' published code, which reproduces the paper's Table 4:
 * Internally bandwidths are counted in processor cards (b = 1) and volumes in
   what one card moves in a second, as in that code; times stay in seconds.
   Dates closer than ``precision`` are one date, and an instance is placed
-  once less than ``precision`` card-seconds of data are left. The authors use
-  2e-5 s; by default ours is min(2e-5, 1e-6 min_k time_io_k), the same on the
-  paper's sets and small enough for instances on shorter time scales.
+  once less than ``precision`` card-seconds of data are left (ours: and less
+  than ``precision`` seconds of transfer at min(beta_k, B), see below). The
+  authors use 2e-5 s; by default ours is min(2e-5, 1e-6 min_k time_io_k), the
+  same on the paper's sets and small enough for instances on shorter time scales.
 * Next application: the worst current Dilation (infinite before its first
   instance), ties to the larger w_k / time_io_k; an application whose
   insertion fails is not tried again for that period.
@@ -36,7 +37,7 @@ only each period's counts; the chosen pattern is read back as arrays
 (:class:`~iosched.evaluate.periodic.PackedApplications`), an instance's adjacent pieces at
 one rate as one piece.
 
-Two deliberate differences, neither of which changes Table 4:
+Three deliberate differences, none of which changes Table 4:
 
 * a period at which some application gets no instance is never a candidate,
   so a returned pattern always holds every application;
@@ -44,7 +45,17 @@ Two deliberate differences, neither of which changes Table 4:
   time is at most T - w, so its pieces can spread over more than T - w and
   overlap the instance's own compute (the evaluator rejects such patterns:
   about one random instance in a hundred). Here the first instance fails
-  unless its pieces fit between the compute end and the next compute start.
+  unless its pieces fit between the compute end and the next compute start;
+* the authors place an instance once at most ``precision`` card-seconds are left to
+  move (``dataLeft > 0+PRECISION`` fails it), a tolerance in the unit of a processor's
+  bandwidth. Where B or β_k is below one card (a platform whose bandwidth is a small
+  fraction of one processor's) that is a large share of the volume: with B = 2e-5 cards
+  and vol_k = 4e-5 card-seconds, 2.5 %, and instances whose I/O ended ~2.5 % short at
+  the period's end were placed (the evaluator rejects them). Here at most
+  min(P, P min(β_k, B)) card-seconds may be left, at most P seconds of transfer at k's
+  full rate: a share of the volume at most P / time_io_k (at most 1e-6 with the default
+  precision, inside the evaluator's 1e-5), and the authors' P wherever min(β_k, B) >= 1
+  card, as on the paper's sets and the generated instances.
 
 Robustness (none of it changes Table 4): every parameter and the instance are checked
 before anything runs (:func:`plan_search`, naming what to change); the compiled insertion
@@ -248,11 +259,11 @@ def count_caps(instance: PeriodicInstance, periods, precision: float) -> np.ndar
     at ``periods[q]`` (s) can hold.
 
     Proof: an instance of k occupies k for its compute, w_k less at most the ``precision`` P by
-    which a date may merge, and for its transfer, which moves vol_k less at most P card-seconds
-    at a rate of at most min(β_k, B) cards, that is time_io_k less P / min(β_k, B); an instance's
-    transfer ends before the next compute of k starts (within P). So n_k instances need
-    n_k (w_k + time_io_k - δ_k) <= T with δ_k = 4 P + 2 P / min(β_k, B), a generous sum of those
-    slacks, and n_k <= floor(T / (w_k + time_io_k - δ_k)).
+    which a date may merge, and for its transfer, which moves vol_k less at most min(P, P min(β_k, B))
+    <= P card-seconds at a rate of at most min(β_k, B) cards, that is time_io_k less at most
+    P / min(β_k, B); an instance's transfer ends before the next compute of k starts (within P).
+    So n_k instances need n_k (w_k + time_io_k - δ_k) <= T with δ_k = 4 P + 2 P / min(β_k, B), a
+    generous sum of those slacks, and n_k <= floor(T / (w_k + time_io_k - δ_k)).
     """
     units, B = _card_units(instance)
     w, vol, beta, tio = units
