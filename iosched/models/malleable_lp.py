@@ -349,13 +349,13 @@ def _hull(job) -> tuple[np.ndarray, np.ndarray]:
     return np.diff(h_[:, 0]), np.diff(h_[:, 1])
 
 
-def _fill(avail: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray) -> list[np.ndarray | None]:
+def _fill(avail: np.ndarray, price: np.ndarray, dr: np.ndarray, dp: np.ndarray) -> list[np.ndarray | None]:
     """Per row of ``avail`` (seconds per interval), the node-seconds per interval of the cheapest way (at
-    prices ``pi``) to do a job's whole work within it, mixing sizes along the hull; None where it does not fit."""
+    ``price`` per unit of work, per interval and hull segment) to do a job's whole work within it, mixing
+    sizes along the hull; None where it does not fit."""
     rows, K = avail.shape
-    price = (pi[:, None] * (dp / dr)[None, :]).ravel()
     cap = (avail[:, :, None] * dr[None, None, :]).reshape(rows, -1)  # the work each (interval, hull segment) holds
-    order = np.argsort(price, kind="stable")
+    order = np.argsort(price.ravel(), kind="stable")
     w = cap[:, order]
     take = np.clip(1 - (np.cumsum(w, axis=1) - w), 0, w)
     share = np.zeros_like(cap)
@@ -391,7 +391,7 @@ def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.
     C = np.linspace(low[m], tau[m + 1], columns)
     avail = np.tile(np.where(np.arange(len(d)) < m, d, 0.0), (columns, 1))  # (run, interval): seconds it may run
     avail[:, m] = np.maximum(0.0, C - start[m])
-    return float(best[m]), [(c - arrival, use) for c, use in zip(C, _fill(avail, pi, dr, dp)) if use is not None]
+    return float(best[m]), [(c - arrival, use) for c, use in zip(C, _fill(avail, price, dr, dp)) if use is not None]
 
 
 @functools.lru_cache(maxsize=16)
