@@ -8,13 +8,12 @@ rejected (status ERROR). Now what may be left is also at most ``precision`` seco
 transfer at the application's full rate.
 """
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import iosched
-from iosched.evaluate.periodic import REL_TOL, evaluate
+from iosched.evaluate.periodic import evaluate
 from iosched.heuristics.periodic import build_pattern
 from iosched.instances.periodic import Application, PeriodicInstance, Platform
 
@@ -23,21 +22,12 @@ TINY_CARDS = {"platform": {"processors": 4, "processor_bandwidth": 100000.0, "ba
                                {"name": "B", "processors": 1, "work": 2.0, "io_volume": 2.0}]}
 
 
-def _moved(pattern):
-    """Volume moved by every instance of the pattern, application by application."""
-    apps = pattern.applications
-    pieces = np.diff(apps.seg_off)
-    owner = np.repeat(np.arange(len(pieces)), pieces)
-    per_instance = np.bincount(owner, weights=(apps.e - apps.s) * apps.r, minlength=len(pieces))
-    return [per_instance[apps.app_off[k]:apps.app_off[k + 1]] for k in range(len(apps.app_off) - 1)]
-
-
 def _assert_whole_volumes(inst, pattern):
+    """The evaluator accepts the pattern (its volume rows: every instance moves its whole volume, within
+    REL_TOL) and every application holds an instance."""
     ev = evaluate(inst, pattern)
     assert ev.feasible, [str(v) for v in ev.violations[:3]]
-    for app, moved in zip(inst.applications, _moved(pattern)):
-        assert len(moved) >= 1
-        assert np.all(np.abs(moved - app.io_volume) <= REL_TOL * app.io_volume), (app.name, moved)
+    assert min(pattern.counts()) >= 1
 
 
 def test_regression_short_io_at_the_period_end():
