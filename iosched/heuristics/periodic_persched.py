@@ -101,6 +101,11 @@ MAX_CELLS = 20_000_000  # K x the most instances of one application (the kernel'
 MAX_PIECES = 6_000_000  # I/O pieces in one pattern (an instance's adjacent pieces at one rate count once)
 MAX_PERIODS = 100_000  # periods of the upward search, about ln K' / ln(1 + eps)
 RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' t_min (doubles)
+# a user's precision at most this share of the shortest I/O time or work: an instance may be left P s of
+# transfer short, or its dates moved by P, so volumes and times are off by at most this share, ten times inside
+# the evaluator's 1e-5 (at 1e-3, the old ceiling, 5 of random:0..19 gave patterns it rejected; the default
+# precision, default_precision, is within it)
+PRECISION_SHARE = 1e-6
 READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (measured 1.2
 # at random:1:200: the kernel again, recording, and numpy arrays; margin)
 BATCH_INSTANCES = 256  # periods that can hold at most this many instances are built in batches ...
@@ -232,10 +237,11 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
         precision = max(default_precision(instance), floor)
     else:
         precision = positive("precision", precision, error=ParameterError)
-        top = 1e-3 * min(tio[short], apps[quick].work)
+        top = PRECISION_SHARE * min(tio[short], apps[quick].work)
         if not floor <= precision <= top:
             raise ParameterError(f"precision must be in [{floor:.4g}, {top:.4g}] s for this search (1e-13 of "
-                                 f"K' t_min to 1e-3 of the shortest I/O time or work), got {precision!r}")
+                                 f"K' t_min to {PRECISION_SHARE:g} of the shortest I/O time or work, so that a "
+                                 f"pattern stays within the evaluator's tolerance), got {precision!r}")
     return Plan(t_min, k_prime, eps, precision)
 
 
