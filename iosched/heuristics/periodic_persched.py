@@ -265,15 +265,17 @@ def count_caps(instance: PeriodicInstance, periods, precision: float) -> np.ndar
     at ``periods[q]`` (s) can hold.
 
     Proof: an instance of k occupies k for its compute, w_k less at most the ``precision`` P by
-    which a date may merge, and for its transfer, which moves vol_k less at most min(P, P min(β_k, B))
-    <= P card-seconds at a rate of at most min(β_k, B) cards, that is time_io_k less at most
-    P / min(β_k, B); an instance's transfer ends before the next compute of k starts (within P).
-    So n_k instances need n_k (w_k + time_io_k - δ_k) <= T with δ_k = 4 P + 2 P / min(β_k, B), a
-    generous sum of those slacks, and n_k <= floor(T / (w_k + time_io_k - δ_k)).
+    which a date may merge, and for its transfer, which moves vol_k less at most min(P, P m_k)
+    card-seconds (m_k = min(β_k, B)) at a rate of at most m_k cards, that is time_io_k less at
+    most min(P / m_k, P); an instance's transfer ends before the next compute of k starts (within
+    P). So n_k instances need n_k (w_k + time_io_k - δ_k) <= T with δ_k = 4 P + 2 min(P / m_k, P),
+    a generous sum of those slacks, and n_k <= floor(T / (w_k + time_io_k - δ_k)). (Before the
+    kernel's allowance was capped at P seconds of transfer, δ_k had P / m_k, which on platforms
+    far below one card exceeded the whole cycle: caps near 1e301, bounds that overflowed.)
     """
     units, B = _card_units(instance)
     w, vol, beta, tio = units
-    slack = 4 * precision + 2 * precision / np.minimum(beta, B)
+    slack = 4 * precision + 2 * np.minimum(precision / np.minimum(beta, B), precision)
     cycle = np.maximum(w + tio - slack, 1e-300)
     return np.floor(np.asarray(periods, float)[:, None] * (1 + 1e-12) / cycle[None, :])
 
