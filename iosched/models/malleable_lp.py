@@ -364,15 +364,23 @@ def _fill(avail: np.ndarray, price: np.ndarray, dr: np.ndarray, dp: np.ndarray) 
     return [u if c >= 1 - 1e-12 else None for u, c in zip(use, cap.sum(axis=1))]
 
 
-def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray,
-           columns: int) -> tuple[float, list[tuple[float, np.ndarray]]]:
-    """A lower bound on min (C - a + sum_k pi_k U_k) over one job's runs (see lagrangian_bound), and
-    runs (completion - arrival, node-seconds per interval) near its least value, to add to the master."""
-    T = tau[-1]
-    d = np.clip(tau[1:] - np.maximum(tau[:-1], arrival), 0, None)
+def _table(pi: np.ndarray, dr: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What pricing a job needs of the prices and its hull alone, the same for every job of that hull: the
+    price per unit of work (interval, hull segment), phi's breakpoints lambda and phi_k(lambda)."""
     price = pi[:, None] * (dp / dr)[None, :]
     lam = np.unique(np.append(price.ravel(), 0.0))  # phi's breakpoints: the best lambda is among them
     phi = np.einsum("s,ksl->kl", dr, np.maximum(0, lam[None, None, :] - price[:, :, None]))
+    return price, lam, phi
+
+
+def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.ndarray, dp: np.ndarray,
+           columns: int, table=None) -> tuple[float, list[tuple[float, np.ndarray]]]:
+    """A lower bound on min (C - a + sum_k pi_k U_k) over one job's runs (see lagrangian_bound), and
+    runs (completion - arrival, node-seconds per interval) near its least value, to add to the master.
+    ``table``: :func:`_table` of ``pi`` and the hull, if already computed for another job."""
+    T = tau[-1]
+    d = np.clip(tau[1:] - np.maximum(tau[:-1], arrival), 0, None)
+    price, lam, phi = _table(pi, dr, dp) if table is None else table
     psi = np.cumsum(d[:, None] * phi, axis=0)  # sum_{k <= m} d_k phi_k(lambda)
     start = np.maximum(tau[:-1], arrival)
     low = np.maximum(tau[:-1], arrival + tmin)  # C in [low_m, tau_{m+1}]
@@ -440,6 +448,18 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     tau = grid(instance, intervals)[:-1]
     T, length = tau[-1], np.diff(tau)
     hulls = [_hull(j) for j in jobs]
+    keys: dict[tuple[bytes, bytes], int] = {}  # jobs of one hull share its pricing table (paper's workloads: 3)
+    kind = [keys.setdefault((dr.tobytes(), dp.tobytes()), len(keys)) for dr, dp in hulls]
+
+    def priced(pi: np.ndarray) -> list[tuple[float, list]]:
+        """Every job's _price at prices pi, one _table per hull."""
+        tables: dict[int, tuple] = {}
+        out = []
+        for j in range(n):
+            if kind[j] not in tables:
+                tables[kind[j]] = _table(pi, *hulls[j])
+            out.append(_price(a[j], tmin[j], tau, pi, *hulls[j], LAGRANGE_COLUMNS, tables[kind[j]]))
+        return out
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
@@ -462,15 +482,13 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
 
     best, best_pi = -math.inf, (np.zeros(intervals) if warm is None else warm)
     add([(j, T - a[j], np.zeros(intervals)) for j in range(n)] + [  # and runs at the first prices scaled
-        (j, c, use) for f in LAGRANGE_SEEDS for j in range(n)
-        for c, use in _price(a[j], tmin[j], tau, f * best_pi, *hulls[j], LAGRANGE_COLUMNS)[1]])
+        (j, c, use) for f in LAGRANGE_SEEDS for j, (_, runs) in enumerate(priced(f * best_pi)) for c, use in runs])
     master_pi, mu = best_pi, np.array([])
     start, last, stalled = time.perf_counter(), math.inf, 0
     while True:
         pi = LAGRANGE_SMOOTHING * best_pi + (1 - LAGRANGE_SMOOTHING) * master_pi
         value, cols = -N * float(pi @ length), []
-        for j in range(n):
-            low, runs = _price(a[j], tmin[j], tau, pi, *hulls[j], LAGRANGE_COLUMNS)
+        for j, (low, runs) in enumerate(priced(pi)):
             value += low
             cols += [(j, c, use) for c, use in runs]
         rose = value > best + LAGRANGE_GAP * abs(best)
