@@ -201,6 +201,16 @@ def test_exact_method_paper_choice():
     assert nodes.solution.selected == ("J1", "J5")
 
 
+
+@pytest.mark.parametrize("method", ["exact", "bbsched-ga"])
+def test_the_decision_factor_is_a_parameter(method):
+    """The move from (100 %, 20 %) to (80 %, 90 %) gains 0.7 of the burst buffer for 0.2 of the nodes: 3.5 times.
+    Below factor 3.5 the rule moves (the paper's 2), above it stays at the most nodes."""
+    moved = iosched.solve("window", PAPER_EXAMPLE, method, factor=3.4)
+    stayed = iosched.solve("window", PAPER_EXAMPLE, method, factor=3.6)
+    assert moved.solution.selected == ("J2", "J3", "J4", "J5")
+    assert stayed.solution.selected == ("J1", "J5")
+
 def test_burst_buffer_in_fine_units_keeps_the_exact_front():
     """Counted in units 10^11 times finer (10^17 in all), the front is the same, scaled: the DP counts
     in the requests' gcd. (It overflowed int64 and ended in an IndexError.)"""

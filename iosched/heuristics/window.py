@@ -57,7 +57,7 @@ def scale(instance: WindowInstance, normalise: str = "free") -> tuple[int, int]:
     return instance.machine.nodes, instance.machine.burst_buffer
 
 
-def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2, normalise: str = "free") -> FrontPoint:
+def decide(instance: WindowInstance, front: list[FrontPoint], factor: float = 2, normalise: str = "free") -> FrontPoint:
     """The paper's decision rule on a front (most nodes, then trade for > factor x burst buffer).
 
     Gains and losses are shares of the free capacity (or, ``normalise='machine'``, of the whole
@@ -77,7 +77,7 @@ def decide(instance: WindowInstance, front: list[FrontPoint], factor: int = 2, n
     return best
 
 
-def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: int = 4, normalise: str = "free"):
+def _decide_ssd(instance: WindowInstance, front: list[FrontPoint], factor: float = 4, normalise: str = "free"):
     """The SSD section's rule: most nodes, replaced by the point whose gains in BB utilisation,
     SSD utilisation and reduction of the wasted-SSD share sum to more than ``factor`` x its
     node-utilisation loss (the largest such sum). SSD shares are of the free nodes' SSD."""
@@ -481,9 +481,9 @@ def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[Front
     return [_point(instance, sorted(chosen))]
 
 
-def _front_method(instance, front, compare, decision="paper", exact=None, normalise="free"):
+def _front_method(instance, front, compare, decision="paper", exact=None, normalise="free", factor=2):
     if decision == "paper":
-        chosen = decide(instance, front, normalise=normalise)
+        chosen = decide(instance, front, factor, normalise)
     else:
         chosen = max(front, key=lambda p: (p.nodes, p.burst_buffer))
     info = {}
@@ -501,6 +501,7 @@ Seconds = Annotated[float, Number(0, 10**7, lo_open=True)]
 Init = Annotated[str, OneOf(("greedy", "one-job"))]
 Patience = Annotated[int | None, Integer(1, 1_000_000)]  # generations without a change of the Pareto set
 Normalise = Annotated[str, OneOf(("free", "machine"))]
+Factor = Annotated[float, Number(0, 1e6)]  # the decision rule's: burst-buffer gain > factor x node loss (paper: 2)
 
 
 def load_front_kernels() -> None:
@@ -512,9 +513,10 @@ def load_front_kernels() -> None:
 @register("window", "exact", objective="hypervolume", prepare=load_front_kernels)
 def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
           decision: Decision = "paper", profile: str = "default", compare: Compare = None,
-          normalise: Normalise = "free") -> MethodOutput:
+          normalise: Normalise = "free", factor: Factor = 2) -> MethodOutput:
     """The exact Pareto front (dp, or the milp / cpsat ε-constraint cross-checks) and the decision
-    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``);
+    (shares of the free capacity, or of the instance's machine with ``normalise='machine'``; a
+    burst-buffer gain more than ``factor`` times the node loss, the paper's 2);
     the chosen point's subset is the one with jobs nearest the front of the window (two objectives).
 
     The milp and cpsat engines share the profile's time limit over all their solves; stopped by it,
@@ -536,7 +538,8 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
         front, complete, why = epsilon_front(instance, engine, profile)
     if not front:  # the time limit struck before the first point: no selection to offer
         return MethodOutput(None, Status.TIME_LIMIT, info={"front": why, **({"engine": fallback} if fallback else {})})
-    out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise)
+    out = _front_method(instance, front, compare, decision, exact=front if complete else None, normalise=normalise,
+                        factor=factor)
     chosen = next(p for p in front if p.jobs == out.solution.selected)
     try:  # the paper's tie rule: of the subsets at the chosen point, jobs nearest the front of the window
         earliest, proved = earliest_subset(instance, chosen, deadline)
@@ -561,21 +564,22 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
 def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
               p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
               seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100) -> MethodOutput:
-    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule; stops after time_limit s,
-    or once its Pareto set has not changed for ``patience`` generations (None: all G). With SSD
+              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100,
+              factor: Factor = 2) -> MethodOutput:
+    """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule (``factor``: see exact); stops after
+    time_limit s, or once its Pareto set has not changed for ``patience`` generations (None: all G). With SSD
     classes the front is that of all its generations (:func:`bbsched_ga`).
 
     ``init``: the first generation, random maximal selections (``greedy``) or one job per row
     (``one-job``, the authors' code); see :func:`initial_rows`."""
     scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
     return _ga_output(instance, bbsched_ga(instance, generations, population, p_m, seed, time_limit, init,
-                                           patience), compare, decision, normalise)
+                                           patience), compare, decision, normalise, factor)
 
 
-def _ga_output(instance, found, compare, decision, normalise) -> MethodOutput:
+def _ga_output(instance, found, compare, decision, normalise, factor) -> MethodOutput:
     front, done, stopped = found
-    out = _front_method(instance, front, compare, decision, normalise=normalise)
+    out = _front_method(instance, front, compare, decision, normalise=normalise, factor=factor)
     out.info["generations"] = done
     if stopped:
         out.info["stopped"] = stopped
@@ -586,12 +590,13 @@ def _ga_output(instance, found, compare, decision, normalise) -> MethodOutput:
 def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
                  p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
                  seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
-              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100) -> MethodOutput:
-    """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule; stops after time_limit s,
-    or once its Pareto set has not changed for ``patience`` generations (None: all G)."""
+              init: Init = "greedy", normalise: Normalise = "free", patience: Patience = 100,
+              factor: Factor = 2) -> MethodOutput:
+    """pymoo's NSGA-II with the GA's budget and first generation, and the decision rule (``factor``: see exact);
+    stops after time_limit s, or once its Pareto set has not changed for ``patience`` generations (None: all G)."""
     scale(instance, normalise)  # normalise='machine' without machine totals stops here, before the generations
     return _ga_output(instance, nsga2(instance, generations, population, p_m, seed, time_limit, init, patience),
-                      compare, decision, normalise)
+                      compare, decision, normalise, factor)
 
 
 def _single(points: list[FrontPoint]) -> MethodOutput:
