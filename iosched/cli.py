@@ -10,11 +10,13 @@ import argparse
 import contextlib
 import functools
 import inspect
+import itertools
 import json
 import math
 import os
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
@@ -174,6 +176,9 @@ def cmd_bound(args) -> int:
 
 def cmd_model(args) -> int:
     _writable(args.write, "--write")
+    if args.write and not args.write.lower().endswith((".lp", ".mps", ".pb", ".pb.txt")):  # before the model is built
+        raise ParameterError(f"--write takes a .lp or .mps file (Pyomo models) or a .pb or .pb.txt file (CP-SAT "
+                             f"models), got {args.write!r}")
     prob = get_problem(args.problem)
     if args.name not in prob.models:
         raise ParameterError(f"unknown model {args.name!r} for {args.problem}; known: {', '.join(prob.models)}")
@@ -182,7 +187,8 @@ def cmd_model(args) -> int:
     try:
         inspect.signature(prob.models[args.name]).bind(inst, **params)
     except TypeError as e:
-        raise ParameterError(f"model {args.name}: {e}") from None
+        hint = " (give it as --param NAME=VALUE)" if "missing" in str(e) else ""
+        raise ParameterError(f"model {args.name}: {e}{hint}") from None
     m = prob.models[args.name](inst, **params)
     if hasattr(m, "Proto"):  # a CP-SAT CpModel
         proto = m.Proto()
@@ -231,6 +237,24 @@ def cmd_show(args) -> int:
 
 
 def cmd_list(args) -> int:
+    if args.suites:
+        from importlib import resources
+
+        from iosched.harness.suite import builtin_suites, load_suite
+
+        if args.problem:
+            raise ParameterError("iosched list --suites takes no problem or method")
+        for name in builtin_suites():
+            suite = load_suite(name)
+            text = resources.files("iosched.harness").joinpath("suites", f"{name}.toml").read_text()
+            head = [line.lstrip("#").strip() for line in itertools.takewhile(lambda x: x.startswith("#"),
+                                                                             text.splitlines())]
+            about = textwrap.fill(" ".join(head), 100, initial_indent="  ", subsequent_indent="  ")
+            print(f"{name:18s} {suite.problem:11s} {len(suite.tasks):4d} tasks, profile {suite.profile}, "
+                  f"timeout {suite.timeout:g} s")
+            if about:
+                print(about)
+        return 0
     if args.method:
         print(describe(get_problem(args.problem).name, args.method))
         return 0
@@ -536,11 +560,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "parameters with their defaults, accepted values and units")
     ls.add_argument("problem", nargs="?")
     ls.add_argument("method", nargs="?")
+    ls.add_argument("--suites", action="store_true", help="the built-in benchmark suites (for iosched bench)")
     ls.set_defaults(fn=cmd_list)
 
     be = sub.add_parser("bench", help="run a benchmark suite (resumable) in warm workers, a fresh process "
                                       "for each task that needs a solver")
-    be.add_argument("suite", help="a suite file or a built-in suite (periodic-paper, periodic-random)")
+    be.add_argument("suite", help="a suite file or a built-in suite (iosched list --suites)")
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
     be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")

@@ -123,6 +123,24 @@ def test_model_writes_lp_and_mps(capsys, tmp_path):
     assert code == 2 and "period" in err
     code, _, err = run(capsys, "model", "periodic", "paper:set1", "--name", "lp2")
     assert code == 2 and "unknown model 'lp2'" in err
+    code, _, err = run(capsys, "model", "periodic", "paper:set1")
+    assert code == 2 and "'period' (give it as --param NAME=VALUE)" in err
+    code, out, err = run(capsys, "model", "periodic", "paper:set1", "--name", "longrun", "--write",
+                         str(tmp_path / "m.txt"))
+    assert code == 2 and out == "" and "--write takes a .lp or .mps file" in err  # refused before the build
+
+
+def test_list_suites(capsys):
+    """docs/harness.md points to it: every built-in suite with its problem, size and first comment."""
+    from iosched.harness.suite import builtin_suites
+
+    code, out, _ = run(capsys, "list", "--suites")
+    assert code == 0
+    for name in builtin_suites():
+        assert f"\n{name} " in f"\n{out}"
+    assert "window-random      window" in out and "tasks, profile quick" in out
+    code, _, err = run(capsys, "list", "periodic", "--suites")
+    assert code == 2 and "takes no problem" in err
 
 
 def test_solve_milp_reports_solver_statuses(capsys):
