@@ -8,16 +8,15 @@ rejected (status ERROR). Now what may be left is also at most ``precision`` seco
 transfer at the application's full rate.
 """
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import small_card_instances
 
 import iosched
-from iosched.evaluate.periodic import dilation, evaluate, sys_efficiency
+from iosched.evaluate.periodic import evaluate
 from iosched.heuristics.periodic import build_pattern
-from iosched.heuristics.periodic_persched import count_caps, period_bounds, search
-from iosched.instances.periodic import Application, PeriodicInstance, Platform
+from iosched.instances.periodic import PeriodicInstance
 
 TINY_CARDS = {"platform": {"processors": 4, "processor_bandwidth": 100000.0, "bandwidth": 2.0},
               "applications": [{"name": "A", "processors": 2, "work": 4.0, "io_volume": 4.0},
@@ -56,47 +55,11 @@ def test_same_instance_in_other_units(processor_bandwidth):
     _assert_whole_volumes(inst, res.solution)
 
 
-@st.composite
-def small_instances(draw):
-    """Two or three applications; B from 1e-9 to 10 processor cards."""
-    n = draw(st.integers(2, 3))
-    cards = 10.0 ** draw(st.integers(-9, 1))
-    bandwidth = draw(st.floats(0.5, 8.0))
-    apps = tuple(Application(f"A{i}", draw(st.sampled_from([1, 2, 4])), draw(st.floats(0.5, 20.0)),
-                             draw(st.floats(0.25, 40.0))) for i in range(n))
-    return PeriodicInstance(Platform(16, bandwidth / cards, bandwidth), apps)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_instances(), st.sampled_from(["persched", "persched-mindil"]))
+@given(small_card_instances(), st.sampled_from(["persched", "persched-mindil"]))
 def test_persched_never_rejected_by_the_evaluator(inst, method):
     res = iosched.solve("periodic", inst, method, k_prime=4, eps=0.02)
     assert res.status != iosched.Status.ERROR, res.info
     if res.solution is not None:
         _assert_whole_volumes(inst, res.solution)
 
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_instances(), st.sampled_from(["sys_efficiency", "dilation"]))
-def test_bounds_hold_and_prune_on_small_card_platforms(inst, objective):
-    """count_caps and period_bounds hold for every pattern the unpruned search builds, the pruned search
-    keeps its choice, and the caps are at most twice the cycles that fit: before count_caps took the
-    kernel's allowance of P seconds of transfer, its slack of 2 P / min(beta_k, B) exceeded the whole
-    cycle below about 1e-5 cards (caps near 1e301, bounds that overflowed, nothing pruned)."""
-    full = search(inst, k_prime=4, eps=0.02, objective=objective, prune=False)
-    if not full["trace"]:
-        return
-    periods = np.array([T for T, _ in full["trace"]])
-    counts = np.array([c for _, c in full["trace"]])
-    caps = count_caps(inst, periods, full["precision"])
-    assert (counts <= caps).all()
-    cycles = np.array([a.work + inst.time_io(k) for k, a in enumerate(inst.applications)])
-    assert (caps <= 2 * periods[:, None] / cycles[None, :] + 1).all()
-    se_ub, inv_dil_ub = period_bounds(inst, periods, full["precision"])
-    for (T, c), se, inv in zip(full["trace"], se_ub, inv_dil_ub):
-        if min(c) > 0:
-            assert sys_efficiency(inst, c, T) <= se and 1 / dilation(inst, c, T) <= inv
-    pruned = search(inst, k_prime=4, eps=0.02, objective=objective)
-    assert pruned["period"] == full["period"]
-    if full["period"] is not None:
-        assert dict(pruned["trace"])[pruned["period"]] == dict(full["trace"])[full["period"]]
