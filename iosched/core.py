@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import json
 import math
 import os
 import time
@@ -71,7 +72,8 @@ class Problem:
     report_columns: Callable[[Any, Any], dict] | None = None
 
     def read_instance(self, spec):
-        """An instance from an instance object, a dict, a Path, JSON text, a built-in name or a file name."""
+        """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name, or
+        ``generate:SEED:{size JSON}`` (how benchmark suites and their reports name generated instances)."""
         kind = self.instance_type
         if kind is not None and isinstance(spec, kind):
             return spec
@@ -88,7 +90,20 @@ class Problem:
             expected = f"a {kind.__name__}, " if kind is not None else ""
             raise InstanceError(f"a {self.name} instance must be {expected}a dict, a path, JSON text or a built-in "
                                 f"name, got {type(spec).__name__} {_short(spec)}")
+        if spec.startswith("generate:") and not os.path.exists(spec):
+            return self._generated(spec)
         return self.load(spec)
+
+    def _generated(self, spec: str):
+        parts = spec.split(":", 2)
+        try:
+            seed, size = int(parts[1]), json.loads(parts[2]) if len(parts) > 2 else {}
+        except (IndexError, ValueError):
+            raise InstanceError(f"generated instances are generate:SEED:{{size JSON}} (as suites name them), got "
+                                f"{_short(spec)}") from None
+        if not isinstance(size, dict):
+            raise InstanceError(f"the size in {_short(spec)} must be a JSON object, e.g. {{\"size\": 20}}")
+        return self.generate_instance(seed, **size)
 
     def generate_instance(self, seed: int, **size):
         """``generate(seed, **size)`` with the seed and the size parameters' names checked first."""

@@ -191,3 +191,13 @@ def test_json_output_has_no_nan_and_copies_nothing_it_need_not():
     out = io.StringIO()
     _stream(_clean(odd), out)
     assert json.loads(out.getvalue()) == _clean(odd) and out.getvalue().endswith("\n")
+
+
+def test_generated_instance_names_from_reports_load(capsys):
+    """iosched report names generated instances as the suites do, generate:SEED:{size JSON}; solve takes them."""
+    code, out, _ = run(capsys, "solve", "window", 'generate:0:{"size": 20}', "--method", "naive", "--json")
+    assert code == 0 and json.loads(out)["instance"] == "random:0:20:S2"
+    for bad, message in (("generate:x:{}", "generate:SEED:{size JSON}"), ("generate:0:[1]", "must be a JSON object"),
+                         ('generate:0:{"sise": 2}', "size parameters: size")):
+        code, _, err = run(capsys, "solve", "window", bad, "--method", "naive")
+        assert code == 2 and message in err

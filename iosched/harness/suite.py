@@ -95,11 +95,7 @@ def _line(text: str, needle: str, start: int = 0, key: bool = False) -> str:
 
 def load_instance(problem: str, spec: str):
     """The instance a task names: a built-in, a file, or ``generate:SEED:{size json}``."""
-    prob = get_problem(problem)
-    if spec.startswith("generate:"):
-        _, seed, size = spec.split(":", 2)
-        return prob.generate_instance(int(seed), **json.loads(size))
-    return prob.read_instance(spec)
+    return get_problem(problem).read_instance(spec)
 
 
 def load_suite(name_or_path: str) -> Suite:
