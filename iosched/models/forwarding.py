@@ -43,21 +43,24 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import METHOD_START, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import (
     OBJECTIVES,
     Allocation,
     alone_time,
     dedicated_time,
+    evaluate,
     node_rates,
     node_times,
     running_alone,
 )
+from iosched.heuristics.forwarding import dfra, fixed, mckp
 from iosched.instances.forwarding import ForwardingInstance, even_groups
 from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import Integer, OneOf, choice
@@ -349,48 +352,106 @@ SECONDS_PER_VARIABLE = 3.5e-4  # build and handover together, to skip a model th
 HANDOVER = 2.5
 
 
-def too_slow_to_build(variables: int, deadline: Deadline, limit: float, scope: str) -> MethodOutput | None:
-    """TIME_LIMIT, naming the estimate, when a MILP of ``variables`` variables would not be built and handed
-    to HiGHS (SECONDS_PER_VARIABLE each) in what is left of the method's ``limit`` (s); None when it would."""
+def too_slow_to_build(variables: int, deadline: Deadline, limit: float) -> str | None:
+    """Why a MILP of ``variables`` variables would not be built and handed to HiGHS (SECONDS_PER_VARIABLE
+    each) in what is left of the method's ``limit`` (s), naming the estimate; None when it would."""
     if variables * SECONDS_PER_VARIABLE <= deadline.remaining():
         return None
-    return MethodOutput(None, Status.TIME_LIMIT, info={"scope": scope, "error": (
-        f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
-        f"and hand to HiGHS; {deadline.remaining():.3g} s of the {limit:g} s limit were left")})
+    return (f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
+            f"and hand to HiGHS; {deadline.remaining():.3g} s of the {limit:g} s limit were left")
+
+
+# --- the start: what a time-limited MILP hands back when it has nothing better -------------------------
+
+STARTS_IN_SCOPE = {"fixed": fixed, "dfra": dfra, "mckp": mckp}  # fast, always feasible, inside DFRA's space
+START_NAMES = {"fixed": "the fixed mapping", "dfra": "DFRA's allocation", "mckp": "MCKP's allocation",
+               "round-robin": "the round-robin mapping"}
+
+
+@dataclass
+class Start:
+    """The best heuristic allocation by a MILP's objective: ``value`` is the evaluator's score of it."""
+
+    heuristic: str  # the method's name (fixed, dfra, mckp, round-robin)
+    allocation: Allocation
+    value: float
+
+    def summary(self) -> dict:
+        return {"heuristic": self.heuristic, "value": self.value}
+
+    def output(self, why: str, info: dict, status: Status = Status.TIME_LIMIT,
+               bound: float | None = None) -> MethodOutput:
+        """This allocation as the method's result, ``info["incumbent"]`` saying where it came from and ``why``."""
+        info["incumbent"] = f"{START_NAMES[self.heuristic]} (the best heuristic start): {why}"
+        return MethodOutput(self.allocation, status, bound=bound, info=info)
+
+
+def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline, heuristics: dict) -> Start:
+    """The best by ``objective`` (the evaluator's score) of ``heuristics`` (name -> method), each run within
+    ``deadline`` (past it they keep jobs' default mappings, and the rest are skipped)."""
+    origin = METHOD_START.get()  # a method called here counts its time_limit from there, as this one does
+    limit = deadline.end - (time.perf_counter() if origin is None else origin)
+    best = None
+    for name, heuristic in heuristics.items():
+        alloc = heuristic(instance, time_limit=max(limit, 0.0)).solution
+        value = getattr(evaluate(instance, alloc), objective)
+        if best is None or value < best.value:
+            best = Start(name, alloc, value)
+        if deadline.expired():
+            break
+    return best
+
+
+def beats(start: Start, value: float) -> bool:
+    """The start is better than an allocation of evaluated ``value`` (ties, within 1e-9, go to the MILP)."""
+    return start.value < value - 1e-9 * abs(value)
 
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     # HiGHS's presolve is off for this model: on random:1:1000 (850,000 nonzeros, the rows T >= sum_s t z over
     # every configuration) it took 15 s to remove 1 % of them, and the whole solve 45 s; without it 13 s
     prof = replace(load_profile(profile), highs={**load_profile(profile).highs, "presolve": "off"})
-    deadline = Deadline.for_method(prof.time_limit)  # the whole method: configurations, build, handover and solve
+    deadline = Deadline.for_method(prof.time_limit)  # the whole method: configurations, start, build, solve
     try:
         data = choices(instance, max_configurations, deadline)  # ModelTooLarge (a ParameterError) refuses
     except TimeoutError as e:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE})
+    start = best_start(instance, objective, deadline, STARTS_IN_SCOPE)
+    info = {"objective": objective, "scope": SCOPE, "start": start.summary()}
     configurations = sum(len(n.configs) for n in data.nodes.values())
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
-    if (late := too_slow_to_build(variables, deadline, prof.time_limit, SCOPE)) is not None:
-        return late
+    if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
+        return start.output("the MILP was not built", {**info, "error": late})
     m, out, note = solve_pyomo_within(lambda: build_milp(instance, objective, max_configurations, data), prof,
                                       deadline, HANDOVER)
     if out is None:
-        return MethodOutput(None, Status.TIME_LIMIT, info={"scope": SCOPE, "error": f"the MILP was not solved: {note}"})
-    info = {"objective": objective, "scope": SCOPE, "model_status": out.status.value, "model_bound": out.bound,
-            "model_objective": out.objective, "model_gap": out.gap, "solver_time_s": out.wall_time_s,
-            "options": sum(len(o) for o in m.choices.options.values()), "configurations": configurations,
-            "message": out.message}
-    if not out.has_solution:
-        return MethodOutput(None, Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.ERROR, info=info)
-    alloc = read_allocation(instance, m)
-    info["dedicated_nodes"] = {jid: len({f for f, _ in alloc.mapping[jid]}) for jid in sorted(alloc.dedicated)}
+        return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
+    info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
+                 "model_gap": out.gap, "solver_time_s": out.wall_time_s,
+                 "options": sum(len(o) for o in m.choices.options.values()), "configurations": configurations,
+                 "message": out.message})
     # optimal over the scope is not optimal over every allocation: the result is FEASIBLE (or TIME_LIMIT)
-    return MethodOutput(alloc, Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE, info=info)
+    status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
+    if not out.has_solution:
+        if status == Status.TIME_LIMIT:
+            return start.output("HiGHS found no allocation within the time limit", info)
+        return MethodOutput(None, Status.ERROR, info=info)
+    alloc = read_allocation(instance, m)
+    value = getattr(evaluate(instance, alloc), objective)
+    result = (start.output(f"HiGHS's allocation scores {value:.6g}, worse", info, status) if beats(start, value)
+              else MethodOutput(alloc, status, info=info))
+    info["dedicated_nodes"] = {jid: len({f for f, _ in result.solution.mapping[jid]})
+                               for jid in sorted(result.solution.dedicated)}
+    return result
 
 
 @register("forwarding", "milp-dfra-space", objective="total_io_time")
 def milp_dfra_space(instance: ForwardingInstance,
                     objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time", profile: str = "default",
                     max_configurations: Configurations = 20_000) -> MethodOutput:
-    """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound."""
+    """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound.
+
+    Once the configurations are computed, a start, the best of fixed, DFRA and MCKP by ``objective``, within
+    the same time limit: when the model is not built or solved in time, or HiGHS has no better allocation,
+    the method returns that start (``info["incumbent"]`` says why)."""
     return _milp(instance, objective, profile, max_configurations)

@@ -38,13 +38,17 @@ from typing import Annotated
 from iosched import lazy
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
-from iosched.evaluate.forwarding import Allocation, alone_time, node_times, running_alone
+from iosched.evaluate.forwarding import Allocation, alone_time, evaluate, node_times, running_alone
+from iosched.heuristics.forwarding import round_robin
 from iosched.instances.forwarding import ForwardingInstance
 from iosched.models.forwarding import (
     HANDOVER,
     MODEL_OBJECTIVES,
+    STARTS_IN_SCOPE,
     Configurations,
     ModelTooLarge,
+    beats,
+    best_start,
     milp_dfra_space,
     too_slow_to_build,
 )
@@ -55,6 +59,14 @@ pe = lazy.module("pyomo.environ")
 
 SCOPES = ("every", "dfra-space")
 SCOPE_EVERY = "every allocation the evaluator accepts"
+
+
+def _round_robin(instance: ForwardingInstance, time_limit: float) -> MethodOutput:
+    """round-robin's groups of 32 compute nodes (its default), all of them on a machine of fewer."""
+    return round_robin(instance, k=min(32, instance.compute_nodes), time_limit=time_limit)
+
+
+STARTS = {**STARTS_IN_SCOPE, "round-robin": _round_robin}
 
 
 @dataclass
@@ -182,25 +194,31 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
         raise ParameterError(str(e)) from None
     except TimeoutError as e:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE_EVERY})
+    start = best_start(instance, objective, deadline, STARTS)
+    info = {"objective": objective, "scope": SCOPE_EVERY, "start": start.summary()}
     count = sum(len(c.configs) for c in data)
     variables = count * 2 + len(instance.jobs)
-    if (late := too_slow_to_build(variables, deadline, prof.time_limit, SCOPE_EVERY)) is not None:
-        return late
+    if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
+        return start.output("the MILP was not built", {**info, "error": late})
     m, out, note = solve_pyomo_within(lambda: build_every(instance, objective, max_configurations, data), prof,
                                       deadline, HANDOVER)
     if out is None:
-        return MethodOutput(None, Status.TIME_LIMIT, info={"scope": SCOPE_EVERY,
-                                                           "error": f"the MILP was not solved: {note}"})
-    info = {"objective": objective, "scope": SCOPE_EVERY, "model_status": out.status.value,
-            "model_bound": out.bound, "model_objective": out.objective, "model_gap": out.gap,
-            "solver_time_s": out.wall_time_s, "node_classes": len(data), "configurations": count,
-            "message": out.message}
+        return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
+    info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
+                 "model_gap": out.gap, "solver_time_s": out.wall_time_s, "node_classes": len(data),
+                 "configurations": count, "message": out.message})
     bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
     if not out.has_solution:
-        status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.ERROR
-        return MethodOutput(None, status, bound=bound, info=info)
-    return MethodOutput(read_every(instance, m), out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT)
-                        else Status.FEASIBLE, bound=bound, info=info)
+        if out.status == Status.TIME_LIMIT:
+            return start.output("HiGHS found no allocation within the time limit", info, bound=bound)
+        return MethodOutput(None, Status.ERROR, bound=bound, info=info)
+    alloc = read_every(instance, m)
+    value = getattr(evaluate(instance, alloc), objective)
+    if beats(start, value):  # the start is never called optimal: the problem's bound may still certify it
+        status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
+        return start.output(f"HiGHS's allocation scores {value:.6g}, worse", info, status, bound)
+    return MethodOutput(alloc, out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE,
+                        bound=bound, info=info)
 
 
 def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutput:
@@ -213,12 +231,19 @@ def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutp
 def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time",
          scope: Annotated[str, OneOf(SCOPES)] = "every", profile: str = "default",
          max_configurations: Configurations = 20_000) -> MethodOutput:
-    """The exact MILP over every allocation (HiGHS), or over DFRA's space (``scope=dfra-space``)."""
+    """The exact MILP over every allocation (HiGHS), or over DFRA's space (``scope=dfra-space``).
+
+    Once the configurations are computed, a start, the best of fixed, DFRA, MCKP and round-robin by
+    ``objective`` (over DFRA's space: not round-robin), within the same time limit: when the model is not
+    built or solved in time, or HiGHS has no better allocation, the method returns that start
+    (``info["incumbent"]`` says why)."""
     return _milp(instance, objective, scope, profile, max_configurations)
 
 
 @register("forwarding", "milp-max", objective="max_io_time")
 def milp_max(instance: ForwardingInstance, scope: Annotated[str, OneOf(SCOPES)] = "every",
              profile: str = "default", max_configurations: Configurations = 20_000) -> MethodOutput:
-    """The MILP minimising the largest I/O time of the jobs placed, over every allocation or DFRA's space."""
+    """The MILP minimising the largest I/O time of the jobs placed, over every allocation or DFRA's space.
+
+    It returns the best heuristic start when HiGHS has nothing better in time, as ``milp`` does."""
     return _milp(instance, "max_io_time", scope, profile, max_configurations)
