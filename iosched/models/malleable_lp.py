@@ -329,7 +329,7 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
 LAGRANGE_TIME_LIMIT = 20.0  # s of column generation; the best bound found by then is kept
 LAGRANGE_COLUMNS = 5  # columns per job and round: completion times spread over the interval of its least value
 LAGRANGE_SMOOTHING = 0.7  # prices: this share of the best prices so far, the rest the master LP's duals (0.7
-#                           against 0.5, converged: 20-40 % less CPU on random:1:6 ... paper:400, paper:200 within
+#                           against 0.5, converged: 19-45 % less CPU on random:1:6 ... paper:400, paper:200 within
 #                           the 20 s, bounds within 0.03 % either way; 0.3 slower, 0.8 no faster; 2026-11-28)
 LAGRANGE_GAP = 1e-4  # relative: stop where the master LP's value is this close to the bound,
 LAGRANGE_STALL = 10  # or, once within LAGRANGE_NEAR of it, where neither moved (by LAGRANGE_GAP) in this many rounds
