@@ -385,6 +385,24 @@ class Start:
         info["incumbent"] = f"{START_NAMES[self.heuristic]} (the best heuristic start): {why}"
         return MethodOutput(self.allocation, status, bound=bound, info=info)
 
+    def settle(self, instance: ForwardingInstance, objective: str, out, read, status: Status, info: dict,
+               bound: float | None = None) -> MethodOutput:
+        """The result once HiGHS has run (``out``): its allocation (``read()``) with ``status``, unless it has
+        none or scores worse than this start (ties, within 1e-9, go to HiGHS); then this start, never called
+        optimal (TIME_LIMIT where HiGHS stopped at its limit, else FEASIBLE); ERROR where HiGHS failed with
+        nothing."""
+        stopped = out.status == Status.TIME_LIMIT
+        if not out.has_solution:
+            if stopped:
+                return self.output("HiGHS found no allocation within the time limit", info, bound=bound)
+            return MethodOutput(None, Status.ERROR, bound=bound, info=info)
+        alloc = read()
+        value = getattr(evaluate(instance, alloc), objective)
+        if self.value < value - 1e-9 * abs(value):
+            return self.output(f"HiGHS's allocation scores {value:.6g}, worse", info,
+                               Status.TIME_LIMIT if stopped else Status.FEASIBLE, bound)
+        return MethodOutput(alloc, status, bound=bound, info=info)
+
 
 def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline, heuristics: dict) -> Start:
     """The best by ``objective`` (the evaluator's score) of ``heuristics`` (name -> method), each run within
@@ -400,11 +418,6 @@ def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline,
         if deadline.expired():
             break
     return best
-
-
-def beats(start: Start, value: float) -> bool:
-    """The start is better than an allocation of evaluated ``value`` (ties, within 1e-9, go to the MILP)."""
-    return start.value < value - 1e-9 * abs(value)
 
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
@@ -432,16 +445,10 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
                  "message": out.message})
     # optimal over the scope is not optimal over every allocation: the result is FEASIBLE (or TIME_LIMIT)
     status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
-    if not out.has_solution:
-        if status == Status.TIME_LIMIT:
-            return start.output("HiGHS found no allocation within the time limit", info)
-        return MethodOutput(None, Status.ERROR, info=info)
-    alloc = read_allocation(instance, m)
-    value = getattr(evaluate(instance, alloc), objective)
-    result = (start.output(f"HiGHS's allocation scores {value:.6g}, worse", info, status) if beats(start, value)
-              else MethodOutput(alloc, status, info=info))
-    info["dedicated_nodes"] = {jid: len({f for f, _ in result.solution.mapping[jid]})
-                               for jid in sorted(result.solution.dedicated)}
+    result = start.settle(instance, objective, out, lambda: read_allocation(instance, m), status, info)
+    if result.solution is not None:
+        info["dedicated_nodes"] = {jid: len({f for f, _ in result.solution.mapping[jid]})
+                                   for jid in sorted(result.solution.dedicated)}
     return result
 
 

@@ -38,7 +38,7 @@ from typing import Annotated
 from iosched import lazy
 from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
-from iosched.evaluate.forwarding import Allocation, alone_time, evaluate, node_times, running_alone
+from iosched.evaluate.forwarding import Allocation, alone_time, node_times, running_alone
 from iosched.heuristics.forwarding import round_robin
 from iosched.instances.forwarding import ForwardingInstance
 from iosched.models.forwarding import (
@@ -47,7 +47,6 @@ from iosched.models.forwarding import (
     STARTS_IN_SCOPE,
     Configurations,
     ModelTooLarge,
-    beats,
     best_start,
     milp_dfra_space,
     too_slow_to_build,
@@ -208,17 +207,8 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
                  "model_gap": out.gap, "solver_time_s": out.wall_time_s, "node_classes": len(data),
                  "configurations": count, "message": out.message})
     bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
-    if not out.has_solution:
-        if out.status == Status.TIME_LIMIT:
-            return start.output("HiGHS found no allocation within the time limit", info, bound=bound)
-        return MethodOutput(None, Status.ERROR, bound=bound, info=info)
-    alloc = read_every(instance, m)
-    value = getattr(evaluate(instance, alloc), objective)
-    if beats(start, value):  # the start is never called optimal: the problem's bound may still certify it
-        status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
-        return start.output(f"HiGHS's allocation scores {value:.6g}, worse", info, status, bound)
-    return MethodOutput(alloc, out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE,
-                        bound=bound, info=info)
+    status = out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE
+    return start.settle(instance, objective, out, lambda: read_every(instance, m), status, info, bound)
 
 
 def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutput:
