@@ -271,7 +271,7 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
     child that keeps the rest of a parent's selection, which a full burst buffer leaves no room beside
     it: on random:7:50, seed 0, no first row holds job 8 (2,048 of the 2,196 free nodes), its 5
     mutations gave 5 children that do not fit, and the front stays at 0.151 of the exact hypervolume
-    (seeds 1-19: 0.98-0.999). With SSD classes (four objectives)
+    (seeds 1-19: 0.975-1.000). With SSD classes (four objectives)
     the returned front is that of every chromosome of every generation (an archive), not the
     last population's: there the Pareto set outgrows P and the aging rule replaces the best
     points with newer, smaller selections (at w = 40, S6, the last population's front fell from
