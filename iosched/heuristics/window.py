@@ -575,7 +575,7 @@ def ga_method(instance: WindowInstance, generations: Generations = 500, populati
     """The paper's GA (G = 500, P = 20, p_m = 0.05 %) and its decision rule (``factor``: see exact); runs all G
     generations, as the paper does, unless time_limit s pass first or ``patience`` is given (stop once the Pareto
     set has not changed for that many generations: faster, e.g. in the batch simulator, but at w = 50 the
-    default patience=100 of before left 20 of 200 runs (random:0..9:50, GA seeds 0-19) below 0.9 of the exact
+    default patience=100 of before left 19 of 200 runs (random:0..9:50, GA seeds 0-19) below 0.9 of the exact
     hypervolume, all G 13: random:8:50 seed 0 0.425 against 0.984). With SSD classes the front is that of all
     its generations (:func:`bbsched_ga`).
 
