@@ -428,27 +428,29 @@ def cmd_simulate(args) -> int:
     if args.burst_buffer is not None:  # checked here too: a generated trace without --mix would not read it
         integer("--burst-buffer", args.burst_buffer, 0, error=ParameterError)
     out = Path(args.out)
-    if out.exists() and not out.is_dir() or not out.parent.is_dir():
-        raise ParameterError(f"--out: cannot use {args.out!r} as a results folder")
-    created = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
+    made = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
     try:
         return _simulate_into(args, out)
     except BaseException:  # a failed run leaves no folder it made (nothing half-written)
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         raise
 
 
-def _results_folder(out: Path) -> bool:
-    """Create ``out`` (True if it did not exist) and check a file can be made in it (OutputError if not)."""
-    created = not out.exists()
+def _results_folder(out: Path) -> Path | None:
+    """Create ``out`` and its missing parents (as ``bench --out`` does) and check a file can be made in it
+    (ParameterError or OutputError saying why not); returns the topmost folder it made (None: none)."""
+    blocker = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise ParameterError(f"--out: cannot use {str(out)!r} as a results folder: {str(blocker)!r} is a file")
+    made = next((p for p in reversed((out, *out.parents)) if not p.exists()), None)
     try:
         make_writable_folder(out)
     except OSError as e:
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        raise OutputError(f"--out: cannot write in {str(out)!r}: {e.strerror or e}") from None
-    return created
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise OutputError(f"--out: cannot make or write in {str(out)!r}: {e.strerror or e}") from None
+    return made
 
 
 def _simulate_into(args, out: Path) -> int:
