@@ -347,7 +347,7 @@ def cmd_reproduce(args) -> int:
             signature.bind(**own)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        runs[name] = (name, own, args.workers, not args.json, figures_dir)
+        runs[name] = (name, own, args.workers, _progress(args), figures_dir)
     ok, out, reps = True, [], {}
     if not args.json:
         print(paper_report.SEED_LEGEND + "\n", flush=True)
@@ -383,13 +383,26 @@ def cmd_reproduce(args) -> int:
     return 0 if ok else 1
 
 
+def _progress(args) -> bool:
+    """Whether to draw progress bars on stderr: always with --progress, never with --quiet, otherwise only
+    on a terminal (as tqdm's disable=None and pip do), so logs and pipes stay free of them."""
+    return args.progress or (not args.quiet and sys.stderr.isatty())
+
+
+def _progress_flags(parser) -> None:
+    flags = parser.add_mutually_exclusive_group()
+    flags.add_argument("--progress", action="store_true",
+                       help="progress bars on stderr also when it is a file or a pipe (default: on a terminal only)")
+    flags.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def cmd_bench(args) -> int:
     from iosched.harness.runner import run_suite
     from iosched.harness.suite import load_suite
 
     suite = load_suite(args.suite)
     counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
-                       retry_failed=args.retry_failed, retry_starved=args.retry_starved)
+                       progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {args.out}/results")
     return 0
@@ -471,7 +484,7 @@ def _simulate_into(args, out: Path) -> int:
     params = _params(args.param)
     from tqdm import tqdm
 
-    with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
+    with tqdm(total=len(trace), unit="job", disable=not _progress(args), file=sys.stderr) as bar:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
                        backfill_depth=args.backfill_depth, ssd_classes=_ssd_classes(args.ssd_classes),
@@ -577,6 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run again the tasks that crashed, timed out or ran out of memory")
     be.add_argument("--retry-starved", action="store_true",
                     help="run again the time-limited tasks that got under a quarter of their budget in CPU")
+    _progress_flags(be)
     be.set_defaults(fn=cmd_bench)
 
     rp = sub.add_parser("report", help="gap tables and plots from a results directory")
@@ -608,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--format", choices=["csv", "parquet"], default="csv", help="of the per-job records")
     sm.add_argument("--out", required=True, metavar="DIR")
     sm.add_argument("--no-plots", action="store_true")
-    sm.add_argument("--quiet", action="store_true", help="no progress bar")
+    _progress_flags(sm)
     sm.set_defaults(fn=cmd_simulate)
 
     co = sub.add_parser("compile", help="compile the methods' numba kernels now (otherwise on first use; "
@@ -627,6 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="DIR", help="write report.md, comparisons.json and figures/ to DIR; the "
                                                    "terminal gets a summary per paper")
     r.add_argument("--full", action="store_true", help="also the long experiments (more draws, sweeps)")
+    _progress_flags(r)
     r.set_defaults(fn=cmd_reproduce)
     return p
 

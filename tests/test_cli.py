@@ -1,6 +1,10 @@
 """The command line contract that scripts rely on."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +205,18 @@ def test_generated_instance_names_from_reports_load(capsys):
                          ('generate:0:{"sise": 2}', "size parameters: size")):
         code, _, err = run(capsys, "solve", "window", bad, "--method", "naive")
         assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("flag, bars", [(None, False), ("--progress", True)])
+def test_bench_progress_bars_stay_out_of_a_redirected_stderr_unless_asked(tmp_path, flag, bars):
+    """``iosched bench ... 2> log`` wrote every tqdm update into the log (issue 40: about 120 for a suite);
+    bars are drawn on a terminal only, and into a file or a pipe with --progress."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('problem = "window"\nprofile = "quick"\n[instances]\nnames = ["paper:example"]\n'
+                     '[[methods]]\nname = "naive"\n')
+    argv = [sys.executable, "-m", "iosched.cli", "bench", str(suite), "--out", str(tmp_path / "out"), "--workers", "1"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run(argv + ([flag] if flag else []), capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1 run (0 failed)" in proc.stdout
+    assert ("1/1 [" in proc.stderr) == bars, proc.stderr
