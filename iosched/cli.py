@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
@@ -646,10 +647,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """iosched's own warnings as 'iosched: warning: ...' on stderr; the others as Python prints them."""
+    if category.__module__.startswith("iosched"):
+        print(f"iosched: warning: {message}", file=sys.stderr)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.fn(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.fn(args)
     except (InstanceError, ParameterError, OutputError) as e:
         print(f"iosched: error: {e}", file=sys.stderr)
         return 2
