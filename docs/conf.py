@@ -3,7 +3,8 @@
 Build (warnings are errors): ``sphinx-build -W --keep-going -b html docs docs/_build/html``. The
 notebooks are executed at build time; ``IOSCHED_DOCS_EXECUTE=off`` renders them without running them
 (the test suite does so: it runs the notebooks in tests/test_notebooks.py already). The math is
-typeset by MathJax from its CDN; ``IOSCHED_DOCS_MATHJAX=/path/to/tex-mml-chtml.js`` uses a local copy.
+typeset by MathJax shipped with the site (sphinx-mathjax-offline copies MathJax 3.2.2 into _static/mathjax),
+so formulas show without a network (HPC login nodes, CI); tests/test_docs.py checks it in headless Chromium.
 """
 
 import os
@@ -15,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 project = "iosched"
 author = "the iosched developers"
 copyright = "2026, the iosched developers"
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "iosched_docs"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx-mathjax-offline", "iosched_docs"]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "notebooks/.ipynb_checkpoints", "**/.ipynb_checkpoints"]
@@ -25,8 +26,6 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": False}
 nb_execution_mode = os.environ.get("IOSCHED_DOCS_EXECUTE", "auto")
-if os.environ.get("IOSCHED_DOCS_MATHJAX"):  # a local MathJax (a path or URL) for machines without the CDN
-    mathjax_path = os.environ["IOSCHED_DOCS_MATHJAX"]
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True

@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
@@ -347,7 +348,7 @@ def cmd_reproduce(args) -> int:
             signature.bind(**own)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        runs[name] = (name, own, args.workers, not args.json, figures_dir)
+        runs[name] = (name, own, args.workers, _progress(args), figures_dir)
     ok, out, reps = True, [], {}
     if not args.json:
         print(paper_report.SEED_LEGEND + "\n", flush=True)
@@ -383,13 +384,26 @@ def cmd_reproduce(args) -> int:
     return 0 if ok else 1
 
 
+def _progress(args) -> bool:
+    """Whether to draw progress bars on stderr: always with --progress, never with --quiet, otherwise only
+    on a terminal (as tqdm's disable=None and pip do), so logs and pipes stay free of them."""
+    return args.progress or (not args.quiet and sys.stderr.isatty())
+
+
+def _progress_flags(parser) -> None:
+    flags = parser.add_mutually_exclusive_group()
+    flags.add_argument("--progress", action="store_true",
+                       help="progress bars on stderr also when it is a file or a pipe (default: on a terminal only)")
+    flags.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def cmd_bench(args) -> int:
     from iosched.harness.runner import run_suite
     from iosched.harness.suite import load_suite
 
     suite = load_suite(args.suite)
     counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
-                       retry_failed=args.retry_failed, retry_starved=args.retry_starved)
+                       progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {args.out}/results")
     return 0
@@ -428,27 +442,29 @@ def cmd_simulate(args) -> int:
     if args.burst_buffer is not None:  # checked here too: a generated trace without --mix would not read it
         integer("--burst-buffer", args.burst_buffer, 0, error=ParameterError)
     out = Path(args.out)
-    if out.exists() and not out.is_dir() or not out.parent.is_dir():
-        raise ParameterError(f"--out: cannot use {args.out!r} as a results folder")
-    created = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
+    made = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
     try:
         return _simulate_into(args, out)
     except BaseException:  # a failed run leaves no folder it made (nothing half-written)
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         raise
 
 
-def _results_folder(out: Path) -> bool:
-    """Create ``out`` (True if it did not exist) and check a file can be made in it (OutputError if not)."""
-    created = not out.exists()
+def _results_folder(out: Path) -> Path | None:
+    """Create ``out`` and its missing parents (as ``bench --out`` does) and check a file can be made in it
+    (ParameterError or OutputError saying why not); returns the topmost folder it made (None: none)."""
+    blocker = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise ParameterError(f"--out: cannot use {str(out)!r} as a results folder: {str(blocker)!r} is a file")
+    made = next((p for p in reversed((out, *out.parents)) if not p.exists()), None)
     try:
         make_writable_folder(out)
     except OSError as e:
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        raise OutputError(f"--out: cannot write in {str(out)!r}: {e.strerror or e}") from None
-    return created
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise OutputError(f"--out: cannot make or write in {str(out)!r}: {e.strerror or e}") from None
+    return made
 
 
 def _simulate_into(args, out: Path) -> int:
@@ -469,7 +485,7 @@ def _simulate_into(args, out: Path) -> int:
     params = _params(args.param)
     from tqdm import tqdm
 
-    with tqdm(total=len(trace), unit="job", disable=args.quiet, file=sys.stderr) as bar:
+    with tqdm(total=len(trace), unit="job", disable=not _progress(args), file=sys.stderr) as bar:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
                        backfill_depth=args.backfill_depth, ssd_classes=_ssd_classes(args.ssd_classes),
@@ -575,6 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run again the tasks that crashed, timed out or ran out of memory")
     be.add_argument("--retry-starved", action="store_true",
                     help="run again the time-limited tasks that got under a quarter of their budget in CPU")
+    _progress_flags(be)
     be.set_defaults(fn=cmd_bench)
 
     rp = sub.add_parser("report", help="gap tables and plots from a results directory")
@@ -606,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--format", choices=["csv", "parquet"], default="csv", help="of the per-job records")
     sm.add_argument("--out", required=True, metavar="DIR")
     sm.add_argument("--no-plots", action="store_true")
-    sm.add_argument("--quiet", action="store_true", help="no progress bar")
+    _progress_flags(sm)
     sm.set_defaults(fn=cmd_simulate)
 
     co = sub.add_parser("compile", help="compile the methods' numba kernels now (otherwise on first use; "
@@ -625,14 +642,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="DIR", help="write report.md, comparisons.json and figures/ to DIR; the "
                                                    "terminal gets a summary per paper")
     r.add_argument("--full", action="store_true", help="also the long experiments (more draws, sweeps)")
+    _progress_flags(r)
     r.set_defaults(fn=cmd_reproduce)
     return p
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """iosched's own warnings as 'iosched: warning: ...' on stderr; the others as Python prints them."""
+    if category.__module__.startswith("iosched"):
+        print(f"iosched: warning: {message}", file=sys.stderr)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.fn(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.fn(args)
     except (InstanceError, ParameterError, OutputError) as e:
         print(f"iosched: error: {e}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -21,6 +22,10 @@ from typing import Any
 
 from iosched.errors import InstanceError, ParameterError
 from iosched.validate import check_params, declared_checks, integer
+
+
+class TrivialInstanceWarning(UserWarning):
+    """An instance on which every method's answer is trivially optimal; :func:`solve` says why (also in info)."""
 
 
 class Status(StrEnum):
@@ -70,6 +75,7 @@ class Problem:
     # (instance, Result) -> the problem's own report columns for one result ({name: number or bool}; the
     # report gives each configuration's mean, a bool as a share), beside the gap to the bound
     report_columns: Callable[[Any, Any], dict] | None = None
+    trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name, or
@@ -399,6 +405,10 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             METHOD_START.reset(token)
         cpu += time.process_time()
     method_time = time.perf_counter() - start
+    trivial = prob.trivial(instance) if prob.trivial is not None else None
+    if trivial is not None:
+        warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
+        out.info["trivial"] = trivial
     sense = prob.sense(m.objective)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
     objective = prob.objective(evaluation, m.objective) if evaluation is not None else None

@@ -108,6 +108,7 @@ register_problem(Problem(
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
     report_columns=_window_columns,
+    trivial=lambda instance: instance.trivial,
 ))
 
 

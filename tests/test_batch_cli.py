@@ -39,4 +39,6 @@ def test_simulate_bad_input(tmp_path, capsys):
         assert main(["simulate", "generate:1:50", option, value, "--out", str(tmp_path / "a"), "--quiet",
                      "--no-plots"]) == 2
         assert name in capsys.readouterr().err
+    (tmp_path / "x").write_text("")  # a file in the way of --out (a missing parent is made, as bench makes it)
     assert main(["simulate", "generate:1:50", "--out", str(tmp_path / "x" / "y"), "--quiet"]) == 2
+    assert f"{str(tmp_path / 'x')!r} is a file" in capsys.readouterr().err

@@ -1,6 +1,10 @@
 """The command line contract that scripts rely on."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +205,42 @@ def test_generated_instance_names_from_reports_load(capsys):
                          ('generate:0:{"sise": 2}', "size parameters: size")):
         code, _, err = run(capsys, "solve", "window", bad, "--method", "naive")
         assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("flag, bars", [(None, False), ("--progress", True)])
+def test_bench_progress_bars_stay_out_of_a_redirected_stderr_unless_asked(tmp_path, flag, bars):
+    """``iosched bench ... 2> log`` wrote every tqdm update into the log (issue 40: about 120 for a suite);
+    bars are drawn on a terminal only, and into a file or a pipe with --progress."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('problem = "window"\nprofile = "quick"\n[instances]\nnames = ["paper:example"]\n'
+                     '[[methods]]\nname = "naive"\n')
+    argv = [sys.executable, "-m", "iosched.cli", "bench", str(suite), "--out", str(tmp_path / "out"), "--workers", "1"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run(argv + ([flag] if flag else []), capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1 run (0 failed)" in proc.stdout
+    assert ("1/1 [" in proc.stderr) == bars, proc.stderr
+
+
+@pytest.mark.parametrize("capacity, jobs, why", [
+    ({"nodes": 10, "burst_buffer": 0}, [(4, 0), (8, 0), (2, 5)], "capacity.burst_buffer = 0"),
+    ({"nodes": 0, "burst_buffer": 100}, [(4, 10), (8, 20)], "no job fits"),
+])
+def test_a_window_where_every_answer_is_trivially_optimal_is_said_so(capsys, tmp_path, capacity, jobs, why):
+    """No burst buffer or no nodes: every selection's hypervolume is 0, so every method meets the bound and
+    is called optimal (issue 40: naive's 4 nodes as optimal as exact's 8); a warning on stderr and in info."""
+    from iosched.core import TrivialInstanceWarning, solve
+
+    window = {"capacity": capacity, "jobs": [{"id": f"j{i}", "nodes": n, "burst_buffer": b}
+                                             for i, (n, b) in enumerate(jobs)]}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(window))
+    for method in ("naive", "exact"):
+        code, out, err = run(capsys, "solve", "window", str(path), "--method", method, "--json")
+        result = json.loads(out)
+        assert code == 0 and result["status"] == "optimal" and result["objective"] == 0
+        assert why in result["info"]["trivial"] and f"iosched: warning: {result['info']['trivial']}" in err
+    with pytest.warns(TrivialInstanceWarning, match=why):
+        solve("window", window, "first-fit")
+    code, out, err = run(capsys, "solve", "window", "paper:example", "--method", "naive", "--json")
+    assert "trivial" not in json.loads(out)["info"] and "warning" not in err

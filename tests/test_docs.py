@@ -1,9 +1,12 @@
 """The documentation site builds with warnings as errors (a broken docstring fails it), and its
 generated pages hold what the package says: each problem's methods with their parameters, the CLI's
 help. The notebooks are rendered without running here (tests/test_notebooks.py runs them); the
-README's build command runs them."""
+README's build command runs them. The formulas are typeset by the MathJax shipped with the site, checked
+offline in headless Chromium."""
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +16,7 @@ import pytest
 import iosched
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+CHROMIUM = shutil.which("chromium")  # Debian's; .ci/run installs it
 
 
 @pytest.fixture(scope="module")
@@ -42,3 +46,24 @@ def test_cli_api_and_notebook_pages(site):
     assert "iosched.solve" in (site / "api.html").read_text()
     for nb in ("periodic", "window", "forwarding", "filedomain", "malleable", "batch"):
         assert (site / "notebooks" / f"{nb}.html").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on the PATH (.ci/run installs Debian's chromium)")
+def test_formulas_are_typeset_offline_in_a_browser(site, tmp_path):
+    """MathJax ships with the site: with the network off, a problem page in headless Chromium shows its
+    formulas typeset (MathJax's mjx-container in place of every math element, no raw TeX left). Loaded
+    from a CDN, as before issue 40, every formula stayed raw LaTeX offline: \\(\\sum_f c_{jf} = n_j\\)."""
+    page = site / "problems" / "forwarding.html"
+    html = page.read_text()
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', html)
+    assert any("mathjax" in src for src in scripts) and not [s for s in scripts if "://" in s], scripts
+    offline = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9"]  # no name resolves, no route
+    proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                           f"--user-data-dir={tmp_path / 'profile'}", *offline, "--virtual-time-budget=10000",
+                           "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    maths = html.count('class="math notranslate nohighlight"')
+    assert maths >= 10 and dom.count("<mjx-container") == maths, (maths, dom.count("<mjx-container"))
+    assert "\\(" not in dom and "\\[" not in dom and "\\sum_f c_{jf}" not in dom

@@ -89,9 +89,9 @@ def test_reproduce_json(capsys):
 
 def test_reproduce_table_and_progress(capsys):
     code, out, err = run(capsys, "reproduce", "malleable", "--param", "sizes=[20, 40]", "--param", "draws=1",
-                         "--param", "gaps=1")
+                         "--param", "gaps=1", "--progress")
     assert code == 0 and "| 20 | fixed |" in out and "wait cut" in out and "rigid-optimal" in out
-    assert "workload sizes" in err  # the progress bar goes to stderr
+    assert "workload sizes" in err  # the progress bar asked for goes to stderr (not a terminal: only when asked)
 
 
 def test_bench_and_report(capsys, tmp_path):

@@ -1,7 +1,8 @@
 """Every command in the README's shell blocks runs, as written, from a clean folder (issue 22).
 
-Each command runs in its own process, in README order, in one temporary folder holding what the
-README tells a reader to write (``my.json``, ``my-suite.toml``), so a command can use what an
+Each command runs in its own process, in README order, in one temporary folder holding only what the
+README tells a reader to write (``my.json``, ``my-suite.toml``: its JSON and TOML blocks; no ``runs/``:
+the commands make their folders, issue 40), so a command can use what an
 earlier one wrote (``report`` reads ``bench``'s results); optional parts in brackets are dropped. Where
 a command is long, a smaller size stands in (SMALLER: the README's own sizes in the slow
 run); the install and test commands are the ones ``.ci/run`` runs, checked against it.
@@ -15,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,15 +27,6 @@ SETUP = ("python3 -m venv", ".venv/bin/python -m pytest")  # what .ci/run does, 
 DOCS = ".venv/bin/python -m sphinx"  # the documentation build: tests/test_docs.py runs it, checked below
 SMALLER = {"--jobs 2000": "--jobs 200", "generate:0:3000": "generate:0:300", "generate:0:2000": "generate:0:200"}
 SLOW = ("iosched reproduce", "batch_sim.py study", "iosched bench periodic-paper")  # minutes each
-SUITE = """problem = "window"
-profile = "quick"
-[instances]
-names = ["paper:example", "random:1:12"]
-[[methods]]
-name = "naive"
-[[methods]]
-name = "exact"
-"""
 
 
 def blocks(language: str) -> list[str]:
@@ -84,9 +77,26 @@ def test_the_readme_setup_commands_are_what_ci_runs():
 def folder(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("readme")
     (tmp_path / "my.json").write_text(json.dumps(json.loads(blocks("json")[0])))
-    (tmp_path / "my-suite.toml").write_text(SUITE)
-    (tmp_path / "runs").mkdir()
+    (tmp_path / "my-suite.toml").write_text(blocks("toml")[0])
     return tmp_path
+
+
+def test_the_files_a_reader_writes_are_the_ones_the_readme_names():
+    """The README says which file each of its JSON and TOML blocks is (``my.json``, ``my-suite.toml``),
+    and its commands use those files; the folder fixture writes nothing else."""
+    assert re.search(r"saved as `my\.json`", README) and re.search(r"saved as `my-suite\.toml`", README)
+    assert tomllib.loads(blocks("toml")[0])["problem"] == "window"
+    assert any(" my.json " in c for c in RUNNABLE) and any(" my-suite.toml " in c for c in RUNNABLE)
+
+
+def test_simulate_makes_its_results_folder_and_parents(tmp_path):
+    """The README's ``iosched simulate ... --out runs/sim`` in a new folder: --out is made with its parents
+    (it failed with 'cannot use runs/sim as a results folder' when runs/ did not exist, issue 40)."""
+    (command,) = [c for c in RUNNABLE if c.startswith("iosched simulate generate:0:2000")]
+    short = command.replace("generate:0:2000", "generate:0:50").replace("--window exact", "--window naive")
+    proc = subprocess.run(_argv(short + " --no-plots"), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "runs" / "sim").iterdir()) == ["jobs.csv", "summary.json"]
 
 
 @pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.slow) if c.startswith(SLOW) or

@@ -126,6 +126,21 @@ class WindowInstance(JsonInstance):
                                         f"(largest {biggest})")
 
     @property
+    def trivial(self) -> str | None:
+        """Why every selection scores the same hypervolume, 0 (so every method meets the bound and is called
+        optimal), or None: no job fits the free nodes, or no selection holds any burst buffer."""
+        cap = self.capacity
+        smallest = min(j.nodes for j in self.jobs)
+        if smallest > cap.nodes:
+            return (f"capacity.nodes = {cap.nodes} and the smallest job needs {smallest} nodes: no job fits, "
+                    f"the only selection is the empty one, and every method is optimal with hypervolume 0")
+        if cap.burst_buffer == 0 or not any(j.burst_buffer for j in self.jobs):
+            why = "capacity.burst_buffer = 0" if cap.burst_buffer == 0 else "no job requests burst buffer"
+            return (f"{why}: every selection's burst-buffer share is 0, so its hypervolume is 0 and every method "
+                    f"is optimal by it; compare the selections' node_utilization instead")
+        return None
+
+    @property
     def has_ssd(self) -> bool:
         return bool(self.capacity.ssd_classes)
 
