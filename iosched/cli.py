@@ -589,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", metavar="FILE")
     g.set_defaults(fn=cmd_generate)
 
-    im = sub.add_parser("import", help="an instance from external data: Darshan logs (filedomain, forwarding, periodic)")
+    im = sub.add_parser("import", help="an instance from Darshan logs (filedomain, forwarding, periodic)")
     im.add_argument("format", choices=["darshan"])
     im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
                                                          "log; periodic: one application per log)")

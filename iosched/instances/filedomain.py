@@ -484,7 +484,9 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, s
     if log.nprocs < 2:
         raise InstanceError(f"{where}: a single-process job (nprocs {log.nprocs}) has no collective write of a "
                             f"shared file")
-    source = next((m for m in dx.DXT_MODULES if any(len(r.writes) for r in log.dxt.get(m, ()))), None)
+    # DXT_MPIIO before 3.2 records collective writes at offset -1 (unknown): DXT_POSIX has the offsets then
+    source = next((m for m in dx.DXT_MODULES if any(len(r.writes) for r in log.dxt.get(m, ()))
+                   and all((r.writes[:, 0] >= 0).all() for r in log.dxt[m])), None)
     if source is not None and log.modules[source]["partial"]:
         raise InstanceError(f"{where}: {source} is partial (Darshan's trace buffer filled up): the region it "
                             f"gives would be cut off")
@@ -534,6 +536,8 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, s
         lo = min(o for rank in requests for o, _ in rank)
         hi = max(o + n for rank in requests for o, n in rank)
         region, data_from = (lo, hi - lo), f"{source} ({pieces} pieces by {rank_count[chosen]} ranks)"
+        if source == "DXT_POSIX" and "DXT_MPIIO" in log.dxt:
+            data_from += ", as written to the file system (DXT_MPIIO has no offsets)"
         counters = ["write segments: offset, length"]
     else:
         requests = None
