@@ -5,6 +5,7 @@ The filedomain region of ior_hdf5_example.darshan is checked against PyDarshan's
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -198,6 +199,19 @@ def test_bad_and_partial_logs_are_refused_with_the_cause(tmp_path):
     if partial.is_file():
         with pytest.raises(InstanceError, match="DXT_MPIIO is partial"):
             periodic.from_darshan(partial, bandwidth=1.0)
+
+
+def test_logs_that_crash_libdarshan_util_are_refused(tmp_path, monkeypatch):
+    """ior_hdf5_example cut at these lengths made libdarshan-util abort or segfault when PyDarshan closed
+    it (measured: SIGSEGV, SIGABRT, SIGSEGV): read in a child process, each is an InstanceError here."""
+    for cut in (500, 650, 800):
+        path = tmp_path / f"cut{cut}.darshan"
+        path.write_bytes(IOR.read_bytes()[:cut])
+        with pytest.raises(InstanceError, match=f"cut{cut}.darshan: module POSIX cannot be read"):
+            dx.read(path)
+    monkeypatch.setattr(dx, "_read", lambda path, modules: os._exit(70))  # the child dies while reading
+    with pytest.raises(InstanceError, match="ior_hdf5_example.darshan: libdarshan-util crashed reading it"):
+        dx.read(IOR)
 
 
 def test_cli_import_then_solve(tmp_path, capsys):

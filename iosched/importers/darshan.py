@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import multiprocessing
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -121,11 +122,49 @@ def read(path: str | Path, modules: tuple[str, ...] | None = None) -> DarshanLog
     """The log at ``path`` with the records of ``modules`` (default: the counter, DXT and LUSTRE
     modules it holds); a module asked for that the log does not hold is left out (see ``modules``).
 
-    Raises InstanceError naming the log where it is missing, is not a Darshan log, or has a module
-    whose data cannot be read (a truncated or corrupt file)."""
+    libdarshan-util aborts or crashes on some corrupt files (an assertion in darshan_log_close, a
+    segmentation fault on a bad compression type), so the log is read in a forked process and only
+    its data comes back. Raises InstanceError naming the log where it is missing, is not a Darshan
+    log, has a module whose data cannot be read (a truncated or corrupt file), or crashes the reader."""
     path = Path(path)
     if not path.is_file():
         raise InstanceError(f"no such Darshan log: {str(path)!r}")
+    _pydarshan()  # a missing PyDarshan is said here, not in the child
+    receive, send = multiprocessing.Pipe(duplex=False)
+    child = multiprocessing.get_context("fork").Process(target=_child, args=(send, path, modules), daemon=True)
+    child.start()
+    send.close()
+    try:
+        kind, value = receive.recv()
+    except EOFError:  # the child died before sending: the C library crashed on the file
+        child.join()
+        raise InstanceError(f"{path.name}: libdarshan-util crashed reading it (exit {child.exitcode}): a corrupt "
+                            f"Darshan log") from None
+    finally:
+        receive.close()
+    child.join()
+    if kind == "error":
+        raise InstanceError(value)
+    return value
+
+
+def _child(send, path: Path, modules) -> None:
+    """Read the log and send ("log", DarshanLog) or ("error", message); leave without running the
+    report's destructor (which asserts on a handle that failed to open). The C library's messages
+    outside a read (an abort's) go to /dev/null: the parent reports the crash."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    try:
+        send.send(("log", _read(path, modules)))
+    except InstanceError as e:
+        send.send(("error", str(e)))
+    except Exception as e:  # noqa: BLE001  (PyDarshan's own errors on a file it half-reads)
+        send.send(("error", f"{path.name}: PyDarshan cannot read it ({type(e).__name__}: {e})"))
+    finally:
+        send.close()
+        os._exit(0)
+
+
+def _read(path: Path, modules) -> DarshanLog:
     darshan = _pydarshan()
     messages: list[str] = []
     report = None
