@@ -141,6 +141,12 @@ def test_ior_hdf5_region_is_the_one_pydarshan_records_give():
     assert inst.stripe_size == int(lustre["LUSTRE_COMP_STRIPE_SIZE"].iloc[0]) == 2**20
     assert inst.stripe_count == int(lustre["LUSTRE_COMP_STRIPE_COUNT"].iloc[0])
     assert not inst.full and inst.data_bytes < inst.region_length  # the holes are kept
+    gaps, reach = [], lo
+    for o, n in sorted(p for ps in pieces.values() for p in ps):
+        if o > reach:
+            gaps.append([reach, o])
+        reach = max(reach, o + n)
+    assert inst.provenance["holes"] == gaps == [[1400, 2048]] and inst.provenance["hole_count"] == 1
     assert inst.provenance["file"] == report.name_records[records[0]["id"]]
 
 

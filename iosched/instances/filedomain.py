@@ -572,11 +572,14 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, s
     inst = platform(stripe_count, nodes, stripe_size, region, requests, aggregator_gbs, server_gbs, node_gbs,
                     locking, None, acquire_s, revoke_s, first_server, name=name or f"darshan:{log.path.stem}")
     data = inst.data_bytes
-    holes = "" if inst.full else f", holes: {inst.region_length - data} bytes of the span unwritten"
+    gaps = [[int(a), int(b)] for a, b in zip(inst.data[:-1, 1], inst.data[1:, 0])]
+    holes = "" if inst.full else (f", {len(gaps)} holes: {inst.region_length - data} bytes of the span unwritten "
+                                  f"(the first at [{gaps[0][0]}, {gaps[0][1]}))")
     again = "" if sizes[chosen] == data else f" ({sizes[chosen]} with overwrites)"
     assumed = (f"{chosen}: region [{region[0]}, {region[0] + region[1]}) from {data_from}, {data} bytes written"
                f"{again}{holes}; {striping}; {agg_from}; bandwidths (aggregator {aggregator_gbs}, server {server_gbs}"
                f"{'' if node_gbs is None else f', node {node_gbs}'} GB/s) and lock costs ({acquire_s}, {revoke_s} s) "
                f"are not in the log: given or defaults")
     modules = [m for m in (source or "POSIX", "LUSTRE" if comp is not None else None) if m]
-    return replace(inst, provenance=log.provenance(modules, counters, file=chosen, assumed=assumed))
+    return replace(inst, provenance=log.provenance(modules, counters, file=chosen, assumed=assumed,
+                                                   holes=gaps[:20], hole_count=len(gaps)))
