@@ -266,6 +266,8 @@ def each(source, modules: tuple[str, ...], fn) -> tuple[list, list[tuple[str, st
     paths: list = []
     for item in items:
         paths += [item] if isinstance(item, DarshanLog) else logs_in(item)
+    if not paths:
+        raise InstanceError("no Darshan log given")
     done, refused = [], []
     for item in paths:
         try:
