@@ -231,6 +231,44 @@ def cmd_generate(args) -> int:
     return 0
 
 
+IMPORT_PROBLEMS = ("filedomain", "forwarding", "periodic")
+
+
+def cmd_import(args) -> int:
+    """``iosched import darshan LOG|FOLDER --problem P``: an instance from Darshan logs, its JSON on stdout
+    or in --out, the one-line statement of what was assumed (and any log refused) on stderr."""
+    from importlib import import_module
+
+    from iosched.importers.darshan import logs_in
+
+    _writable(args.out, "--out")
+    build = import_module(f"iosched.instances.{args.problem}").from_darshan
+    params = _params(args.param)
+    accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
+    for key in params:
+        if key not in accepted:
+            raise ParameterError(f"--param {key}: not a parameter of importing {args.problem} (accepted: "
+                                 f"{', '.join(accepted)})")
+    if args.file is not None:
+        if args.problem != "filedomain":
+            raise ParameterError(f"--file applies to --problem filedomain only, got --problem {args.problem}")
+        params["file"] = args.file
+    source = args.source
+    if args.problem == "filedomain":
+        logs = logs_in(source)
+        if len(logs) != 1:
+            raise ParameterError(f"--problem filedomain takes one log, {source!r} holds {len(logs)}")
+        source = logs[0]
+    inst = build(source, **params)
+    print(f"assumed: {inst.provenance['assumed']}", file=sys.stderr)
+    for r in inst.provenance.get("refused", []):
+        print(f"refused: {r['reason']}", file=sys.stderr)
+    text = inst.to_json(args.out)
+    if not args.out:
+        print(text)
+    return 0
+
+
 def cmd_show(args) -> int:
     inst = get_problem(args.problem).read_instance(args.instance)
     print(_dump(inst.to_dict()))
@@ -566,6 +604,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="generator size parameters, e.g. n_apps=6")
     g.add_argument("-o", "--output", metavar="FILE")
     g.set_defaults(fn=cmd_generate)
+
+    im = sub.add_parser("import", help="an instance from Darshan logs (filedomain, forwarding, periodic)")
+    im.add_argument("format", choices=["darshan"])
+    im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
+                                                         "log; periodic: one application per log)")
+    im.add_argument("--problem", required=True, choices=IMPORT_PROBLEMS)
+    im.add_argument("--file", metavar="PATH", help="filedomain: the shared file (default: the largest written by "
+                                                   "every rank)")
+    im.add_argument("--out", metavar="FILE", help="write the instance JSON here (default: stdout)")
+    im.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="what a log does not hold, e.g. bandwidth=3 (periodic, GB/s), stripe_size=1048576 "
+                         "stripe_count=4 aggregators=4 (filedomain), procs_per_node=16 (forwarding)")
+    im.set_defaults(fn=cmd_import)
 
     sh = sub.add_parser("show", help="print an instance as JSON")
     sh.add_argument("problem")

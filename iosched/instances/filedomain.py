@@ -20,7 +20,7 @@ of each aggregator. Bandwidths (GB/s, 1 GB = 10^9 bytes) cap each aggregator, ea
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +56,9 @@ class FileDomainInstance(JsonInstance):
     ``requests`` is None when the whole region is written, else per rank a tuple of
     (offset, length) pieces (bytes). ``aggregator_nodes[a]`` is the node of aggregator a.
     ``block_size`` (bytes) is the token granularity (``locking == "token"`` only, else None).
-    ``acquire_s`` / ``revoke_s``: seconds per lock acquisition / per conflict.
+    ``acquire_s`` / ``revoke_s``: seconds per lock acquisition / per conflict. ``provenance``:
+    where the instance came from (an imported log: file name, SHA-256, what was assumed); methods
+    ignore it.
     """
 
     region_offset: int
@@ -72,8 +74,11 @@ class FileDomainInstance(JsonInstance):
     block_size: int | None = None
     requests: tuple[tuple[tuple[int, int], ...], ...] | None = None
     name: str = "filedomain"
+    provenance: dict | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        if self.provenance is not None and not isinstance(self.provenance, dict):
+            raise InstanceError(f"provenance must be an object, got {self.provenance!r:.80}")
         integer("region.offset", self.region_offset, 0, MAX_OFFSET - 1)
         integer("region.length", self.region_length, 1, MAX_OFFSET - self.region_offset)
         integer("striping.stripe_size", self.stripe_size, 1, MAX_STRIPE)
@@ -195,12 +200,14 @@ class FileDomainInstance(JsonInstance):
         if self.block_size is not None:
             d["block_size"] = self.block_size
         d["lock_costs"] = {"acquire_s": self.acquire_s, "revoke_s": self.revoke_s}
+        if self.provenance is not None:
+            d["provenance"] = self.provenance
         return d
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "filedomain") -> FileDomainInstance:
         check_top(d, "filedomain instance", ("striping", "aggregators", "bandwidth"),
-                  ("name", "region", "requests", "locking", "block_size", "lock_costs"))
+                  ("name", "region", "requests", "locking", "block_size", "lock_costs", "provenance"))
         if ("region" in d) == ("requests" in d):
             raise InstanceError("give exactly one of region and requests")
         requests = None
@@ -239,7 +246,8 @@ class FileDomainInstance(JsonInstance):
         if locking == "token" and block is None:
             block = s["stripe_size"]
         return cls(offset, length, s["stripe_size"], count, nodes, bandwidth, locking, costs["acquire_s"],
-                   costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name))
+                   costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name),
+                   provenance=d.get("provenance"))
 
 
 # --- byte arithmetic on the striping (the evaluator's, and the instance's server loads) ------------
@@ -443,3 +451,135 @@ def load(spec: str) -> FileDomainInstance:
     if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
     return FileDomainInstance.from_json(Path(spec))
+
+
+# --- from a Darshan log ------------------------------------------------------------------------------
+
+def from_darshan(log, file: str | None = None, aggregators: int | None = None, stripe_size: int | None = None,
+                 stripe_count: int | None = None, first_server: int = 0, aggregator_gbs: float = 1.0,
+                 server_gbs: float = 1.0, node_gbs: float | None = None, locking: str = "extent",
+                 acquire_s: float = 1e-4, revoke_s: float = 1e-3, name: str | None = None) -> FileDomainInstance:
+    """The collective write of one shared file in a Darshan log (a path or a read
+    :class:`~iosched.importers.darshan.DarshanLog`).
+
+    The file: ``file`` (its full name or a unique suffix of it), else the file written by every
+    rank that received the most bytes. Its data: each rank's write pieces from DXT_MPIIO, else
+    DXT_POSIX (holes inside the span stay holes); without DXT, the POSIX counters give only the
+    last byte written, and the region [0, last byte] is taken as written whole (said in
+    ``provenance["assumed"]``). Striping: the LUSTRE component covering the region's first byte
+    (servers are its OSTs in stripe order), else ``stripe_size`` (bytes) and ``stripe_count``
+    given. Aggregators: ``aggregators`` given (ROMIO's cb_nodes), else one per node as ROMIO
+    chooses by default, the nodes being the DXT records' host names; aggregator a sits on node
+    a mod (nodes). Bandwidths (GB/s) and lock costs (s) are not in a log: the arguments' values.
+
+    Raises InstanceError naming the log and what it lacks: one process only, no shared file
+    written by several ranks, a file the log does not hold, a partial DXT trace, no striping or no
+    host names without the argument that replaces them.
+    """
+    from iosched.importers import darshan as dx
+
+    if not isinstance(log, dx.DarshanLog):
+        log = dx.read(log, ("DXT_MPIIO", "DXT_POSIX", "POSIX", "MPI-IO", "LUSTRE"))
+    where = log.name
+    if log.nprocs < 2:
+        raise InstanceError(f"{where}: a single-process job (nprocs {log.nprocs}) has no collective write of a "
+                            f"shared file")
+    # DXT_MPIIO before 3.2 records collective writes at offset -1 (unknown): DXT_POSIX has the offsets then
+    source = next((m for m in dx.DXT_MODULES if any(len(r.writes) for r in log.dxt.get(m, ()))
+                   and all((r.writes[:, 0] >= 0).all() for r in log.dxt[m])), None)
+    if source is not None and log.modules[source]["partial"]:
+        raise InstanceError(f"{where}: {source} is partial (Darshan's trace buffer filled up): the region it "
+                            f"gives would be cut off")
+    if source is not None:
+        written: dict[str, dict[int, list]] = {}
+        for r in log.dxt[source]:
+            if len(r.writes):
+                written.setdefault(r.file, {}).setdefault(r.rank, []).append(r.writes)
+        sizes = {f: sum(int(w[:, 1].sum()) for ws in ranks.values() for w in ws) for f, ranks in written.items()}
+        rank_count = {f: len(ranks) for f, ranks in written.items()}
+    else:
+        df = log.counters.get("POSIX")
+        if df is None or not len(df):
+            raise InstanceError(f"{where}: no DXT_MPIIO, DXT_POSIX or POSIX records to find a written region "
+                                f"(modules: {dx.module_list(log)})")
+        rows = df[(df["POSIX_BYTES_WRITTEN"] > 0) & ~df["file"].isin(dx.STREAMS)]
+        sizes = rows.groupby("file")["POSIX_BYTES_WRITTEN"].sum().astype(int).to_dict()
+        shared = set(rows.loc[rows["rank"] == -1, "file"])
+        rank_count = {f: log.nprocs if f in shared else int((rows["file"] == f).sum()) for f in sizes}
+    if not sizes:
+        raise InstanceError(f"{where}: no file is written (modules: {dx.module_list(log)})")
+    if file is not None:
+        matches = [f for f in sizes if f == file] or [f for f in sizes if f.endswith(file)]
+        if len(matches) != 1:
+            some = ", ".join(sorted(sizes, key=sizes.get, reverse=True)[:5])
+            what = "names several files" if matches else "is not a file the log shows written"
+            raise InstanceError(f"{where}: file {file!r} {what} (written: {some})")
+        chosen = matches[0]
+        if rank_count[chosen] < 2:
+            raise InstanceError(f"{where}: file {chosen!r} is written by one rank only: no collective write")
+    else:
+        every = [f for f in sizes if rank_count[f] >= log.nprocs]
+        if not every:
+            most = max(sizes, key=lambda f: (rank_count[f], sizes[f]))
+            raise InstanceError(f"{where}: no shared file is written by all {log.nprocs} ranks (the most shared, "
+                                f"{most!r}, by {rank_count[most]}); name one with file=")
+        chosen = max(every, key=sizes.get)
+    if source is not None:
+        requests = [[] for _ in range(log.nprocs)]
+        for rank, ws in written[chosen].items():
+            if not 0 <= rank < log.nprocs:
+                raise InstanceError(f"{where}: {source} names rank {rank}, outside the job's {log.nprocs}")
+            requests[rank] = [(int(o), int(n)) for w in ws for o, n in w[:, :2] if n > 0]
+        pieces = sum(len(p) for p in requests)
+        if pieces > MAX_REQUESTS:
+            raise InstanceError(f"{where}: {chosen!r} is written in {pieces} pieces, more than {MAX_REQUESTS}")
+        lo = min(o for rank in requests for o, _ in rank)
+        hi = max(o + n for rank in requests for o, n in rank)
+        region, data_from = (lo, hi - lo), f"{source} ({pieces} pieces by {rank_count[chosen]} ranks)"
+        if source == "DXT_POSIX" and "DXT_MPIIO" in log.dxt:
+            data_from += ", as written to the file system (DXT_MPIIO has no offsets)"
+        counters = ["write segments: offset, length"]
+    else:
+        requests = None
+        last = int(rows.loc[rows["file"] == chosen, "POSIX_MAX_BYTE_WRITTEN"].max())
+        region, data_from = (0, last + 1), "POSIX counters (no DXT: region from offset 0, assumed written whole)"
+        counters = ["POSIX_BYTES_WRITTEN", "POSIX_MAX_BYTE_WRITTEN"]
+    comps = log.lustre.get(chosen, [])
+    comp = next((c for c in comps if c.extent_start <= region[0] and (c.extent_end < 0 or region[0] < c.extent_end)),
+                None)
+    if comp is not None and comp.stripe_size > 0 and comp.stripe_count > 0:
+        stripe_size, stripe_count, first_server = comp.stripe_size, comp.stripe_count, 0
+        striping = (f"striping {stripe_size} B x {stripe_count} from LUSTRE (OSTs {list(comp.osts)} as servers "
+                    f"0..{stripe_count - 1}" + (f"; component 1 of {len(comps)}" if len(comps) > 1 else "") + ")")
+        counters += ["LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_OST_IDS"]
+    elif stripe_size is None or stripe_count is None:
+        raise InstanceError(f"{where}: no LUSTRE striping for {chosen!r}: give stripe_size (bytes) and stripe_count")
+    else:
+        striping = f"striping {stripe_size} B x {stripe_count} given"
+    hosts = list(dict.fromkeys(r.hostname for m in dx.DXT_MODULES for r in sorted(log.dxt.get(m, ()),
+                                                                                   key=lambda r: r.rank)
+                               if r.hostname))
+    if aggregators is None and not hosts:
+        raise InstanceError(f"{where}: no host names (they come with DXT) to place ROMIO's one aggregator per "
+                            f"node: give aggregators (cb_nodes)")
+    if aggregators is not None:
+        integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
+        nodes = [a % len(hosts) for a in range(aggregators)] if hosts else list(range(aggregators))
+        agg_from = f"{aggregators} aggregators given" + (f" on the {len(hosts)} DXT hosts" if hosts else
+                                                          ", one per node")
+    else:
+        nodes, agg_from = list(range(len(hosts))), f"{len(hosts)} aggregators, one per DXT host (ROMIO's default)"
+    inst = platform(stripe_count, nodes, stripe_size, region, requests, aggregator_gbs, server_gbs, node_gbs,
+                    locking, None, acquire_s, revoke_s, first_server, name=name or f"darshan:{log.path.stem}")
+    data = inst.data_bytes
+    gaps = [[int(a), int(b)] for a, b in zip(inst.data[:-1, 1], inst.data[1:, 0])]
+    holes = "" if inst.full else (f", {len(gaps)} holes: {inst.region_length - data} bytes of the span unwritten "
+                                  f"(the first at [{gaps[0][0]}, {gaps[0][1]}))")
+    again = "" if sizes[chosen] == data else f" ({sizes[chosen]} with overwrites)"
+    assumed = (f"{chosen}: region [{region[0]}, {region[0] + region[1]}) from {data_from}, {data} bytes written"
+               f"{again}{holes}; {striping}; {agg_from}; bandwidths (aggregator {aggregator_gbs}, server {server_gbs}"
+               f"{'' if node_gbs is None else f', node {node_gbs}'} GB/s) and lock costs ({acquire_s}, {revoke_s} s) "
+               f"are not in the log: given or defaults")
+    modules = [m for m in (source or "POSIX", "LUSTRE" if comp is not None else None) if m]
+    return replace(inst, provenance=log.provenance(modules, counters, file=chosen, assumed=assumed,
+                                                   holes=gaps[:20], hole_count=len(gaps)))

@@ -211,7 +211,10 @@ class Interference:
 
 @dataclass(frozen=True)
 class ForwardingInstance(JsonInstance):
-    """The forwarding layer, the running jobs and the jobs to place (see the module docstring)."""
+    """The forwarding layer, the running jobs and the jobs to place (see the module docstring).
+
+    ``provenance``: where the instance came from (imported logs: names, SHA-256, what was
+    assumed); methods ignore it."""
 
     compute_nodes: int
     default_ratio: int
@@ -222,9 +225,12 @@ class ForwardingInstance(JsonInstance):
     default_mapping: tuple[int, ...] | None = None
     anomalous_fraction: float = 0.1
     interference: Interference = field(default_factory=Interference)
+    provenance: dict | None = field(default=None, compare=False)
 
     def __post_init__(self):
         text("name", self.name)
+        if self.provenance is not None and not isinstance(self.provenance, dict):
+            raise InstanceError(f"provenance must be an object, got {self.provenance!r:.80}")
         integer("compute_nodes", self.compute_nodes, 1, MAX_COMPUTE_NODES)
         integer("default_ratio", self.default_ratio, 1, self.compute_nodes)
         number("anomalous_fraction", self.anomalous_fraction, MIN_FRACTION, 1)
@@ -374,12 +380,14 @@ class ForwardingInstance(JsonInstance):
             d["interference"] = self.interference.to_dict()
         d["running"] = [j.to_dict() for j in self.running]
         d["jobs"] = [j.to_dict() for j in self.jobs]
+        if self.provenance is not None:
+            d["provenance"] = self.provenance
         return d
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "forwarding") -> ForwardingInstance:
         check_top(d, "forwarding instance", ("compute_nodes", "default_ratio", "forwarding_nodes", "jobs"),
-                  ("name", "default_mapping", "anomalous_fraction", "interference", "running"))
+                  ("name", "default_mapping", "anomalous_fraction", "interference", "running", "provenance"))
         nodes = _list(d["forwarding_nodes"], "forwarding_nodes")
         fwd = []
         for k, f in enumerate(nodes):
@@ -395,7 +403,7 @@ class ForwardingInstance(JsonInstance):
         interference = Interference.from_dict(d["interference"]) if "interference" in d else Interference()
         return cls(d["compute_nodes"], d["default_ratio"], tuple(fwd), jobs, running, name=d.get("name", name),
                    default_mapping=mapping, anomalous_fraction=d.get("anomalous_fraction", 0.1),
-                   interference=interference)
+                   interference=interference, provenance=d.get("provenance"))
 
 
 JOB_REQUIRED = ("id", "start", "nodes", "io_nodes", "node_bandwidth", "volume")
@@ -756,3 +764,143 @@ def load(spec: str) -> ForwardingInstance:
 
 
 BUILTIN = [f"testbed:{a}" for a in APPS] + ["figure4", "pair:wrf1:awp", "random:0:20"]
+
+
+# --- from Darshan logs ------------------------------------------------------------------------------
+
+def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NODE_BANDWIDTH,
+                 forwarding_bandwidth: float = FORWARDING_BANDWIDTH, default_ratio: int = 512,
+                 pool_nodes: int | None = None, name: str | None = None) -> ForwardingInstance:
+    """A batch of jobs to place, one per Darshan log (a log or folder path, a read
+    :class:`~iosched.importers.darshan.DarshanLog`, or a list of them), in the order they started.
+
+    Per job, from the POSIX and STDIO counters (the layer that reaches the file system; MPI-IO
+    sits above POSIX and would count the bytes twice; the terminal streams are left out):
+    compute nodes = ceil(processes / ``procs_per_node``); I/O nodes from the ranks that moved bytes
+    (a file Darshan reduced to rank -1 was opened by every rank); volume = bytes read + written
+    (GB); mode 1-1 when one rank did the I/O, N-1 when files shared by several ranks carry at least
+    half the bytes (N-M, several shared files, is run as N-1), else N-N; metadata_wait = the mean
+    number of metadata operations in flight (Little's law: the summed F_META_TIME over the run
+    time); iops high when more than half of the POSIX reads and writes are under 1 KiB. The log
+    itself is the job's history (DFRA decides from the previous run). ``node_bandwidth`` (GB/s per
+    compute node) is not in a log. The machine: the jobs side by side from node 0 in arrival
+    order, one default forwarding node per ``default_ratio`` compute nodes, ``pool_nodes`` idle
+    ones (default twice as many, TaihuLight's 160:80), ``forwarding_bandwidth`` GB/s each.
+
+    A log without file-system bytes through POSIX or STDIO is refused (InstanceError naming it);
+    in a batch it is left out and listed in ``provenance["refused"]``.
+    """
+    from iosched.importers import darshan as dx
+
+    integer("procs_per_node", procs_per_node, 1, MAX_COMPUTE_NODES)
+    number("node_bandwidth", node_bandwidth, MIN_BANDWIDTH, 1e6)
+    number("forwarding_bandwidth", forwarding_bandwidth, MIN_BANDWIDTH, 1e6)
+    integer("default_ratio", default_ratio, 1, MAX_COMPUTE_NODES)
+    profiles, refused = dx.each(logs, ("POSIX", "STDIO", "MPI-IO"),
+                                lambda log: _darshan_profile(log, procs_per_node, node_bandwidth,
+                                                             forwarding_bandwidth))
+    profiles.sort(key=lambda p: p["arrival"])
+    jobs, pos, seen = [], 0, {}
+    for p in profiles:
+        jid = str(p["job_id"])
+        seen[jid] = seen.get(jid, 0) + 1
+        jid = jid if seen[jid] == 1 else f"{jid}#{seen[jid]}"
+        j = p.pop("job")
+        jobs.append(Job(jid, pos, j.nodes, j.io_nodes, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops,
+                        j.bandwidth, j.history))
+        p["id"] = jid
+        pos += j.nodes
+    blocks = -(-pos // default_ratio)
+    pool = 2 * blocks if pool_nodes is None else integer("pool_nodes", pool_nodes, 0, MAX_ITEMS)
+    fwd = tuple(ForwardingNode(i, forwarding_bandwidth, False, "default" if i < blocks else "pool")
+                for i in range(blocks + pool))
+    t0 = profiles[0]["arrival"]
+    for p in profiles:
+        p["arrival_s"] = round(p.pop("arrival") - t0, 6)
+    assumed = (f"{len(jobs)} jobs side by side on {blocks * default_ratio} compute nodes in arrival order "
+               f"({procs_per_node} processes per node), {blocks} + {pool} forwarding nodes of {forwarding_bandwidth} "
+               f"GB/s at {default_ratio}:1, node bandwidth {node_bandwidth} GB/s (not in a log), each log its job's "
+               f"history" + (f"; {len(refused)} logs refused" if refused else ""))
+    provenance = {"source": "darshan", "assumed": assumed, "jobs": profiles}
+    if refused:
+        provenance["refused"] = [{"log": n, "reason": r} for n, r in refused]
+    return ForwardingInstance(blocks * default_ratio, default_ratio, fwd, tuple(jobs), (),
+                              name=name or f"darshan:{len(jobs)}-jobs", provenance=provenance)
+
+
+JITTER_S = 1e-3  # s: negative Darshan times above -JITTER_S are timer noise, read as 0
+
+
+def _darshan_profile(log, procs_per_node: int, node_bandwidth: float, forwarding_bandwidth: float) -> dict:
+    """One log as a job to place (at node 0: the batch moves it) and its provenance entry."""
+    import pandas as pd
+
+    from iosched.importers import darshan as dx
+
+    where = log.name
+    if not len(log.counters.get("POSIX", ())):
+        raise InstanceError(f"{where}: no POSIX records: the request sizes that set a job's IOPS class are POSIX "
+                            f"counters only (modules: {dx.module_list(log)})")
+    frames = []
+    for mod in ("POSIX", "STDIO"):
+        df = log.counters.get(mod)
+        if df is None or not len(df):
+            continue
+        df = df[~df["file"].isin(dx.STREAMS)]
+        for c in ("BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME"):
+            col = f"{mod}_{c}"
+            # a timer's jitter leaves times a few microseconds below 0 (dxt.darshan: -2.9e-6 s): read as 0
+            bad = df[col] < (-JITTER_S if "TIME" in c else 0)
+            if bad.any():
+                raise InstanceError(f"{where}: {col} is negative ({float(df.loc[bad, col].iloc[0])!r} for "
+                                    f"{df.loc[bad, 'file'].iloc[0]!r}): inconsistent counters")
+            df = df.assign(**{col: df[col].clip(lower=0)})
+        frames.append(pd.DataFrame({
+            "rank": df["rank"], "file": df["file"],
+            "bytes": df[f"{mod}_BYTES_READ"] + df[f"{mod}_BYTES_WRITTEN"],
+            "io_time": df[f"{mod}_F_READ_TIME"] + df[f"{mod}_F_WRITE_TIME"], "meta_time": df[f"{mod}_F_META_TIME"]}))
+    rows = pd.concat(frames)
+    if rows["bytes"].sum() <= 0:
+        raise InstanceError(f"{where}: no bytes read or written to files through POSIX or STDIO, so no I/O "
+                            f"volume for a job (modules: {dx.module_list(log)})")
+    meta_time = float(rows["meta_time"].sum())
+    rows = rows[rows["bytes"] > 0]
+    total = int(rows["bytes"].sum())
+    shared_rows = rows["rank"] == -1
+    io_procs = log.nprocs if shared_rows.any() else int(rows["rank"].nunique())
+    by_file = rows.groupby("file")["rank"]
+    shared_files = by_file.nunique()[(by_file.nunique() > 1) | (by_file.min() == -1)].index
+    shared_bytes = int(rows.loc[rows["file"].isin(shared_files), "bytes"].sum())
+    if io_procs == 1:
+        mode, seen = "1-1", "1-1"
+    elif 2 * shared_bytes >= total:
+        mode, seen = "N-1", "N-1" if len(shared_files) == 1 else f"N-M ({len(shared_files)} shared files)"
+    else:
+        mode, seen = "N-N", "N-N"
+    nodes = -(-log.nprocs // procs_per_node)
+    io_nodes = 1 if mode == "1-1" else min(nodes, -(-io_procs // procs_per_node))
+    stamps = [c for df in log.counters.values() for c in df.columns if c.endswith("_END_TIMESTAMP")]
+    last = max((float(log.counters[m][c].max()) for m in log.counters for c in stamps if c in log.counters[m]),
+               default=0.0)
+    duration = max(log.end_s - log.start_s, log.run_time_s, last)
+    if duration <= 0:
+        raise InstanceError(f"{where}: the job's run time is 0 s, so no I/O share or metadata rate")
+    meta_wait = meta_time / duration
+    ops = small = 0
+    posix = log.counters.get("POSIX")
+    if posix is not None and len(posix):
+        posix = posix[~posix["file"].isin(dx.STREAMS)]
+        ops = int((posix["POSIX_READS"] + posix["POSIX_WRITES"]).sum())
+        small = int(sum(posix[f"POSIX_SIZE_{k}_{b}"].sum() for k in ("READ", "WRITE") for b in ("0_100", "100_1K")))
+    iops = "high" if ops and 2 * small > ops else "low"
+    volume = total / 1e9  # GB
+    job = Job("log", 0, nodes, io_nodes, node_bandwidth, volume, mode, round(meta_wait, 6), iops,
+              "high" if io_nodes * node_bandwidth >= forwarding_bandwidth else "low",
+              History(volume, io_nodes, round(meta_wait, 6)))
+    share = (float(rows["io_time"].sum()) + meta_time) / (log.nprocs * duration)
+    used = [m for m in ("POSIX", "STDIO") if m in log.counters]
+    return {"job": job, "arrival": log.start_s,
+            **log.provenance(used, ["BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME",
+                                    "READS", "WRITES", "SIZE_*_0_100", "SIZE_*_100_1K"]),
+            "files_per_process": seen, "io_processes": io_procs, "io_time_share": round(share, 6),
+            "run_time_s": round(duration, 6), "small_request_share": round(small / ops, 6) if ops else None}

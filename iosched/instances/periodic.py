@@ -10,7 +10,7 @@ Any consistent units work; the paper's data are in seconds, GB and GB/s.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -75,16 +75,22 @@ class Application:
 
 @dataclass(frozen=True)
 class PeriodicInstance(JsonInstance):
-    """Applications sharing a platform; ``t_min`` (s) optionally fixes PerSched's first period."""
+    """Applications sharing a platform; ``t_min`` (s) optionally fixes PerSched's first period.
+
+    ``provenance``: where the instance came from (imported logs: names, SHA-256, what was
+    assumed); methods ignore it."""
 
     platform: Platform
     applications: tuple[Application, ...]
     name: str = "instance"
     t_min: float | None = None
+    provenance: dict | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise InstanceError(f"name must be a non-empty string, got {self.name!r}")
+        if self.provenance is not None and not isinstance(self.provenance, dict):
+            raise InstanceError(f"provenance must be an object, got {self.provenance!r:.80}")
         if isinstance(self.applications, list):
             object.__setattr__(self, "applications", tuple(self.applications))
         if not isinstance(self.applications, tuple) or not all(isinstance(a, Application) for a in self.applications):
@@ -140,11 +146,13 @@ class PeriodicInstance(JsonInstance):
         }
         if self.t_min is not None:
             d["t_min"] = self.t_min
+        if self.provenance is not None:
+            d["provenance"] = self.provenance
         return d
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "instance") -> PeriodicInstance:
-        check_top(d, "periodic instance", ("platform", "applications"), ("name", "t_min"))
+        check_top(d, "periodic instance", ("platform", "applications"), ("name", "t_min", "provenance"))
         platform = build(Platform, d["platform"], "platform")
         apps = d["applications"]
         if not isinstance(apps, list):
@@ -152,7 +160,8 @@ class PeriodicInstance(JsonInstance):
         applications = tuple(
             build(Application, a, f"applications[{i}]") for i, a in enumerate(apps)
         )
-        return cls(platform, applications, name=d.get("name", name), t_min=d.get("t_min"))
+        return cls(platform, applications, name=d.get("name", name), t_min=d.get("t_min"),
+                   provenance=d.get("provenance"))
 
 
 # --- the paper's instances ---------------------------------------------------------
@@ -276,6 +285,104 @@ def load(spec: str) -> PeriodicInstance:
 
 
 BUILTIN = [f"paper:set{k}" for k in PAPER_SETS]
+
+
+# --- from Darshan logs ------------------------------------------------------------------------------
+
+def from_darshan(logs, bandwidth: float | None = None, processor_bandwidth: float | None = None,
+                 processors: int | None = None, min_compute_s: float | None = None,
+                 name: str | None = None) -> PeriodicInstance:
+    """One application per Darshan log with a DXT timeline (a log or folder path, a read
+    :class:`~iosched.importers.darshan.DarshanLog`, or a list of them), in GB, s and GB/s.
+
+    The timeline: every read and write of DXT_MPIIO (else DXT_POSIX), all ranks and files. I/O
+    bursts are the stretches of it whose gaps are shorter than ``min_compute_s`` (default 1 % of
+    the job's run time); a longer gap is compute. Per application: β = the job's processes; the
+    cycle's compute time ``work`` = the time from the job's start to the end of its last burst
+    that is not in a burst, over the number of bursts; ``io_volume`` = the bytes moved over the
+    number of bursts. Where bursts are irregular, the spread (coefficient of variation of the
+    compute gaps and of the burst volumes) is in ``provenance``. The platform is not in a log:
+    ``bandwidth`` B (GB/s) must be given; ``processor_bandwidth`` b defaults to B (no per-processor
+    cap) and ``processors`` N to the applications' sum.
+
+    A log without a DXT timeline, with a partial one, or without compute between its bursts is
+    refused (InstanceError naming it); in a batch it is left out and listed in
+    ``provenance["refused"]``.
+    """
+    from iosched.errors import ParameterError
+    from iosched.importers import darshan as dx
+
+    if bandwidth is None:
+        raise ParameterError("periodic from a Darshan log needs bandwidth (GB/s): the platform's file-system "
+                             "bandwidth B, which a log does not hold")
+    _positive("bandwidth", bandwidth)
+    if processor_bandwidth is not None:
+        _positive("processor_bandwidth", processor_bandwidth)
+    if min_compute_s is not None:
+        _positive("min_compute_s", min_compute_s)
+    cycles, refused = dx.each(logs, dx.DXT_MODULES, lambda log: _darshan_cycle(log, min_compute_s))
+    apps, seen = [], {}
+    for c in cycles:
+        stem = c["log"].removesuffix(".darshan")[:40]
+        seen[stem] = seen.get(stem, 0) + 1
+        c["application"] = stem if seen[stem] == 1 else f"{stem}#{seen[stem]}"
+        apps.append(Application(c["application"], c["nprocs"], c.pop("work_s"), c.pop("volume_gb")))
+    used = sum(a.processors for a in apps)
+    n = used if processors is None else processors
+    b = bandwidth if processor_bandwidth is None else processor_bandwidth
+    platform = Platform(n, b, bandwidth)
+    irregular = [c["application"] for c in cycles if max(c["spread"].values()) > 0.1]
+    assumed = (f"{len(apps)} applications from DXT timelines (compute = gaps of at least min_compute_s); "
+               f"platform B = {bandwidth} GB/s given, b = {b} GB/s" + (" (= B, no per-processor cap)"
+                                                                     if processor_bandwidth is None else "")
+               + f", N = {n} processors" + (" (the applications' sum)" if processors is None else "")
+               + (f"; irregular bursts (spread above 10 %): {', '.join(irregular)}" if irregular else "")
+               + (f"; {len(refused)} logs refused" if refused else ""))
+    provenance = {"source": "darshan", "assumed": assumed, "applications": cycles}
+    if refused:
+        provenance["refused"] = [{"log": n, "reason": r} for n, r in refused]
+    return PeriodicInstance(platform, tuple(apps), name=name or f"darshan:{len(apps)}-apps", provenance=provenance)
+
+
+def _darshan_cycle(log, min_compute_s: float | None) -> dict:
+    """One log's compute/I/O cycle (work s, volume GB per burst) with its provenance entry."""
+    from iosched.importers import darshan as dx
+
+    where = log.name
+    mod = next((m for m in dx.DXT_MODULES if log.dxt.get(m)), None)
+    if mod is None:
+        raise InstanceError(f"{where}: no DXT timeline (DXT_MPIIO or DXT_POSIX) to find the I/O bursts "
+                            f"(modules: {dx.module_list(log)})")
+    if log.modules[mod]["partial"]:
+        raise InstanceError(f"{where}: {mod} is partial (Darshan's trace buffer filled up): the timeline is cut off")
+    segs = np.concatenate([np.concatenate([r.writes, r.reads]) for r in log.dxt[mod]])
+    segs = segs[segs[:, 1] > 0]
+    if not len(segs):
+        raise InstanceError(f"{where}: {mod} holds no read or write of a byte")
+    if (segs[:, 2] < 0).any() or (segs[:, 3] < segs[:, 2]).any():
+        raise InstanceError(f"{where}: {mod} holds a segment ending before it starts or before the job")
+    segs = segs[np.argsort(segs[:, 2], kind="stable")]
+    start, end, length = segs[:, 2], segs[:, 3], segs[:, 1]
+    reach = np.maximum.accumulate(end)
+    run = max(log.end_s - log.start_s, log.run_time_s, float(reach[-1]))
+    gap = 0.01 * run if min_compute_s is None else min_compute_s
+    first = np.r_[0, np.flatnonzero(start[1:] - reach[:-1] >= gap) + 1]  # the segment opening each burst
+    last = np.r_[first[1:] - 1, len(segs) - 1]
+    b_start, b_end = start[first], reach[last]
+    volumes = np.add.reduceat(length, first)
+    bursts = len(first)
+    computes = b_start - np.r_[0.0, b_end[:-1]]
+    work = float(computes.sum()) / bursts
+    if work <= 0:
+        raise InstanceError(f"{where}: no compute time before or between its {bursts} I/O bursts ({mod})")
+
+    def cv(x):
+        return round(float(np.std(x) / np.mean(x)), 6) if len(x) > 1 and np.mean(x) > 0 else 0.0
+
+    return {**log.provenance([mod], ["segments: start_time, end_time, length"]),
+            "work_s": work, "volume_gb": float(volumes.sum()) / 1e9, "bursts": bursts,
+            "min_compute_s": gap, "burst_time_s": round(float((b_end - b_start).sum()), 6),
+            "spread": {"compute": cv(computes), "volume": cv(volumes)}}
 
 __all__ = [
     "Application", "Platform", "PeriodicInstance", "paper_set", "generate", "load",

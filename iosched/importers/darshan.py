@@ -1,0 +1,282 @@
+"""Darshan logs as plain data: job information, per-file counters, DXT segments, Lustre striping.
+
+Reads a log through PyDarshan (``pip install 'iosched[darshan]'``): only the modules asked for,
+and an :class:`InstanceError` naming the log and what is wrong where a log cannot be read (not a
+Darshan log, truncated, a module cut off). What a problem makes of the data is in
+``iosched.instances.<problem>.from_darshan``; this module decides nothing about any problem.
+
+Units: bytes, seconds (DXT times from the job's start), Unix seconds for the job's start and end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from iosched.errors import InstanceError
+
+COUNTER_MODULES = ("POSIX", "MPI-IO", "STDIO")
+DXT_MODULES = ("DXT_MPIIO", "DXT_POSIX")
+STREAMS = ("<STDIN>", "<STDOUT>", "<STDERR>")  # terminal streams Darshan records under STDIO: not file system I/O
+
+
+@dataclass(frozen=True)
+class DxtRecord:
+    """One rank's DXT trace of one file: ``writes`` and ``reads`` as (n, 4) float arrays of
+    offset (bytes), length (bytes), start and end (s from the job's start)."""
+
+    file: str
+    rank: int
+    hostname: str
+    writes: np.ndarray
+    reads: np.ndarray
+
+
+@dataclass(frozen=True)
+class LustreComponent:
+    """One layout component of a Lustre file: stripe size (bytes) and count, the extent it covers
+    (bytes; end -1: to the end of the file) and its OSTs in stripe order."""
+
+    stripe_size: int
+    stripe_count: int
+    extent_start: int
+    extent_end: int
+    osts: tuple[int, ...]
+
+
+@dataclass
+class DarshanLog:
+    """What a Darshan log holds that the importers use.
+
+    ``modules``: every module the log holds -> {"bytes": compressed size, "partial": True where
+    Darshan ran out of memory for it and its records are incomplete}. ``counters[module]``: one row
+    per record with ``rank`` (-1: a file shared by every rank, reduced by Darshan), ``file`` (its
+    name) and the module's counters. ``dxt[module]``: the DXT records. ``lustre[file]``: its layout.
+    Only the modules passed to :func:`read` are filled in.
+    """
+
+    path: Path
+    sha256: str
+    job_id: int
+    nprocs: int
+    start_s: float
+    end_s: float
+    run_time_s: float
+    exe: str
+    modules: dict[str, dict]
+    counters: dict = field(default_factory=dict)
+    dxt: dict[str, list[DxtRecord]] = field(default_factory=dict)
+    lustre: dict[str, list[LustreComponent]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def provenance(self, modules, counters, **more) -> dict:
+        """The instance's record of where it came from: log name, SHA-256, job id, modules and counters used."""
+        return {"source": "darshan", "log": self.name, "sha256": self.sha256, "job_id": self.job_id,
+                "nprocs": self.nprocs, "modules": sorted(modules), "counters": sorted(counters), **more}
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def _c_stderr(messages: list[str]):
+    """Collect what libdarshan-util's C code prints on stderr (its only report of a truncated or
+    corrupt module) into ``messages`` instead of the terminal."""
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            messages += [line for line in sink.read().decode(errors="replace").splitlines() if line.strip()]
+
+
+def _pydarshan():
+    try:
+        import darshan
+    except ImportError:
+        raise InstanceError("reading Darshan logs needs PyDarshan: pip install 'iosched[darshan]' "
+                            "(or pip install darshan)") from None
+    return darshan
+
+
+def read(path: str | Path, modules: tuple[str, ...] | None = None) -> DarshanLog:
+    """The log at ``path`` with the records of ``modules`` (default: the counter, DXT and LUSTRE
+    modules it holds); a module asked for that the log does not hold is left out (see ``modules``).
+
+    libdarshan-util aborts or crashes on some corrupt files (an assertion in darshan_log_close, a
+    segmentation fault on a bad compression type), so the log is read in a forked process and only
+    its data comes back. Raises InstanceError naming the log where it is missing, is not a Darshan
+    log, has a module whose data cannot be read (a truncated or corrupt file), or crashes the reader."""
+    path = Path(path)
+    if not path.is_file():
+        raise InstanceError(f"no such Darshan log: {str(path)!r}")
+    _pydarshan()  # a missing PyDarshan is said here, not in the child
+    receive, send = multiprocessing.Pipe(duplex=False)
+    child = multiprocessing.get_context("fork").Process(target=_child, args=(send, path, modules), daemon=True)
+    child.start()
+    send.close()
+    try:
+        kind, value = receive.recv()
+    except EOFError:  # the child died before sending: the C library crashed on the file
+        child.join()
+        raise InstanceError(f"{path.name}: libdarshan-util crashed reading it (exit {child.exitcode}): a corrupt "
+                            f"Darshan log") from None
+    finally:
+        receive.close()
+    child.join()
+    if kind == "error":
+        raise InstanceError(value)
+    return value
+
+
+def _child(send, path: Path, modules) -> None:
+    """Read the log and send ("log", DarshanLog) or ("error", message); leave without running the
+    report's destructor (which asserts on a handle that failed to open). The C library's messages
+    outside a read (an abort's) go to /dev/null: the parent reports the crash."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    try:
+        send.send(("log", _read(path, modules)))
+    except InstanceError as e:
+        send.send(("error", str(e)))
+    except Exception as e:  # noqa: BLE001  (PyDarshan's own errors on a file it half-reads)
+        send.send(("error", f"{path.name}: PyDarshan cannot read it ({type(e).__name__}: {e})"))
+    finally:
+        send.close()
+        os._exit(0)
+
+
+def _read(path: Path, modules) -> DarshanLog:
+    darshan = _pydarshan()
+    messages: list[str] = []
+    report = None
+    with _c_stderr(messages):  # the failed report's destructor also prints: inside, so it is collected too
+        try:
+            report = darshan.DarshanReport(str(path), read_all=False)
+        except RuntimeError:
+            pass
+    if report is None:
+        detail = next((m for m in messages if "Error" in m), "")
+        raise InstanceError(f"{path.name} is not a readable Darshan log ({detail.strip() or 'no header'})")
+    job = report.metadata["job"]
+    held = {m: {"bytes": int(v["len"]), "partial": bool(v["partial_flag"])} for m, v in report.modules.items()}
+    log = DarshanLog(path, _sha256(path), int(job["jobid"]), int(job["nprocs"]),
+                     job["start_time_sec"] + job.get("start_time_nsec", 0) * 1e-9,
+                     job["end_time_sec"] + job.get("end_time_nsec", 0) * 1e-9, float(job.get("run_time", 0.0)),
+                     str(report.metadata.get("exe", "")), held)
+    wanted = modules if modules is not None else (*COUNTER_MODULES, *DXT_MODULES, "LUSTRE")
+    for mod in wanted:
+        if mod not in held:
+            continue
+        before = len(messages)
+        with _c_stderr(messages):
+            if mod in DXT_MODULES:
+                report.mod_read_all_dxt_records(mod, warnings=False)
+            elif mod == "LUSTRE":
+                report.mod_read_all_lustre_records(warnings=False)
+            else:
+                report.mod_read_all_records(mod, warnings=False)
+        errors = [m for m in messages[before:] if "error" in m.lower()]
+        if errors:
+            raise InstanceError(f"{path.name}: module {mod} cannot be read (the file is truncated or corrupt: "
+                                f"{errors[-1].strip()})")
+        records = report.records.get(mod)
+        count = 0 if records is None else len(records)
+        if count == 0 and held[mod]["bytes"] > 0 and not held[mod]["partial"]:
+            raise InstanceError(f"{path.name}: module {mod} holds {held[mod]['bytes']} bytes but no record could "
+                                f"be read (a truncated or corrupt file)")
+        if not count:
+            continue
+        names = report.name_records
+        if mod in DXT_MODULES:
+            log.dxt[mod] = [_dxt(rec, names) for rec in records.to_df()]
+        elif mod == "LUSTRE":
+            log.lustre = _lustre(records.to_df()["components"], names)
+        else:
+            frames = records.to_df()
+            df = frames["counters"].join(frames["fcounters"].drop(columns=["rank", "id"]))
+            df.insert(1, "file", [names.get(i, str(i)) for i in df["id"]])
+            log.counters[mod] = df
+    return log
+
+
+def _segments(df) -> np.ndarray:
+    if df is None or len(df) == 0:
+        return np.zeros((0, 4))
+    return df[["offset", "length", "start_time", "end_time"]].to_numpy(dtype=np.float64)
+
+
+def _dxt(rec: dict, names: dict) -> DxtRecord:
+    return DxtRecord(names.get(rec["id"], str(rec["id"])), int(rec["rank"]), str(rec.get("hostname", "")),
+                     _segments(rec["write_segments"]), _segments(rec["read_segments"]))
+
+
+def _lustre(df, names: dict) -> dict[str, list[LustreComponent]]:
+    out: dict[str, list[LustreComponent]] = {}
+    for row in df.itertuples(index=False):
+        d = row._asdict()
+        comp = LustreComponent(int(d["LUSTRE_COMP_STRIPE_SIZE"]), int(d["LUSTRE_COMP_STRIPE_COUNT"]),
+                               int(d["LUSTRE_COMP_EXT_START"]), int(d["LUSTRE_COMP_EXT_END"]),
+                               tuple(int(o) for o in d["LUSTRE_OST_IDS"]))
+        out.setdefault(names.get(d["id"], str(d["id"])), []).append(comp)
+    return out
+
+
+def logs_in(path: str | Path) -> list[Path]:
+    """A log file as a one-item list, or the ``*.darshan`` files under a folder (sorted, recursively)."""
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(path.rglob("*.darshan"))
+        if not found:
+            raise InstanceError(f"no *.darshan file under {str(path)!r}")
+        return found
+    if not path.is_file():
+        raise InstanceError(f"no such Darshan log or folder: {str(path)!r}")
+    return [path]
+
+
+def module_list(log: DarshanLog) -> str:
+    """The modules a log holds, for error messages ("none" for an empty log)."""
+    return ", ".join(log.modules) or "none"
+
+
+def each(source, modules: tuple[str, ...], fn) -> tuple[list, list[tuple[str, str]]]:
+    """``fn(log)`` for each log of ``source`` (a log or folder path, a :class:`DarshanLog`, or a list
+    of them), with (log name, reason) of each log refused (an InstanceError from reading it or from
+    ``fn``). A single log's refusal is raised; so is a batch where every log is refused."""
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    paths: list = []
+    for item in items:
+        paths += [item] if isinstance(item, DarshanLog) else logs_in(item)
+    if not paths:
+        raise InstanceError("no Darshan log given")
+    done, refused = [], []
+    for item in paths:
+        try:
+            log = item if isinstance(item, DarshanLog) else read(item, modules)
+            done.append(fn(log))
+        except InstanceError as e:
+            if len(paths) == 1:
+                raise
+            refused.append((Path(getattr(item, "path", item)).name, str(e)))
+    if not done:
+        raise InstanceError(f"every one of the {len(paths)} logs is refused; the first: {refused[0][1]}")
+    return done, refused
