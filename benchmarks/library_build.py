@@ -59,9 +59,11 @@ INSTANCES: dict[str, list[tuple[str, str, list[str]]]] = {
     + _family("medium", ["medium"], range(4), n_jobs=20)
     + _family("large", ["paper-scale"], range(2), n_jobs=100)
     + _family("scarce", ["paper-scale", "scarce-pool"], range(2), n_jobs=100, pool_nodes=16),
-    "filedomain": [("paper-fig2", "paper:fig2", ["paper", "builtin"]), ("paper-fig2d", "paper:fig2d", ["paper", "builtin"]),
+    "filedomain": [("paper-fig2", "paper:fig2", ["paper", "builtin"]),
+                   ("paper-fig2d", "paper:fig2d", ["paper", "builtin"]),
                    ("example-gpfs", "example:gpfs", ["builtin"]), ("example-requests", "example:requests", ["builtin"]),
-                   ("sweep-8-12", "sweep:8:12", ["builtin", "sweep"]), ("sweep-8-30", "sweep:8:30", ["builtin", "sweep"])]
+                   ("sweep-8-12", "sweep:8:12", ["builtin", "sweep"]),
+                   ("sweep-8-30", "sweep:8:30", ["builtin", "sweep"])]
     + _family("small", ["small"], range(6), max_stripes=12)
     + _family("medium", ["medium"], range(5))
     + _family("token", ["medium", "token", "requests"], range(4), max_stripes=12, locking="token", requests=True),
@@ -95,7 +97,8 @@ BOUND_NAMES = {
 MORE_BOUNDS = {"periodic": [("contiguity_sys_efficiency", "the contiguity bound (models.periodic.contiguity_bound: the "
                                                           "long-run LP with cuts for contiguous computes), valid for "
                                                           "every periodic pattern")]}
-TOLERANCE = 1e-9  # relative: re-scoring reproduces a value, and a value this close to its bound is optimal (core.CERTIFIED_GAP)
+# relative: re-scoring reproduces a value, and a value this close to its bound is optimal (core.CERTIFIED_GAP)
+TOLERANCE = 1e-9
 # malleable's time-indexed MILP only where its grid is small
 SKIP = {("malleable", "milp"): lambda e: e.size.get("jobs", 0) > 4,
         ("forwarding", "milp"): lambda e: e.size.get("jobs", 0) > 12}
@@ -129,11 +132,10 @@ def make_entry(problem: str, short: str, spec: str, tags: list[str]) -> library.
 def _solver(params: dict) -> str:
     if "profile" not in params:
         return "none (the method's own code)"
-    import highspy
-    import ortools
+    from importlib.metadata import version
 
-    return (f"profile {params['profile']}: HiGHS (highspy {highspy.__version__ if hasattr(highspy, '__version__') else '?'}) "
-            f"or CP-SAT (ortools {ortools.__version__}), as the method uses")
+    return (f"profile {params['profile']}: HiGHS (highspy {version('highspy')}) or CP-SAT (ortools "
+            f"{version('ortools')}), as the method uses")
 
 
 def more_bounds(e: library.Entry, inst) -> dict | None:

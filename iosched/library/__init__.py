@@ -24,7 +24,6 @@ import datetime
 import gzip
 import hashlib
 import json
-import math
 import platform
 from dataclasses import dataclass
 from functools import cache
