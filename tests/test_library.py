@@ -215,3 +215,15 @@ def test_the_docs_table_has_a_row_per_instance(problem):
     assert [r[0] for r in rows] == sorted(e.short for e in library.catalog(problem).values())
     assert all(len(r) == len(ext.HEADER) and r[5] in ("optimal", "open") for r in rows)
     assert (path.parents[1] / f"library-{problem}.md").read_text().count(f"{{iosched-library}} {problem}") == 1
+
+
+def test_the_report_measures_gaps_against_the_librarys_best_known_and_bound():
+    from iosched.harness import report
+
+    rec = SUMMARY[NAME]
+    row = {"instance": f"lib:{NAME}", "problem": "window", "method": "first-fit", "params": {}, "seed": None,
+           "objective_name": "hypervolume", "sense": "max", "objective": rec["best_known"] / 2, "bound": None,
+           "feasible": True, "status": "OK", "solve_s": 0.0}
+    assert report.best_known([row])[(f"lib:{NAME}", "hypervolume")] == {
+        "sense": "max", "value": rec["best_known"], "bound": rec["bound"]}
+    assert report.summarize([row])[0]["mean_gap_value"] == pytest.approx(1.0)  # half the best known: 100 % gap
