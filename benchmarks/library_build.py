@@ -4,14 +4,17 @@
 
 Each instance of :data:`INSTANCES` is made from its spec (a built-in name or ``generate:SEED:{size}``),
 stored with its hash in the problem's catalogue, and run through the problem's methods of
-:data:`METHODS` (heuristics, and the exact method under the ``quick`` profile) with
+:data:`METHODS_RUN` (heuristics, and the exact method under the ``quick`` profile) with
 :func:`iosched.solve`. The best solution is re-scored by the evaluator after a JSON round trip and
 stored; the history gets one ``solution`` record (the best), the tightest ``bound`` (the problem's,
-one of :data:`MORE_BOUNDS`, or a method's own bound: all valid for every solution), and a ``class`` record (the
-first profile under which the exact method met that bound, or ``open``). An instance already in the
-history is skipped, so a killed build resumes; records are only ever appended. Then each problem's
-summary.json is regenerated. ``--more-bounds`` only appends the bounds of :data:`MORE_BOUNDS` where they
-tighten the recorded ones.
+one of :data:`MORE_BOUNDS`, or a method's own bound: all valid for every solution), and a ``class``
+record (the first profile under which the exact method met that bound, or ``open``). An instance
+already in the history is skipped, so a killed build resumes; records are only ever appended. Then
+each problem's summary.json is regenerated.
+
+``--escalate PROFILE`` only runs the exact method under PROFILE on the instances of class ``open``
+(appending a better solution, a tighter bound and the class); ``--more-bounds`` only appends the
+bounds of :data:`MORE_BOUNDS` where they tighten the recorded ones.
 """
 
 from __future__ import annotations
@@ -164,6 +167,45 @@ def add_more_bounds(problem: str, log) -> None:
         library.append_history(problem, records)
 
 
+def _run_method(e: library.Entry, inst, method: str, params: dict, log):
+    """``method`` on ``e`` through iosched.solve: (result or None where refused, the value of its solution
+    re-scored by the evaluator after a JSON round trip or None, that solution's dict)."""
+    prob = get_problem(e.problem)
+    seed = 0 if METHODS[f"{e.problem}/{method}"].randomized else None
+    try:
+        res = iosched.solve(e.problem, inst, method, seed=seed, attach_bound=False, **params)
+    except ParameterError as err:  # beyond the method's size limits
+        log(f"  {method}: refused: {err}")
+        return None, None, None
+    log(f"  {method}: {res.status.value} {res.objective} bound {res.bound} ({res.wall_time_s:.1f} s)")
+    if res.solution is None or res.evaluation is None or not res.evaluation.feasible:
+        return res, None, None
+    sol = prob.solution_to_dict(res.solution, inst)
+    ev = prob.evaluate(inst, prob.read_solution(json.loads(json.dumps(sol))))
+    value = prob.objective(ev, e.objective) if ev.feasible else None
+    if value is None or library.relative_gap(res.objective, value) > e.tolerance:
+        log(f"  {method}: its solution does not re-score to {res.objective} after JSON ({value}): not stored")
+        return res, None, None
+    return res, value, sol
+
+
+def _method_bound(e: library.Entry, res, method: str) -> dict | None:
+    """The bound a method's result proved (valid for every solution, as Result.bound is), as a record."""
+    if res is None or res.bound is None or res.status == Status.ERROR:
+        return None
+    return {"instance": e.name, "kind": "bound", "value": res.bound,
+            "backed_by": f"the bound {method} proved ({res.info.get('gap_against') or 'its own'}), valid for every "
+                         f"solution", "scope": "every solution", "method": method, "time_s": round(res.wall_time_s, 3)}
+
+
+def _stamp() -> dict:
+    return {"date": library.now(), "version": iosched.__version__, "machine": library.machine()}
+
+
+def _params(params: dict, method: str, problem: str) -> dict:
+    return {**params, "seed": 0} if METHODS[f"{problem}/{method}"].randomized else params
+
+
 def run_instance(e: library.Entry, log) -> list[dict]:
     """Run the methods on ``e`` and return its history records (and store its best solution)."""
     prob = get_problem(e.problem)
@@ -183,36 +225,23 @@ def run_instance(e: library.Entry, log) -> list[dict]:
     for method, params in METHODS_RUN[e.problem]:
         if SKIP.get((e.problem, method), lambda _: False)(e):
             continue
-        seed = 0 if METHODS[f"{e.problem}/{method}"].randomized else None
-        try:
-            res = iosched.solve(e.problem, inst, method, seed=seed, attach_bound=False, **params)
-        except ParameterError as err:  # beyond the method's size limits
-            log(f"  {method}: refused: {err}")
+        res, value, sol = _run_method(e, inst, method, params, log)
+        if res is None:
             continue
         runs.append(method)
-        log(f"  {method}: {res.status.value} {res.objective} bound {res.bound} ({res.wall_time_s:.1f} s)")
-        if res.bound is not None and res.status != Status.ERROR and (
-                bound_rec is None or library.better(e.sense, bound_rec["value"], res.bound)):
-            bound_rec = {"instance": e.name, "kind": "bound", "value": res.bound,
-                         "backed_by": f"the bound {method} proved ({res.info.get('gap_against') or 'its own'}), "
-                                      f"valid for every solution",
-                         "scope": "every solution", "method": method, "time_s": round(res.wall_time_s, 3)}
-        if res.solution is None or res.evaluation is None or not res.evaluation.feasible:
-            continue
-        sol = prob.solution_to_dict(res.solution, inst)
-        ev = prob.evaluate(inst, prob.read_solution(json.loads(json.dumps(sol))))
-        value = prob.objective(ev, e.objective) if ev.feasible else None
-        if value is None or library.relative_gap(res.objective, value) > e.tolerance:
-            log(f"  {method}: its solution does not re-score to {res.objective} after JSON ({value}): not stored")
+        b = _method_bound(e, res, method)
+        if b is not None and (bound_rec is None or library.better(e.sense, bound_rec["value"], b["value"])):
+            bound_rec = b
+        if value is None:
             continue
         if method == EXACT[e.problem]:
             exact_value = value
         if best is None or library.better(e.sense, value, best["value"]):
-            best, best_time = {"value": value, "method": method, "params": {**params, "seed": seed} if seed is not None
-                               else params, "solution": sol}, res.wall_time_s
+            best, best_time = {"value": value, "method": method, "params": _params(params, method, e.problem),
+                               "solution": sol}, res.wall_time_s
     if best is None:
         raise RuntimeError(f"{e.name}: no method gave a feasible solution")
-    stamp = {"date": library.now(), "version": iosched.__version__, "machine": library.machine()}
+    stamp = _stamp()
     library.write_json_gz(e.solution_path, best["solution"])
     records = [{"instance": e.name, "kind": "solution", "value": best["value"], "method": best["method"],
                 "params": best["params"], "solver": _solver(best["params"]), "time_s": round(best_time, 3),
@@ -228,10 +257,41 @@ def run_instance(e: library.Entry, log) -> list[dict]:
     return records
 
 
+def escalate(e: library.Entry, profile: str, log) -> list[dict]:
+    """The exact method under ``profile`` on an instance of class ``open``: its records (a better solution,
+    stored; a tighter bound; the class: ``profile`` where the exact value met the bound, else ``open``)."""
+    rec = library.summary(e.problem)[e.name]
+    method = EXACT[e.problem]
+    params = {**dict(METHODS_RUN[e.problem])[method], "profile": profile}
+    res, value, sol = _run_method(e, library.load(e.name), method, params, log)
+    if res is None:  # refused (beyond its size limits): nothing tried
+        return []
+    stamp, records = _stamp(), []
+    best, bound = rec["best_known"], rec["bound"]
+    if value is not None and library.better(e.sense, value, best) and library.relative_gap(best, value) > e.tolerance:
+        library.write_json_gz(e.solution_path, sol)
+        records.append({"instance": e.name, "kind": "solution", "value": value, "method": method,
+                        "params": _params(params, method, e.problem), "solver": _solver(params),
+                        "time_s": round(res.wall_time_s, 3), "solution_hash": library.content_hash(sol), **stamp})
+    b = _method_bound(e, res, method)
+    if b is not None and library.better(e.sense, bound, b["value"]):
+        records.append({**b, **stamp})
+        bound = b["value"]
+    met = value is not None and library.relative_gap(value, bound) <= e.tolerance
+    records.append({"instance": e.name, "kind": "class", "value": profile if met else "open", "method": method,
+                    "tried": [*rec["class_tried"], profile],
+                    "note": "the exact method's value met the bound under the profile" if met else
+                    "the exact method did not meet the bound under the profiles tried", **stamp})
+    return records
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problem", nargs="*", default=list(library.PROBLEMS))
     ap.add_argument("--only", nargs="*", help="short names to build (default: all)")
+    ap.add_argument("--escalate", metavar="PROFILE",
+                    help="only run the exact method under PROFILE on the built instances of class open (with --only: "
+                         "those of them)")
     ap.add_argument("--more-bounds", action="store_true",
                     help="only append the bounds of MORE_BOUNDS where they tighten the recorded ones")
     args = ap.parse_args(argv)
@@ -239,6 +299,14 @@ def main(argv=None) -> int:
         if args.more_bounds:
             add_more_bounds(problem, lambda text: print(text, flush=True))
             library.write_summary(problem)
+            continue
+        if args.escalate:
+            for name, rec in library.summary(problem).items():
+                if rec["class"] == "open" and (not args.only or name.split("/", 1)[1] in args.only):
+                    print(f"{name}: the exact method under {args.escalate}", flush=True)
+                    library.append_history(problem, escalate(library.entry(name), args.escalate,
+                                                             lambda text: print(text, flush=True)))
+                    library.write_summary(problem)
             continue
         (library.DATA / problem).mkdir(parents=True, exist_ok=True)
         done = {r["instance"] for r in library.read_history(problem)}
