@@ -552,7 +552,7 @@ def cmd_library(args) -> int:
             return 0
         print(f"{'name':28s} {'status':8s} {'class':7s} {'best known':>14s} {'bound':>14s} {'gap':>9s}  found by")
         for r in rows:
-            gap = _fmt(r["gap"], ".3%") if r["gap"] is not None else "-"
+            gap = library.gap_text(r["gap"])
             print(f"{r['name']:28s} {r['status']:8s} {r['class'] or '-':7s} {_fmt(r['best_known'], '.8g'):>14s} "
                   f"{_fmt(r['bound'], '.8g'):>14s} {gap:>9s}  {(r['found_by'] or {}).get('method', '-')}")
         print(f"{len(rows)} instances")

@@ -41,7 +41,7 @@ def library_rows(problem: str) -> list[list[str]]:
     for name, r in sorted(library.summary(problem).items()):
         found = r["found_by"] or {}
         rows.append([name.split("/", 1)[1], ", ".join(f"{k} {v}" for k, v in r["size"].items()),
-                     _num(r["best_known"]), _num(r["bound"]), "-" if r["gap"] is None else f"{r['gap']:.3%}",
+                     _num(r["best_known"]), _num(r["bound"]), library.gap_text(r["gap"]),
                      r["status"], r["class"] or "-", f"{found.get('method', '-')} ({found.get('date', '')[:10]})"])
     return rows
 

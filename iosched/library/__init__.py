@@ -71,6 +71,13 @@ def relative_gap(value: float, bound: float) -> float:
     return abs(bound - value) / max(abs(value), 1e-12)
 
 
+def gap_text(gap: float | None) -> str:
+    """A gap for a table: a percentage, or in scientific notation under 0.001 % (a 1e-6 gap is not 0.000 %)."""
+    if gap is None:
+        return "-"
+    return "0" if gap == 0 else f"{gap:.3%}" if gap >= 1e-5 else f"{gap:.1e}"
+
+
 def better(sense: str, a: float, b: float) -> bool:
     """Whether ``a`` is strictly better than ``b`` for an objective of ``sense``."""
     return a > b if sense == "max" else a < b
