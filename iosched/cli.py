@@ -684,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
     ll = lsub.add_parser("list", help="the library's instances with status, best known, bound and gap")
     ll.add_argument("problem", nargs="?")
     ll.add_argument("--tag", help="only the instances with this tag (paper, small, medium, paper-scale ...)")
-    ll.add_argument("--status", choices=["optimal", "open", "infeasible"])
+    ll.add_argument("--status", choices=["optimal", "open"])
     ll.add_argument("--json", action="store_true")
     lw = lsub.add_parser("show", help="an instance's catalogue entry, summary and history (JSON)")
     lw.add_argument("name", help="e.g. periodic/paper-set1 (or lib:periodic/paper-set1)")

@@ -34,8 +34,6 @@ from iosched.files import atomic_path, write_text
 
 DATA = Path(__file__).parent / "data"
 PROBLEMS = ("periodic", "window", "forwarding", "filedomain", "malleable")
-STATUSES = ("optimal", "open", "infeasible")
-CLASSES = ("quick", "default", "thorough", "open")
 UNITS = {"sys_efficiency": "share of the platform's processors (0-1)", "hypervolume": "share of the unit box (0-1)",
          "total_io_time": "s (sum over the jobs)", "time": "s", "mean_completion": "s (mean over the jobs)"}
 
