@@ -78,8 +78,9 @@ class Problem:
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
 
     def read_instance(self, spec):
-        """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name, or
-        ``generate:SEED:{size JSON}`` (how benchmark suites and their reports name generated instances)."""
+        """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
+        ``generate:SEED:{size JSON}`` (how benchmark suites and their reports name generated instances), or
+        ``lib:NAME`` (a library instance: ``iosched library list``)."""
         kind = self.instance_type
         if kind is not None and isinstance(spec, kind):
             return spec
@@ -98,6 +99,10 @@ class Problem:
                                 f"name, got {type(spec).__name__} {_short(spec)}")
         if spec.startswith("generate:") and not os.path.exists(spec):
             return self._generated(spec)
+        if spec.startswith("lib:") and not os.path.exists(spec):  # a library name (iosched.library)
+            from iosched.library import load as library_load
+
+            return library_load(spec[4:], self.name)
         return self.load(spec)
 
     def _generated(self, spec: str):

@@ -1,7 +1,8 @@
 """Merge a results directory into gap tables and plots.
 
 For each instance and objective, the best known bound is the tightest bound any result
-proved, and the best known value the best feasible objective any method reached. One row
+proved, and the best known value the best feasible objective any method reached (for a library
+instance, ``lib:NAME``, the library's recorded best known and bound count too). One row
 per **configuration** (a method and its parameters, profile included: ``exact[engine=milp]``;
 the seeds of one configuration are its runs): runs and distinct seeds, runs solved (a
 feasible answer), mean, spread (standard deviation of the per-seed means, so the spread is
@@ -53,13 +54,23 @@ def _gap(value: float | None, ref: float | None) -> float | None:
 
 
 def best_known(rows: list[dict]) -> dict:
-    """(instance, objective) -> {"sense", "value", "bound"}: the best over all methods."""
+    """(instance, objective) -> {"sense", "value", "bound"}: the best over all methods, and for a library
+    instance (``lib:NAME``) over its recorded best known and bound too (iosched.library)."""
     best: dict = {}
     for r in rows:
         if r.get("objective_name") is None:
             continue
-        b = best.setdefault((r["instance"], r["objective_name"]), {"sense": r["sense"], "value": None,
-                                                                   "bound": None})
+        key = (r["instance"], r["objective_name"])
+        if key not in best:
+            best[key] = {"sense": r["sense"], "value": None, "bound": None}
+            if r["instance"].startswith("lib:"):
+                from iosched import library
+
+                e = library.entry(r["instance"][4:], r["problem"])
+                if e.objective == r["objective_name"]:
+                    rec = library.summary(e.problem)[e.name]
+                    best[key].update(value=rec["best_known"], bound=rec["bound"])
+        b = best[key]
         if r.get("feasible") and r.get("objective") is not None and math.isfinite(r["objective"]):
             if b["value"] is None or _better(r["sense"], r["objective"], b["value"]):
                 b["value"] = r["objective"]
