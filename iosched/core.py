@@ -239,7 +239,9 @@ class MethodDescription:
     parameters: list[Parameter]
 
     def __str__(self) -> str:
-        lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}"
+        chosen = any(p.name == "objective" for p in self.parameters)
+        other = " (or the one its objective parameter names)" if chosen else ""
+        lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}{other}"
                  + (" (randomised: give --seed)" if self.randomized else "")]
         if not self.parameters:
             lines.append("  no parameters")
