@@ -167,7 +167,7 @@ FORWARDING_RUNS = [(m, {}) for m in ("fixed", "round-robin", "dfra", "mckp")] + 
     for o in ("total_io_time", "max_io_time", "total_slowdown")] + [("milp-max", {"profile": "quick"})]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny(max_jobs=2), st.sampled_from(FORWARDING_RUNS))
 def test_forwarding_optimal_is_the_brute_force_optimum(inst, run):
     method, params = run
@@ -188,7 +188,7 @@ FILEDOMAIN_RUNS = [(m, {}) for m in ("even", "stripe-aligned", "lustre", "gpfs")
                  ("dp", "unit"))]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(byte_case(), st.sampled_from(FILEDOMAIN_RUNS))
 def test_filedomain_optimal_is_the_brute_force_optimum(inst, run):
     method, params = run
