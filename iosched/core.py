@@ -156,6 +156,15 @@ class Method:
     randomized: bool = False
     prepare: Callable[[], None] | None = None  # run by solve before the method's clock (a JIT compilation)
 
+    def objective_of(self, params: dict) -> str:
+        """The objective the method optimises with ``params``: the value of its ``objective``
+        parameter where it takes one (its default is the registered objective), else the registered one."""
+        return params.get("objective", self.objective) if "objective" in _signature(self.run) else self.objective
+
+
+def _signature(fn) -> dict:
+    return inspect.signature(fn).parameters
+
 
 PROBLEMS: dict[str, Problem] = {}
 # perf_counter() when solve started the running method's clock (None outside solve): the origin of
@@ -173,10 +182,16 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
     """Decorator: register ``fn(instance, **params) -> MethodOutput`` as ``problem/name``.
 
     ``prepare`` is a one-off step that :func:`solve` runs before it starts the method's clock
-    (compiling a kernel, or loading it from a cache); its time is reported apart.
+    (compiling a kernel, or loading it from a cache); its time is reported apart. A method with an
+    ``objective`` parameter optimises the objective it names, and its result reports that one
+    (:meth:`Method.objective_of`): the parameter's default must be ``objective``.
     """
 
     def wrap(fn):
+        own = _signature(fn).get("objective")
+        if own is not None and own.default != objective:
+            raise ValueError(f"{problem}/{name}: registered for {objective!r}, but its objective parameter "
+                             f"defaults to {own.default!r}")
         doc = (fn.__doc__ or "").strip().splitlines()
         METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, doc[0] if doc else "", randomized,
                                               prepare)
@@ -235,7 +250,9 @@ class MethodDescription:
     parameters: list[Parameter]
 
     def __str__(self) -> str:
-        lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}"
+        chosen = any(p.name == "objective" for p in self.parameters)
+        other = " (or the one its objective parameter names)" if chosen else ""
+        lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}{other}"
                  + (" (randomised: give --seed)" if self.randomized else "")]
         if not self.parameters:
             lines.append("  no parameters")
@@ -264,6 +281,11 @@ CERTIFIED_GAP = 1e-9  # a feasible value this close to a proven bound is optimal
 BOUND_TOLERANCE = 1e-6  # a bound past a feasible solution's value by more than this (relative) is wrong
 
 
+def _note(info: dict, key: str, text: str) -> None:
+    """``text`` under ``info[key]``, after what is there already (two dropped bounds both say why)."""
+    info[key] = f"{info[key]}; {text}" if info.get(key) else text
+
+
 def _checked_bound(bound, name: str, objective, sense: str, info: dict):
     """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
     BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
@@ -271,10 +293,48 @@ def _checked_bound(bound, name: str, objective, sense: str, info: dict):
         return bound
     past = bound - objective if sense == "min" else objective - bound
     if past > BOUND_TOLERANCE * abs(objective):
-        info["bound_error"] = (f"{name} {bound!r} lies past the evaluated value {objective!r} of a feasible "
-                               f"solution, so it is wrong (a solver's tolerances or a fault): dropped")
+        _note(info, "bound_error", f"{name} {bound!r} lies past the evaluated value {objective!r} of a feasible "
+                                   f"solution, so it is wrong (a solver's tolerances or a fault): dropped")
         return None
     return bound
+
+
+def optimality_tolerance(method: Method, params: dict) -> float:
+    """The relative gap within which a value meets a bound (the result is then optimal): for a method that
+    runs a solver, its profile's ``rel_gap`` (the solver's own idea of optimal), at least 2 BOUND_TOLERANCE
+    (solvers' bounds are that far off); for any other method CERTIFIED_GAP."""
+    own = _signature(method.run).get("profile")
+    if own is None:
+        return CERTIFIED_GAP
+    from iosched.solvers import load_profile
+
+    profile = params.get("profile", own.default)
+    rel_gap = profile.rel_gap if hasattr(profile, "rel_gap") else load_profile(profile).rel_gap
+    return max(CERTIFIED_GAP, rel_gap, 2 * BOUND_TOLERANCE)
+
+
+def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
+    """The one rule on ``optimal``, for every problem and method: a result with a solution is optimal when, and
+    only when, its evaluated ``objective`` meets ``bound`` (valid for every solution of the reported objective;
+    ``proof`` names it) within ``tolerance``. A claim that fails is downgraded, ``info["not_optimal"]`` saying
+    why (with a scope's claim the method made in ``info["optimal"]``); a value that meets the bound is
+    optimal whatever found it, ``info["optimal"]`` naming the bound."""
+    if objective is None or status not in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT):
+        return status
+    met = gap is not None and gap <= tolerance
+    if status == Status.OPTIMAL and not met:
+        claim = info.pop("optimal", None)
+        why = ("no bound valid for every solution was available" if bound is None else
+               f"its value {objective!r} is {gap:.3g} (relative) from {proof} {bound!r}, more than the "
+               f"tolerance {tolerance:g}")
+        info["not_optimal"] = (f"the method called it optimal{f' ({claim})' if claim else ''}, but {why}: "
+                               f"feasible")
+        return Status.FEASIBLE
+    if status != Status.OPTIMAL and met:
+        info["optimal"] = (f"certified: the evaluated value {objective!r} meets {proof} {bound!r} (gap {gap:.3g}, "
+                           f"tolerance {tolerance:g})")
+        return Status.OPTIMAL
+    return status
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
@@ -414,9 +474,10 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if trivial is not None:
         warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
         out.info["trivial"] = trivial
-    sense = prob.sense(m.objective)
+    name = m.objective_of(params)
+    sense = prob.sense(name)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
-    objective = prob.objective(evaluation, m.objective) if evaluation is not None else None
+    objective = prob.objective(evaluation, name) if evaluation is not None else None
     status = out.status
     if evaluation is not None and not evaluation.feasible:
         status = Status.ERROR
@@ -424,27 +485,25 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             str(v) for v in evaluation.violations[:5])
     bound_start = time.perf_counter()
     try:
-        bound = prob.bound(instance, m.objective) if attach_bound else None
+        bound = prob.bound(instance, name) if attach_bound else None
     except Exception as e:  # no bound is a weaker result, not a failed one
         bound = None
-        out.info["bound_error"] = f"{type(e).__name__}: {e}"
+        _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
     bound_time = time.perf_counter() - bound_start
     feasible = objective if evaluation is not None and evaluation.feasible else None
     bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
     method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
-    if out.bound is not None and method_bound is None and status == Status.OPTIMAL:
-        status = Status.FEASIBLE  # its optimality rested on that bound
-    if method_bound is not None:
-        bound = method_bound if bound is None else (min if sense == "max" else max)(bound, method_bound)
+    own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
+                                                          method_bound < bound))
+    bound = method_bound if own else bound
     gap = relative_gap(objective, bound) if status != Status.ERROR else None
-    if gap is not None and not attach_bound:
-        out.info["gap_against"] = "the method's own bound (the problem's was not asked for)"
+    proof = "the problem's bound"
+    if gap is not None and own:
+        proof = "the method's own bound"
+        out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
     elif gap is not None and prob.gap_reference is not None:
-        out.info["gap_against"] = (prob.gap_reference(instance, m.objective) if method_bound is None
-                                   else "the tighter of the problem's bound and the method's own")
-    if status == Status.FEASIBLE and gap is not None and gap <= CERTIFIED_GAP:
-        status = Status.OPTIMAL
-        out.info["optimal"] = "certified: the evaluated value meets the proven bound"
-    return Result(problem, getattr(instance, "name", "instance"), method, status, m.objective, sense,
+        proof = out.info["gap_against"] = prob.gap_reference(instance, name)
+    status = _settled(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
+    return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
                   objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
                   out.info, method_time, bound_time, prepare_time, cpu, instance)

@@ -32,6 +32,7 @@ from iosched.errors import ParameterError
 from iosched.evaluate.window import (
     FrontPoint,
     Selection,
+    front_hypervolume,
     front_quality,
     ssd_capacity,
     ssd_placement,
@@ -559,6 +560,8 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
                                 f"(a longer proof would keep more than {MAX_TIE_KEYS:,} partial sums): the front is "
                                 "exact, the subset at the chosen point is one of its equals, not proved the rule's")
     out.status = Status.OPTIMAL if complete else Status.TIME_LIMIT
+    if complete:  # no front of the window covers more: its hypervolume bounds every solution's
+        out.bound = front_hypervolume(instance, front)
     if fallback:
         out.info["engine"] = fallback
     if not complete:

@@ -644,9 +644,12 @@ def dp_partition(instance: FileDomainInstance, granularity: str = "unit", deadli
     def cost(ends: np.ndarray) -> float:
         return float((np.diff(np.r_[0, ends]) / cap).max())
 
-    lo, hi = D / cap.sum() * (1 - 1e-12), D / cap.max()
-    best = fill(hi)
-    hi = cost(best)
+    # the start covers the data by construction: the fastest aggregator takes all of it (a greedy fill at
+    # T = D / max(cap) can fall a unit short, floor(T x cap) rounding D - 1e-16 down); fills bisected on
+    # below replace it only when they cover the data too
+    fastest = int(np.argmax(cap))
+    best = np.where(np.arange(len(cap)) >= fastest, D, 0).astype(np.int64)
+    lo, hi = D / cap.sum() * (1 - 1e-12), cost(best)
     finished = False
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:
