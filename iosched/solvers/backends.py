@@ -186,8 +186,7 @@ def licence_error(name: str, error: Exception, variables: int, constraints: int)
 
 # what each backend's log says when it takes a MIP start, and its value
 _START_TAKEN = {
-    "highs": re.compile(r"MIP start solution is feasible, objective value is\s+(\S+)|"
-                        r"Solution has\s+num\s+max\s+sum.*?\n.*?Objective value\s*:?\s*(\S+)", re.IGNORECASE),
+    "highs": re.compile(r"MIP start solution is feasible, objective value is\s+(\S+)"),
     "gurobi": re.compile(r"(?:Loaded user MIP start|User MIP start produced solution) with objective\s+(\S+)"),
     "scip": re.compile(r"feasible solution (?:found by completesol heuristic after \S+ seconds, objective value|"
                        r"given by solution candidate storage, new primal bound)\s+(\S+)"),
@@ -196,7 +195,7 @@ _START_TAKEN = {
 }
 
 
-def _start_report(name: str, log: str) -> dict:
+def start_report(name: str, log: str) -> dict:
     """Whether ``name``'s log shows the MIP start taken, and its value there (None where not printed)."""
     found = _START_TAKEN[name].search(log or "")
     if not found:
@@ -284,7 +283,7 @@ def solve_pyomo(model, profile, load: bool = True, warm: bool = False):
         loader()
     outcome = SolveOutcome(status, obj, bound, relative_gap(obj, bound), wall, has, message)
     if warm:
-        outcome.start = _start_report(b.name, log)
+        outcome.start = start_report(b.name, log)
     return outcome
 
 
@@ -393,3 +392,166 @@ def inventory(probe: bool = True) -> list[dict]:
                 row["licence"] = f"unusable: {type(e).__name__}: {e}"
         rows.append(row)
     return rows
+
+
+def solve_mps(path: str, profile, columns: int, rows: int, start=None):
+    """Solve the model of the MPS file ``path`` (``columns`` columns named c0, c1 ... in order, ``rows`` rows,
+    minimised, as HiGHS writes a model) on ``profile.solver`` (not HiGHS) through its own reader and API:
+    (status, objective, bound, has_solution, message, column values or None, start report or None), the
+    same statuses and the backend's own best bound as :func:`solve_pyomo`. ``start``: column values handed
+    over as a MIP start. A licence's size refusal raises LicenceLimit."""
+    import numpy as np
+
+    b = require(profile.solver)
+    raw = profile.raw.get(b.name, {})
+    log = f"{path}.log"
+    try:
+        with warnings.catch_warnings(), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            out = _MPS[b.name](path, profile, raw, log, None if start is None else np.asarray(start, dtype=float))
+    except Exception as e:
+        refused = licence_error(b.name, e, columns, rows)
+        if refused is not None:
+            raise refused from None
+        return Status.ERROR, None, None, False, repr(e), None, None
+    status, obj, bound, has, message, x = out
+    if x is not None and len(x) != columns:
+        return Status.ERROR, None, None, False, f"{b.name} read {len(x)} columns of {columns}", None, None
+    report = None
+    if start is not None:
+        try:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                report = start_report(b.name, f.read())
+        except OSError:
+            report = {"taken": None, "value": None}
+    return status, _finite(obj) if has else None, _finite(bound), has, message, x if has else None, report
+
+
+def _status(optimal: bool, time_limit: bool, infeasible: bool, has: bool) -> Status:
+    if optimal and has:
+        return Status.OPTIMAL
+    if time_limit:
+        return Status.TIME_LIMIT
+    if infeasible:
+        return Status.INFEASIBLE
+    return Status.FEASIBLE if has else Status.ERROR
+
+
+def _mps_gurobi(path, profile, raw, log, start):
+    import gurobipy as gp
+    import numpy as np
+
+    env = gp.Env(empty=True)
+    env.setParam("LogToConsole", 0)
+    env.setParam("LogFile", log)
+    env.start()
+    m = gp.read(path, env)
+    for key, value in {"TimeLimit": float(profile.time_limit), "MIPGap": float(profile.rel_gap),
+                       "Threads": profile.threads, "Seed": profile.seed, **raw}.items():
+        m.setParam(key, value)
+    cols = m.getVars()
+    order = np.argsort([int(v.VarName[1:]) for v in cols])
+    cols = [cols[k] for k in order]
+    if start is not None:
+        m.setAttr("Start", cols, start.tolist())
+    m.optimize()
+    S = gp.GRB.Status
+    has = m.SolCount > 0
+    obj = m.ObjVal if has else None
+    bound = m.ObjBound if m.IsMIP else (obj if m.Status == S.OPTIMAL else None)
+    x = np.asarray(m.getAttr("X", cols)) if has else None
+    status = _status(m.Status == S.OPTIMAL, m.Status == S.TIME_LIMIT, m.Status in (S.INFEASIBLE, S.INF_OR_UNBD), has)
+    return status, obj, bound, has, f"gurobi status {m.Status}", x
+
+
+def _mps_scip(path, profile, raw, log, start):
+    import numpy as np
+    import pyscipopt
+
+    m = pyscipopt.Model()
+    m.hideOutput()
+    m.setLogfile(log)
+    m.readProblem(path)
+    for key, value in {"limits/time": float(profile.time_limit), "limits/gap": float(profile.rel_gap),
+                       "lp/threads": profile.threads, "randomization/randomseedshift": profile.seed, **raw}.items():
+        m.setParam(key, value)
+    cols = m.getVars()
+    cols = [cols[k] for k in np.argsort([int(v.name[1:]) for v in cols])]
+    if start is not None:
+        sol = m.createPartialSol()
+        for v, value in zip(cols, start.tolist()):
+            m.setSolVal(sol, v, value)
+        m.addSol(sol)
+    m.optimize()
+    st = m.getStatus()
+    has = m.getNSols() > 0
+    obj = m.getObjVal() if has else None
+    x = np.asarray([m.getVal(v) for v in cols]) if has else None
+    status = _status(st in ("optimal", "gaplimit"), st == "timelimit", st in ("infeasible", "inforunbd"), has)
+    return status, obj, m.getDualbound(), has, st, x
+
+
+def _mps_cplex(path, profile, raw, log, start):
+    import cplex
+    import numpy as np
+
+    c = cplex.Cplex()
+    with open(log, "w", encoding="utf-8") as stream:
+        c.set_log_stream(stream)
+        c.set_results_stream(stream)
+        c.set_warning_stream(None)
+        c.set_error_stream(None)
+        c.read(path)
+        for key, value in {"timelimit": float(profile.time_limit), "mip_tolerances_mipgap": float(profile.rel_gap),
+                           "threads": profile.threads, "randomseed": profile.seed, **raw}.items():
+            target = c.parameters
+            for piece in key.split("_"):
+                target = getattr(target, piece)
+            target.set(value)
+        names = c.variables.get_names()
+        order = np.argsort([int(n[1:]) for n in names])
+        mip = c.variables.get_num_integer() + c.variables.get_num_binary() > 0
+        if start is not None and mip:
+            c.MIP_starts.add(cplex.SparsePair(ind=order.tolist(), val=start.tolist()),
+                             c.MIP_starts.effort_level.repair)
+        c.solve()
+    code = c.solution.get_status()
+    has = c.solution.get_solution_type() != c.solution.type.none
+    obj = c.solution.get_objective_value() if has else None
+    optimal = code in (1, 101, 102)  # optimal, MIP_optimal, MIP_optimal_tolerance
+    bound = c.solution.MIP.get_best_objective() if mip else (obj if optimal else None)
+    x = np.asarray(c.solution.get_values())[order] if has else None
+    status = _status(optimal, code in (11, 107, 108), code in (3, 4, 103, 119), has)
+    return status, obj, bound, has, c.solution.get_status_string(), x
+
+
+def _mps_xpress(path, profile, raw, log, start):
+    import numpy as np
+    import xpress as xp
+
+    p = xp.problem()
+    p.setLogFile(log)
+    p.setControl("outputlog", 1)
+    p.readProb(path, "")
+    for key, value in {"timelimit": float(profile.time_limit), "miprelstop": float(profile.rel_gap),
+                       "threads": profile.threads, "randomseed": profile.seed, **raw}.items():
+        p.setControl(key, value)
+    n = p.attributes.cols
+    names = p.getNameList(2, 0, n - 1)
+    order = np.argsort([int(name[1:]) for name in names])
+    if start is not None:
+        p.addMipSol(start.tolist(), order.tolist(), "start")
+    p.optimize()
+    sol = p.attributes.solstatus
+    S = xp.SolStatus
+    has = sol in (S.OPTIMAL, S.FEASIBLE)
+    mip = p.attributes.mipents > 0
+    obj = p.attributes.objval if has else None
+    optimal = sol == S.OPTIMAL
+    bound = p.attributes.bestbound if mip else (obj if optimal else None)
+    x = np.asarray(p.getSolution())[order] if has else None
+    stopped = p.attributes.stopstatus == xp.StopType.TIMELIMIT
+    return _status(optimal, stopped, sol == S.INFEASIBLE, has), obj, bound, has, f"xpress {sol.name}", x
+
+
+_MPS = {"gurobi": _mps_gurobi, "scip": _mps_scip, "cplex": _mps_cplex, "xpress": _mps_xpress}
