@@ -316,6 +316,15 @@ def _solve_contrib(model, profile, b: Backend, warm: bool):
     return status, obj, bound, has, str(tc.name), res.solver_log or "", res.solution_loader.load_vars
 
 
+def _stopped_by_time(b: Backend, solver_model) -> bool:
+    """Whether the backend stopped at its time limit (Pyomo's xpress_direct reports that as 'other')."""
+    if b.name == "xpress":
+        import xpress
+
+        return solver_model.attributes.stopstatus == xpress.StopType.TIMELIMIT
+    return solver_model.solution.get_status() in (11, 107, 108)  # CPLEX: abort_time_limit, MIP_time_limit_*
+
+
 def _solve_legacy(model, profile, b: Backend, warm: bool):
     import tempfile
 
@@ -341,7 +350,7 @@ def _solve_legacy(model, profile, b: Backend, warm: bool):
     has = obj is not None
     if tc == TC.optimal and has:
         status = Status.OPTIMAL
-    elif tc == TC.maxTimeLimit:
+    elif tc == TC.maxTimeLimit or _stopped_by_time(b, opt._solver_model):
         status = Status.TIME_LIMIT
     elif tc in (TC.infeasible, TC.infeasibleOrUnbounded):
         status = Status.INFEASIBLE
