@@ -191,3 +191,29 @@ def test_profile_solver_and_raw_options_are_checked(tmp_path):
     with pytest.raises(ParameterError, match="got 'cbc'"):
         load_profile("default:cbc", f)
     assert main(["solve", "window", "paper:example", "--method", "naive", "--param", "solver=scip"]) == 2
+
+
+def _isolate():
+    """A job with a history beside a running N-1 job on default node 0 (DFRA moves it to a pool node), and a
+    small one: both forwarding MILPs are tiny."""
+    from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job
+
+    nodes = (ForwardingNode(0, 2.5), ForwardingNode(1, 2.5), ForwardingNode(2, 2.5, False, "pool"),
+             ForwardingNode(3, 2.5, False, "pool"))
+    return ForwardingInstance(1024, 512, nodes, (Job("a", 2, 2, 2, 1.0, 10.0, history=History(10.0, 2, 1.0)),
+                                                 Job("b", 4, 1, 1, 1.0, 2.0)),
+                              (Job("r", 0, 2, 2, 1.0, 10.0, "N-1"),))
+
+
+@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("method,instance", [("milp-dfra-space", "random:0:20"), ("milp", "isolate"),
+                                             ("milp-dfra-space", "isolate")])
+def test_forwarding_milps_hand_their_start_over(solver, method, instance):
+    """The best heuristic allocation goes to the backend as a MIP start: its log shows it taken, at the
+    evaluator's value of that allocation (the start is encoded exactly), and the result is no worse."""
+    inst = _isolate() if instance == "isolate" else instance
+    res = iosched.solve("forwarding", inst, method, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-4)  # as the backend printed it
+    assert res.objective <= start["value"] * (1 + 1e-9)

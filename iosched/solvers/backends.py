@@ -186,12 +186,15 @@ def licence_error(name: str, error: Exception, variables: int, constraints: int)
 
 # what each backend's log says when it takes a MIP start, and its value
 _START_TAKEN = {
-    "highs": re.compile(r"MIP start solution is feasible, objective value is\s+(\S+)"),
+    "highs": re.compile(r"MIP start solution is feasible, objective value is\s+(\S+)|"  # a partial start: completed
+                        r"user-supplied values of discrete variables[\s\S]*?Model status\s*:\s*Optimal\s*\n"
+                        r"Objective value\s*:\s*(\S+)"),
     "gurobi": re.compile(r"(?:Loaded user MIP start|User MIP start produced solution) with objective\s+(\S+)"),
     "scip": re.compile(r"feasible solution (?:found by completesol heuristic after \S+ seconds, objective value|"
                        r"given by solution candidate storage, new primal bound)\s+(\S+)"),
     "cplex": re.compile(r"MIP start '[^']*' defined initial solution with objective\s+(\S+)"),
-    "xpress": re.compile(r"Solution found:\s+(\S+)\s+Time:\s+\S+\s+Heuristic: U\b"),  # U: the user's
+    "xpress": re.compile(r"Solution found:\s+(\S+)\s+Time:\s+\S+\s+Heuristic: U\b|"  # U: the user's solution
+                         r"User solution \([^)]*\) accepted.*\n\s*U\s+(\S+)"),
 }
 
 
