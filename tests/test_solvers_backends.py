@@ -235,3 +235,12 @@ def test_solver_table_values_agree_where_two_backends_prove_optimality():
     moved = [dict(r) for r in rows]
     moved[-1]["model_value"] *= 1 + 3 * gap
     assert len(bench.disagreements(moved, gap)) == len(ALL) - 1  # the moved one against each of the others
+
+
+@pytest.mark.parametrize("solver,good,bad", [
+    ("gurobi", {"MIPFocus": 1}, {"MIPFocus": "x"}), ("scip", {"limits/nodes": 10}, {"limits/nodes": "abc"}),
+    ("cplex", {"mip_strategy_search": 1}, {"mip_nosuch": 1}), ("xpress", {"presolve": 0}, {"nosuchcontrol": 0})])
+def test_raw_options_are_checked_by_the_backend(solver, good, bad):
+    backends.check_options(solver, good, "f: profile 'p'")
+    with pytest.raises(ParameterError, match=rf"f: profile 'p'\.{solver}: {solver} has no option"):
+        backends.check_options(solver, bad, "f: profile 'p'")

@@ -99,54 +99,49 @@ def require(name: str) -> Backend:
     return b
 
 
-def _quiet_import(module: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Xpress warns about its community licence on every import
-        return importlib.import_module(module)
-
-
 def check_options(name: str, options: dict, where: str) -> None:
     """Every raw option of ``[profile.<name>]`` must exist in that backend and take its value (the
     backend itself says); HiGHS's are checked by :func:`iosched.solvers._check_highs`."""
     if not options:
         return
     require(name)
-    bad = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Xpress warns about its community licence
+        setter = _option_setter(name)
+        for key, value in options.items():
+            try:
+                setter(key, value)
+            except Exception:  # each backend raises its own errors (and TypeError) for a bad name or value
+                raise ParameterError(f"{where}.{name}: {name} has no option {key!r} taking {value!r}") from None
+
+
+def _option_setter(name: str):
+    """A function (key, value) that sets one raw option on a throwaway model of backend ``name``."""
     if name == "gurobi":
-        gp = _quiet_import("gurobipy")
+        import gurobipy as gp
+
         env = gp.Env(empty=True)
         env.setParam("OutputFlag", 0)
-        for key, value in options.items():
-            try:
-                env.setParam(key, value)
-            except gp.GurobiError:
-                bad = bad or (key, value)
-    elif name == "scip":
-        m = _quiet_import("pyscipopt").Model()
-        for key, value in options.items():
-            try:
-                m.setParam(key, value)
-            except Exception:  # pyscipopt raises KeyError, TypeError or its own errors
-                bad = bad or (key, value)
-    elif name == "cplex":
-        c = _quiet_import("cplex").Cplex()
-        for key, value in options.items():
-            try:
-                target = c.parameters
-                for piece in key.split("_"):  # cplex_direct's spelling: mip_tolerances_mipgap
-                    target = getattr(target, piece)
-                target.set(value)
-            except Exception:
-                bad = bad or (key, value)
-    elif name == "xpress":
-        p = _quiet_import("xpress").problem()
-        for key, value in options.items():
-            try:
-                p.setControl(key, value)
-            except Exception:
-                bad = bad or (key, value)
-    if bad:
-        raise ParameterError(f"{where}.{name}: {name} has no option {bad[0]!r} taking {bad[1]!r}")
+        return env.setParam
+    if name == "scip":
+        import pyscipopt
+
+        return pyscipopt.Model().setParam
+    if name == "cplex":
+        import cplex
+
+        c = cplex.Cplex()
+
+        def set_cplex(key, value):
+            target = c.parameters
+            for piece in key.split("_"):  # cplex_direct's spelling: mip_tolerances_mipgap
+                target = getattr(target, piece)
+            target.set(value)
+
+        return set_cplex
+    import xpress
+
+    return xpress.problem().setControl
 
 
 def options(profile) -> dict:
@@ -314,8 +309,6 @@ def _solve_contrib(model, profile, b: Backend, warm: bool):
         status = Status.ERROR
     obj = _finite(res.incumbent_objective) if has else None
     bound = _finite(res.objective_bound)
-    if bound is None and status == Status.OPTIMAL:
-        bound = obj  # an LP proved optimal (Gurobi gives no separate bound for an LP)
     return status, obj, bound, has, str(tc.name), res.solver_log or "", res.solution_loader.load_vars
 
 
