@@ -52,11 +52,13 @@ def used(monkeypatch):
 
 @pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] for c in CASES])
 def test_every_backend_gives_highs_optimal_value(problem, instance, method, params, used):
-    ref = iosched.solve(problem, instance, method, profile="quick", **params)
+    """Under the default profile: its 60 s are far more than any needs, but Xpress took 13 s of quick's 10 s
+    on filedomain's model on a loaded machine."""
+    ref = iosched.solve(problem, instance, method, **params)
     assert ref.status == Status.OPTIMAL
     for solver in OTHERS:
         used.clear()
-        res = iosched.solve(problem, instance, method, profile=f"quick:{solver}", **params)
+        res = iosched.solve(problem, instance, method, profile=f"default:{solver}", **params)
         assert set(used) == {solver}, f"{solver} did not solve {problem} (solved by {used})"
         assert res.status == Status.OPTIMAL, (solver, res.info)
         assert res.evaluation.feasible
