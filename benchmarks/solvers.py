@@ -125,7 +125,7 @@ def table(out: Path) -> None:
                 params = "".join(f" {k}={v}" for k, v in case[3].items())
                 if r["status"] in ("refused", "crashed"):
                     status = r["status"] + ": " + r.get("error", "").split(" (")[0].split(": too large")[0]
-                    cells = [status, "", "", "", _fmt(r.get("time_s")), ""]
+                    cells = [status, "", "", "", f"{r['time_s']:.2f}" if r.get("time_s") else "", ""]
                 else:
                     start = r.get("start") or {}
                     taken = ("taken" if start.get("solver_taken") else "not taken") if "solver_taken" in start else ""

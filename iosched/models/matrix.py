@@ -15,6 +15,7 @@ import math
 import os
 import tempfile
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -159,8 +160,9 @@ def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None) -> 
             path = os.path.join(folder, "model.mps")
             h.writeModel(path)
             del h
-            status, obj, bound, has, message, x, report = backends.solve_mps(
-                path, profile, matrix.columns, matrix.row_count, start)
+            left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - began), 0.01))
+            status, obj, bound, has, message, x, report = backends.solve_mps(  # the write counts in the limit
+                path, left, matrix.columns, matrix.row_count, start)
         outcome = SolveOutcome(status, obj, bound, relative_gap(obj, bound), time.perf_counter() - began, has, message,
                                report)
         return outcome, x
