@@ -246,3 +246,15 @@ def test_raw_options_are_checked_by_the_backend(solver, good, bad):
     backends.check_options(solver, good, "f: profile 'p'")
     with pytest.raises(ParameterError, match=rf"f: profile 'p'\.{solver}: {solver} has no option"):
         backends.check_options(solver, bad, "f: profile 'p'")
+
+
+def test_a_highspy_only_model_refuses_another_solver(used):
+    """Matrix.highs (filedomain's segments engine runs HiGHS itself) refuses a profile naming another solver
+    instead of ignoring it; filedomain's auto engine then takes its Pyomo MILP, on that solver."""
+    mat = Matrix()
+    mat.cols(2, 0, 1, cost=-1.0)
+    with pytest.raises(ParameterError, match="solved by HiGHS directly .* solver 'scip' does not apply"):
+        mat.highs(load_profile("quick:scip"))
+    res = iosched.solve("filedomain", "sweep:4:6:2", "exact", profile="default:scip")
+    assert "engine=segments refused" in res.info["auto"] and res.info["engine"] == "milp"
+    assert res.status == Status.OPTIMAL and set(used) == {"scip"}

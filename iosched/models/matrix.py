@@ -21,6 +21,7 @@ import numpy as np
 
 from iosched import lazy
 from iosched.core import Status, relative_gap
+from iosched.errors import ParameterError
 from iosched.solvers import Profile, SolveOutcome, backends
 
 pe = lazy.module("pyomo.environ")
@@ -100,7 +101,16 @@ class Matrix:
         return (*cols, *rows, *ent)
 
     def highs(self, profile: Profile):
-        """A highspy.Highs holding this model, with the profile's options and time limit."""
+        """A highspy.Highs holding this model, with the profile's options and time limit, for a caller that
+        runs HiGHS itself: a profile naming another solver is refused (ParameterError), not ignored
+        (:func:`solve` runs any backend)."""
+        if profile.solver != "highs":
+            raise ParameterError(f"this model is solved by HiGHS directly (highspy), so profile {profile.name!r} "
+                                 f"with solver {profile.solver!r} does not apply to it; use solver highs (or "
+                                 f"another engine of the method)")
+        return self._highs(profile)
+
+    def _highs(self, profile: Profile):
         import highspy
 
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()
@@ -154,7 +164,7 @@ def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None) -> 
     import highspy
 
     began = time.perf_counter()
-    h = matrix.highs(profile)
+    h = matrix._highs(profile)
     if profile.solver != "highs":
         with tempfile.TemporaryDirectory(prefix="iosched-") as folder:
             path = os.path.join(folder, "model.mps")
