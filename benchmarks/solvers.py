@@ -189,8 +189,8 @@ def paths(out: Path) -> None:
     lines.append(f"| Pyomo hands the rebuild to SCIP (scip_direct, 0.01 s solve) | {time.perf_counter() - t:.2f} |")
     lines += ["", "So HiGHS takes the arrays directly (highspy), and every other backend the MPS file: writing and "
               "reading it costs seconds where the Pyomo rebuild and its handover cost minutes, beyond any "
-              "method's budget. (Gurobi and CPLEX read the file under their pip licences and refuse to solve "
-              "it: past their size limits.)"]
+              "method's budget. (Gurobi, CPLEX and Xpress read the file under their pip licences and refuse to "
+              "solve it: past their size limits.)"]
     _write_section(out, "Array models: which path", lines)
     print("\n".join(lines))
 
