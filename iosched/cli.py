@@ -130,6 +130,11 @@ def cmd_solve(args) -> int:
         if "profile" not in inspect.signature(get_method(args.problem, args.method).run).parameters:
             raise ParameterError(f"{args.problem}/{args.method} runs no solver; --profile does not apply")
         params["profile"] = args.profile
+    if "solver" in params:  # --param solver=NAME: the profile's backend replaced (profile NAME:SOLVER)
+        signature = inspect.signature(get_method(args.problem, args.method).run).parameters
+        if "profile" not in signature:
+            raise ParameterError(f"{args.problem}/{args.method} runs no solver; --param solver does not apply")
+        params["profile"] = f"{params.get('profile', signature['profile'].default)}:{params.pop('solver')}"
     with _stdout_to_stderr(args.json):
         res = solve(args.problem, args.instance, args.method, seed=args.seed, **params)  # loading counts
     if args.output or args.json:  # (a large solution's JSON costs memory: only when asked for)
@@ -330,6 +335,22 @@ def cmd_compile(args) -> int:
             continue
         print(f"{', '.join(names)}: ready in {perf_counter() - start:.1f} s", flush=True)
     return 1 if failed else 0
+
+
+def cmd_solvers(args) -> int:
+    """The MILP/LP backends a profile can name: installed or not, version, licence limit."""
+    from iosched.solvers.backends import inventory
+
+    rows = inventory()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        if r["version"] is None:
+            print(f"{r['solver']:7s} not installed ({r['install']})")
+        else:
+            print(f"{r['solver']:7s} {r['package']} {r['version']}, Pyomo {r['pyomo']}, licence limit: {r['licence']}")
+    return 0
 
 
 def _drawn(paths: list[Path], folder: Path) -> list[Path]:
@@ -773,6 +794,11 @@ def build_parser() -> argparse.ArgumentParser:
     co = sub.add_parser("compile", help="compile the methods' numba kernels now (otherwise on first use; "
                                         "cached for later processes)")
     co.set_defaults(fn=cmd_compile)
+
+    sv = sub.add_parser("solvers", help="the MILP/LP backends a profile can name (solver = ...): installed, "
+                                        "version, licence limit")
+    sv.add_argument("--json", action="store_true")
+    sv.set_defaults(fn=cmd_solvers)
 
     r = sub.add_parser("reproduce", help="the paper's experiment beside its published figures")
     r.add_argument("problem", nargs="*", help="problems (default: all)")

@@ -90,7 +90,7 @@ def _module(method):
 @pytest.mark.parametrize("method", list(METHODS))
 def test_a_model_not_solved_returns_the_start(method, monkeypatch):
     monkeypatch.setattr(_module(method), "solve_pyomo_within",
-                        lambda build, prof, deadline, handover: (None, None, "no time left for HiGHS"))
+                        lambda build, prof, deadline, handover, **kw: (None, None, "no time left for HiGHS"))
     r = run(isolate(), method)
     assert handed_back(r) and r.info["error"] == "the MILP was not solved: no time left for HiGHS"
     assert "the MILP was not solved" in r.info["incumbent"]
@@ -99,7 +99,7 @@ def test_a_model_not_solved_returns_the_start(method, monkeypatch):
 
 @pytest.mark.parametrize("method", list(METHODS))
 def test_highs_without_an_incumbent_returns_the_start(method, monkeypatch):
-    def nothing(build, prof, deadline, handover):
+    def nothing(build, prof, deadline, handover, **kw):
         return build(), SolveOutcome(Status.TIME_LIMIT, None, 1.0, None, 0.1, False, "maxTimeLimit"), ""
 
     monkeypatch.setattr(_module(method), "solve_pyomo_within", nothing)
@@ -112,7 +112,7 @@ def test_highs_without_an_incumbent_returns_the_start(method, monkeypatch):
 @pytest.mark.parametrize("method", list(METHODS))
 def test_an_incumbent_worse_than_the_start_is_replaced_by_it(method, monkeypatch):
     """HiGHS stops at its time limit holding the fixed mapping (as if): the start, DFRA's, is better and returned."""
-    def stopped(build, prof, deadline, handover):
+    def stopped(build, prof, deadline, handover, **kw):
         return build(), SolveOutcome(Status.TIME_LIMIT, 1e9, 1.0, None, 0.1, True, "maxTimeLimit"), ""
 
     monkeypatch.setattr(_module(method), "solve_pyomo_within", stopped)

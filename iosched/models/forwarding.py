@@ -346,6 +346,39 @@ def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Alloca
     return Allocation(mapping, frozenset(dedicated), avoid)
 
 
+def set_start(instance: ForwardingInstance, m: pe.ConcreteModel, allocation: Allocation) -> pe.ConcreteModel:
+    """``allocation`` as the model's values of y and z, a MIP start (see :func:`iosched.solvers.solve_pyomo`):
+    a job on its default mapping takes option 0; a dedicated job the kept option of its nodes' bandwidth with
+    the most nodes up to its own (never slower: an option is dropped only when a smaller one is as fast);
+    a job outside the encoding (mixed bandwidths, another shared mapping) is left without values, and so
+    are the nodes it crosses: the solver completes a partial start. Returns ``m``."""
+    data: Choices = m.choices
+    default_on = {}
+    for j in instance.jobs:
+        groups = allocation.mapping[j.id]
+        if j.id not in allocation.dedicated:
+            if groups == instance.default_groups(j):
+                default_on[j.id] = 1
+            continue
+        nodes = {f for f, _ in groups}
+        bws = {instance.node[f].bandwidth for f in nodes}
+        kept = [o for o, (bw, k, _) in enumerate(data.options[j.id]) if bws == {bw} and k <= len(nodes)]
+        if kept:
+            default_on[j.id] = 0
+            for o in range(len(data.options[j.id]) + 1):
+                m.y[j.id, o].value = 1 if o == kept[-1] + 1 else 0
+    for jid, on in default_on.items():
+        if on:
+            for o in range(len(data.options[jid]) + 1):
+                m.y[jid, o].value = 1 if o == 0 else 0
+    for f, node in data.nodes.items():
+        if all(jid in default_on for members in node.types for jid in members):
+            config = tuple(sum(default_on[jid] for jid in members) for members in node.types)
+            for s, c in enumerate(node.configs):
+                m.z[f, s].value = 1 if c == config else 0
+    return m
+
+
 # Pyomo builds the choice MILP in about 0.11 ms per variable and hands it to HiGHS (outside HiGHS's
 # time limit) in about 1.9 times its build time (126,000 variables: 14 s and 26 s, random:0:2000)
 SECONDS_PER_VARIABLE = 3.5e-4  # build and handover together, to skip a model that cannot make it
@@ -435,10 +468,12 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
     if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
         return start.output("the MILP was not built", {**info, "error": late})
-    m, out, note = solve_pyomo_within(lambda: build_milp(instance, objective, max_configurations, data), prof,
-                                      deadline, HANDOVER)
+    m, out, note = solve_pyomo_within(
+        lambda: set_start(instance, build_milp(instance, objective, max_configurations, data), start.allocation),
+        prof, deadline, HANDOVER, warm=True)
     if out is None:
         return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
+    info["start"] = {**info["start"], "solver": prof.solver, **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
     info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
                  "model_gap": out.gap, "solver_time_s": out.wall_time_s,
                  "options": sum(len(o) for o in m.choices.options.values()), "configurations": configurations,

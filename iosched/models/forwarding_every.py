@@ -184,6 +184,32 @@ def read_every(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
     return Allocation(mapping, frozenset(), avoid)
 
 
+def set_every_start(instance: ForwardingInstance, m: pe.ConcreteModel, allocation: Allocation) -> pe.ConcreteModel:
+    """``allocation`` as the model's values of w and o, a MIP start (see :func:`iosched.solvers.solve_pyomo`):
+    each forwarding node counts in its class's configuration of the compute nodes each job has there. An
+    allocation using a node outside every class (dedicated to a running job) leaves the model without a start.
+    Returns ``m``."""
+    on: dict[int, list[int]] = {}
+    for i, j in enumerate(instance.jobs):
+        for f, c in allocation.mapping[j.id]:
+            on.setdefault(f, [0] * len(instance.jobs))[i] += c
+    counts: dict[tuple[int, int], int] = {}
+    for k, cls in enumerate(m.classes):
+        where = {config: s for s, config in enumerate(cls.configs)}
+        for f in cls.nodes:
+            s = where.get(tuple(on.pop(f, [0] * len(instance.jobs))))
+            if s is None:
+                return m
+            counts[k, s] = counts.get((k, s), 0) + 1
+    if on:
+        return m
+    for (k, s) in m.C:
+        m.w[k, s].value = counts.get((k, s), 0)
+        if (k, s) in m.o:
+            m.o[k, s].value = 1 if counts.get((k, s)) else 0
+    return m
+
+
 def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)
@@ -199,10 +225,12 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
     variables = count * 2 + len(instance.jobs)
     if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
         return start.output("the MILP was not built", {**info, "error": late})
-    m, out, note = solve_pyomo_within(lambda: build_every(instance, objective, max_configurations, data), prof,
-                                      deadline, HANDOVER)
+    m, out, note = solve_pyomo_within(
+        lambda: set_every_start(instance, build_every(instance, objective, max_configurations, data),
+                                start.allocation), prof, deadline, HANDOVER, warm=True)
     if out is None:
         return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
+    info["start"] = {**info["start"], "solver": prof.solver, **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
     info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
                  "model_gap": out.gap, "solver_time_s": out.wall_time_s, "node_classes": len(data),
                  "configurations": count, "message": out.message})

@@ -4,19 +4,25 @@ Columns (bounds, integrality, objective) and rows (bounds) are added one at a ti
 (:meth:`Matrix.col`, :meth:`Matrix.row`) or as numpy blocks (:meth:`Matrix.cols`,
 :meth:`Matrix.rows`, :meth:`Matrix.add`); :meth:`Matrix.highs` hands the arrays to HiGHS
 (highspy), :meth:`Matrix.pyomo` rebuilds the same model in Pyomo for ``iosched model``
-(inspect it, write it as LP or MPS).
+(inspect it, write it as LP or MPS). :func:`solve` runs it on the profile's backend: HiGHS
+directly; Gurobi, SCIP, CPLEX and Xpress read the MPS file HiGHS writes of it (their own MPS
+readers and APIs: far faster than a Pyomo rebuild, see benchmarks/solvers.md).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from iosched import lazy
 from iosched.core import Status, relative_gap
-from iosched.solvers import Profile, SolveOutcome
+from iosched.errors import ParameterError
+from iosched.solvers import Profile, SolveOutcome, backends
 
 pe = lazy.module("pyomo.environ")
 
@@ -95,7 +101,16 @@ class Matrix:
         return (*cols, *rows, *ent)
 
     def highs(self, profile: Profile):
-        """A highspy.Highs holding this model, with the profile's options and time limit."""
+        """A highspy.Highs holding this model, with the profile's options and time limit, for a caller that
+        runs HiGHS itself: a profile naming another solver is refused (ParameterError), not ignored
+        (:func:`solve` runs any backend)."""
+        if profile.solver != "highs":
+            raise ParameterError(f"this model is solved by HiGHS directly (highspy), so profile {profile.name!r} "
+                                 f"with solver {profile.solver!r} does not apply to it; use solver highs (or "
+                                 f"another engine of the method)")
+        return self._highs(profile)
+
+    def _highs(self, profile: Profile):
         import highspy
 
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()
@@ -142,18 +157,34 @@ class Matrix:
 
 
 def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None) -> tuple[SolveOutcome, np.ndarray | None]:
-    """Solve ``matrix`` on HiGHS under ``profile`` (from the solution ``start``, column values, if given):
-    the outcome (objective and bound in the model's own units) and the column values of the incumbent
-    (None without one)."""
+    """Solve ``matrix`` on the profile's backend under ``profile`` (from the solution ``start``, column
+    values, if given): the outcome (objective and bound in the model's own units; with a start,
+    ``outcome.start`` says whether the backend took it) and the column values of the incumbent (None
+    without one). Other backends than HiGHS read the MPS file HiGHS writes (time counted in the outcome)."""
     import highspy
 
     began = time.perf_counter()
-    h = matrix.highs(profile)
+    h = matrix._highs(profile)
+    if profile.solver != "highs":
+        with tempfile.TemporaryDirectory(prefix="iosched-") as folder:
+            path = os.path.join(folder, "model.mps")
+            h.writeModel(path)
+            del h
+            left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - began), 0.01))
+            status, obj, bound, has, message, x, report = backends.solve_mps(  # the write counts in the limit
+                path, left, matrix.columns, matrix.row_count, start)
+        outcome = SolveOutcome(status, obj, bound, relative_gap(obj, bound), time.perf_counter() - began, has, message,
+                               report)
+        return outcome, x
+    log = None
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = np.asarray(start, dtype=float)
         sol.value_valid = True
         h.setSolution(sol)
+        log = tempfile.NamedTemporaryFile(prefix="iosched-highs-", suffix=".log", delete=False).name
+        for key, value in (("log_to_console", False), ("output_flag", True), ("log_file", log)):
+            h.setOptionValue(key, value)  # its log says whether the start was taken
     h.run()
     st, info = h.getModelStatus(), h.getInfo()
     has = info.primal_solution_status == 2
@@ -163,5 +194,11 @@ def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None) -> 
     obj = info.objective_function_value if has else None
     bound = info.mip_dual_bound if math.isfinite(info.mip_dual_bound) else None
     x = np.asarray(h.getSolution().col_value) if has else None
+    report = None
+    if log is not None:
+        h.setOptionValue("log_file", "")  # closes the file
+        with open(log, encoding="utf-8", errors="replace") as f:
+            report = backends.start_report("highs", f.read())
+        os.unlink(log)
     return (SolveOutcome(status, obj, bound, relative_gap(obj, bound), time.perf_counter() - began, has,
-                         h.modelStatusToString(st)), x)
+                         h.modelStatusToString(st), report), x)

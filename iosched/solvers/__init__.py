@@ -1,9 +1,12 @@
-"""Solve a Pyomo model on HiGHS or a CP-SAT model under a profile from ``solvers.toml``.
+"""Solve a Pyomo model on the profile's backend (HiGHS by default; Gurobi, SCIP, CPLEX or Xpress: see
+:mod:`iosched.solvers.backends`) or a CP-SAT model, under a profile from ``solvers.toml``.
 
 Never raises on a time limit or an infeasible model: the :class:`SolveOutcome`
-says what the solver said (status, incumbent, bound, gap, wall time).
+says what the solver said (status, incumbent, bound, gap, wall time). A backend that is not installed,
+or refuses a model for its licence's size, raises a ParameterError saying so.
 The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``,
-``./solvers.toml``, then the ``solvers.toml`` of the source checkout.
+``./solvers.toml``, then the ``solvers.toml`` of the source checkout. A profile is named ``NAME`` or
+``NAME:SOLVER`` (``default:scip``: the profile ``default`` with its solver replaced).
 """
 
 from __future__ import annotations
@@ -19,13 +22,17 @@ from pathlib import Path
 from iosched import validate
 from iosched.core import METHOD_START, Status, relative_gap
 from iosched.errors import ParameterError
+from iosched.solvers import backends
+from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing  # noqa: F401
 
-_KEYS = {"time_limit", "rel_gap", "threads", "seed", "highs", "cpsat"}
+_RAW = ("highs", "cpsat", *(b for b in BACKENDS if b != "highs"))  # tables of a backend's own options
+_KEYS = {"time_limit", "rel_gap", "threads", "seed", "solver", *_RAW}
 
 
 @dataclass(frozen=True)
 class Profile:
-    """Limits for one solve: seconds, relative gap, threads, seed, and raw backend options."""
+    """Limits for one solve: seconds, relative gap, threads, seed, the MILP/LP backend (``solver``), and raw
+    backend options (``highs``, ``cpsat``, and ``raw``: backend name -> its options)."""
 
     name: str
     time_limit: float
@@ -34,6 +41,8 @@ class Profile:
     seed: int
     highs: dict = field(default_factory=dict)
     cpsat: dict = field(default_factory=dict)
+    solver: str = "highs"
+    raw: dict = field(default_factory=dict)
 
 
 class Deadline:
@@ -76,7 +85,7 @@ def profile_path(path: str | Path | None = None) -> Path:
             if not Path(named).is_file():
                 raise ParameterError(f"{where} names {str(named)!r}, which is not a readable file")
             return Path(named)
-    for c in ("solvers.toml", Path(__file__).resolve().parent.parent / "solvers.toml"):
+    for c in ("solvers.toml", Path(__file__).resolve().parents[2] / "solvers.toml"):
         if Path(c).is_file():
             return Path(c)
     raise ParameterError("no solvers.toml found (give a path or set IOSCHED_SOLVERS)")
@@ -108,15 +117,24 @@ def _check_cpsat(options: dict, where: str) -> None:
 
 
 def load_profile(name: str = "default", path: str | Path | None = None) -> Profile:
-    """The profile ``name`` from solvers.toml, every field checked (errors name file, profile and key)."""
+    """The profile ``name`` from solvers.toml, every field checked (errors name file, profile and key);
+    ``NAME:SOLVER`` is profile NAME solved on backend SOLVER (which must be installed)."""
     file = profile_path(path)
     if not isinstance(name, str):
         raise ParameterError(f"profile must be a profile name, got {name!r}")
+    base, _, solver = name.partition(":")
     try:
         content = file.read_bytes()
     except OSError as e:
         raise ParameterError(f"cannot read solver profiles from {file}: {e}") from None
-    return _parse_profile(file, content, name)
+    profile = _parse_profile(file, content, base)
+    if not solver:
+        return profile
+    if solver not in BACKENDS:
+        raise ParameterError(f"profile {name!r}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
+    backends.require(solver)
+    backends.check_options(solver, profile.raw.get(solver, {}), f"{file}: profile {base!r}")
+    return replace(profile, name=name, solver=solver)
 
 
 @functools.lru_cache(maxsize=32)
@@ -144,14 +162,24 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
     rel_gap = validate.number(f"{where}: rel_gap", p["rel_gap"], 0, 1, error=ParameterError)
     threads = validate.integer(f"{where}: threads", p["threads"], 1, 1024, error=ParameterError)
     seed = validate.integer(f"{where}: seed", p["seed"], 0, 2**31 - 1, error=ParameterError)
+    solver = p.get("solver", "highs")
+    if solver not in BACKENDS:
+        raise ParameterError(f"{where}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
+    backends.require(solver)
     raw = {}
-    for backend, check in (("highs", _check_highs), ("cpsat", _check_cpsat)):
+    for backend in _RAW:
         options = p.get(backend, {})
         if not isinstance(options, dict):
             raise ParameterError(f"{where}: {backend} must be a table ([{name}.{backend}]), got {options!r}")
-        check(options, where)
+        if backend == "highs":
+            _check_highs(options, where)
+        elif backend == "cpsat":
+            _check_cpsat(options, where)
+        elif backend == solver or (options and backends.version(backend) is not None):
+            backends.check_options(backend, options, where)  # an absent backend's table waits until chosen
         raw[backend] = dict(options)
-    return Profile(name, time_limit, rel_gap, threads, seed, raw["highs"], raw["cpsat"])
+    others = {b: raw.pop(b) for b in list(raw) if b not in ("highs", "cpsat")}
+    return Profile(name, time_limit, rel_gap, threads, seed, raw["highs"], raw["cpsat"], solver, others)
 
 
 @dataclass
@@ -165,70 +193,40 @@ class SolveOutcome:
     wall_time_s: float
     has_solution: bool
     message: str = ""
+    start: dict | None = None  # with a MIP start: {"taken": bool, "value": the backend's value of it or None}
 
 
 def pyomo_highs():
     """Pyomo's HiGHS interface (the newer solver layer). pyomo.environ is imported first: it loads the
     solver plugins, without which the factory does not know 'highs' (iosched imports Pyomo lazily)."""
-    import pyomo.environ  # noqa: F401
-    from pyomo.contrib.solver.common.factory import SolverFactory
-
-    return SolverFactory("highs")
+    return backends.interface("highs")
 
 
-def solve_pyomo(model, profile: Profile, load: bool = True) -> SolveOutcome:
-    """Solve ``model`` with HiGHS through Pyomo's newer solver interface.
+def solve_pyomo(model, profile: Profile, load: bool = True, warm: bool = False) -> SolveOutcome:
+    """Solve ``model`` on the profile's backend (HiGHS by default) through Pyomo.
 
-    With ``load`` the incumbent (if any) is loaded into the model's variables.
+    With ``load`` the incumbent (if any) is loaded into the model's variables; with ``warm`` the
+    variables' current values are handed over as a MIP start (``outcome.start`` says if it was taken).
     """
-    from pyomo.contrib.solver.common.results import SolutionStatus
-    from pyomo.contrib.solver.common.results import TerminationCondition as TC
-
-    opt = pyomo_highs()
-    options = {"random_seed": profile.seed, **profile.highs}
-    start = time.perf_counter()
-    try:
-        res = opt.solve(model, time_limit=profile.time_limit, rel_gap=profile.rel_gap,
-                        threads=profile.threads, load_solutions=False,
-                        raise_exception_on_nonoptimal_result=False, solver_options=options)
-    except Exception as e:  # a solver crash is a result too, not an exception for the caller
-        return SolveOutcome(Status.ERROR, None, None, None, time.perf_counter() - start, False, repr(e))
-    wall = time.perf_counter() - start
-    tc, ss = res.termination_condition, res.solution_status
-    has = ss in (SolutionStatus.feasible, SolutionStatus.optimal)
-    if tc == TC.convergenceCriteriaSatisfied and ss == SolutionStatus.optimal:
-        status = Status.OPTIMAL
-    elif tc == TC.maxTimeLimit:
-        status = Status.TIME_LIMIT
-    elif tc in (TC.provenInfeasible, TC.locallyInfeasible, TC.infeasibleOrUnbounded):
-        status = Status.INFEASIBLE
-    elif has:
-        status = Status.FEASIBLE
-    else:
-        status = Status.ERROR
-    obj = res.incumbent_objective if has else None
-    bound = res.objective_bound
-    if bound is not None and abs(bound) == float("inf"):
-        bound = None
-    if has and load:
-        res.solution_loader.load_vars()
-    return SolveOutcome(status, obj, bound, relative_gap(obj, bound), wall, has, str(tc.name))
+    return backends.solve_pyomo(model, profile, load=load, warm=warm)
 
 
-def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, handover: float, load: bool = True):
+def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, handover: float, load: bool = True,
+                       warm: bool = False):
     """Build a Pyomo model with ``build()`` and solve it within what is left of ``deadline``.
 
-    HiGHS's own time limit does not count Pyomo handing the model over, which takes
-    ``handover`` times the build time (measured per model family by its caller): that is taken
-    off first, with a margin of min(1 s, 10 %) of the budget. Returns (model, outcome, note);
-    the outcome is None, and ``note`` says why, when no time would be left for HiGHS. The
-    model's ``_build_s`` is its build time (s).
+    The solver's own time limit does not count Pyomo handing the model over, which takes
+    ``handover`` times the build time (measured per model family by its caller, on HiGHS): that is
+    taken off first, with a margin of min(1 s, 10 %) of the budget. Returns (model, outcome, note);
+    the outcome is None, and ``note`` says why, when no time would be left for the solver. The
+    model's ``_build_s`` is its build time (s). ``warm``: the values ``build`` leaves in the
+    variables are a MIP start (see :func:`solve_pyomo`).
 
     The garbage collector is paused meanwhile: a full collection over a large heap (another
     model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
     meaningless; Pyomo's models hold no cycles worth collecting during a solve.
     """
-    pyomo_highs()  # Pyomo's first import is not part of the build time the handover estimate scales
+    backends.interface(profile.solver)  # Pyomo's first import is not part of the build time the estimate scales
 
     paused = gc.isenabled()
     gc.disable()
@@ -237,13 +235,14 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
         model = build()
         model._build_s = time.perf_counter() - start
         if deadline is None:
-            return model, solve_pyomo(model, profile, load=load), ""
+            return model, solve_pyomo(model, profile, load=load, warm=warm), ""
         needed = handover * model._build_s
         left = deadline.remaining() - needed - min(1.0, 0.1 * deadline.seconds)
         if left < 0.05:
             return model, None, (f"built in {model._build_s:.3g} s, but {deadline.remaining():.3g} s left and "
-                                 f"about {needed:.3g} s to hand it to HiGHS")
-        return model, solve_pyomo(model, replace(profile, time_limit=min(profile.time_limit, left)), load=load), ""
+                                 f"about {needed:.3g} s to hand it to {profile.solver}")
+        return model, solve_pyomo(model, replace(profile, time_limit=min(profile.time_limit, left)), load=load,
+                                  warm=warm), ""
     finally:
         if paused:
             gc.enable()

@@ -1,0 +1,260 @@
+"""Every MILP/LP backend a profile can name (HiGHS, Gurobi, SCIP, CPLEX, Xpress; the dev extra installs them):
+the same optimal values as HiGHS on small instances of the five problems, the same statuses, the licence
+refusal and a missing backend as clear errors, MIP starts reported."""
+
+import warnings
+
+import numpy as np
+import pyomo.environ as pe
+import pytest
+
+import iosched
+from iosched.cli import main
+from iosched.core import Status
+from iosched.errors import ParameterError
+from iosched.models.matrix import Matrix
+from iosched.models.matrix import solve as solve_matrix
+from iosched.solvers import LicenceLimit, SolverMissing, backends, load_profile, solve_pyomo
+
+OTHERS = ["gurobi", "scip", "cplex", "xpress"]
+ALL = ["highs", *OTHERS]
+
+warnings.filterwarnings("ignore", message=".*[Ll]icense.*")  # Xpress's community licence notice
+
+# small instances of the five problems, each within every community licence (the issue's own commands)
+CASES = [
+    ("forwarding", "random:0:20", "milp-dfra-space", {}),
+    ("window", "paper:example", "exact", {"engine": "milp"}),
+    ("filedomain", "sweep:4:6:2", "exact", {"engine": "milp"}),
+    ("periodic", "paper:set9", "persched-compact", {}),  # its LP (set1's has 2111 columns: past two licences)
+    ("malleable", "random:0:2:grid", "milp", {"unit": 2.0}),  # an array model: through MPS off HiGHS
+]
+
+
+@pytest.fixture
+def used(monkeypatch):
+    """The backends that actually solved something during the test (Pyomo models and array models)."""
+    seen = []
+    pyomo, mps = backends.solve_pyomo, backends.solve_mps
+
+    def spy_pyomo(model, profile, *a, **k):
+        seen.append(profile.solver)
+        return pyomo(model, profile, *a, **k)
+
+    def spy_mps(path, profile, *a, **k):
+        seen.append(profile.solver)
+        return mps(path, profile, *a, **k)
+
+    monkeypatch.setattr(backends, "solve_pyomo", spy_pyomo)
+    monkeypatch.setattr(backends, "solve_mps", spy_mps)
+    return seen
+
+
+@pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] for c in CASES])
+def test_every_backend_gives_highs_optimal_value(problem, instance, method, params, used):
+    """Under the default profile: its 60 s are far more than any needs, but Xpress took 13 s of quick's 10 s
+    on filedomain's model on a loaded machine."""
+    ref = iosched.solve(problem, instance, method, **params)
+    assert ref.status == Status.OPTIMAL
+    for solver in OTHERS:
+        used.clear()
+        res = iosched.solve(problem, instance, method, profile=f"default:{solver}", **params)
+        assert set(used) == {solver}, f"{solver} did not solve {problem} (solved by {used})"
+        assert res.status == Status.OPTIMAL, (solver, res.info)
+        assert res.evaluation.feasible
+        assert res.objective == pytest.approx(ref.objective, rel=1e-4), solver  # the profiles' rel_gap
+
+
+def _knapsack_optimum(n=40) -> float:
+    """The knapsack's optimum by dynamic programming over weights in tenths."""
+    best = np.zeros(574)  # capacity 57.3 -> 573 tenths
+    for i in range(n):
+        w, v = int(round(10 * (i % 7 + 1.5))), i % 11 + 2
+        for _ in range(3):  # up to three copies: three 0/1 items
+            best[w:] = np.maximum(best[w:], best[:-w] + v)
+    return float(best[-1])
+
+
+def _knapsack(n=40, maximise=True):
+    m = pe.ConcreteModel()
+    m.x = pe.Var(range(n), domain=pe.Integers, bounds=(0, 3))
+    m.c = pe.Constraint(expr=sum((i % 7 + 1.5) * m.x[i] for i in range(n)) <= 57.3)
+    sign = 1 if maximise else -1
+    m.o = pe.Objective(expr=sign * sum((i % 11 + 2) * m.x[i] for i in range(n)),
+                       sense=pe.maximize if maximise else pe.minimize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_statuses_bounds_and_starts_mean_the_same(solver):
+    prof = load_profile(f"quick:{solver}")
+    optimum = _knapsack_optimum()
+    for maximise in (True, False):  # the incumbent and the bound swap sides with the sense
+        m = _knapsack(maximise=maximise)
+        out = solve_pyomo(m, prof)
+        assert out.status == Status.OPTIMAL and out.has_solution
+        assert abs(out.objective) == pytest.approx(optimum, rel=prof.rel_gap)
+        assert abs(pe.value(m.o)) == pytest.approx(abs(out.objective))  # loaded into the model
+        assert (out.bound >= out.objective - 1e-9) if maximise else (out.bound <= out.objective + 1e-9)
+        assert out.gap <= prof.rel_gap + 1e-12
+    m = _knapsack()
+    for v in m.x.values():
+        v.value = 0
+    m.x[0].value = 3  # a feasible start worth 6
+    out = solve_pyomo(m, prof, warm=True)
+    assert out.start == {"taken": True, "value": pytest.approx(6.0)}
+    assert out.objective == pytest.approx(optimum, rel=prof.rel_gap)
+    m.bad = pe.Constraint(expr=m.x[0] >= 4)
+    out = solve_pyomo(m, prof)
+    assert out.status == Status.INFEASIBLE and not out.has_solution and out.objective is None
+
+
+def _subset_sum(n=60, seed=1):
+    """Even weights, a sum pinned near half: no backend proves it in a fraction of a second."""
+    rng = np.random.default_rng(seed)
+    w = 2 * rng.integers(10_000, 20_000, n)
+    m = pe.ConcreteModel()
+    m.x = pe.Var(range(n), domain=pe.Binary)
+    m.c = pe.Constraint(expr=sum(int(w[i]) * m.x[i] for i in range(n)) <= int(w.sum()) // 2 + 1)
+    m.o = pe.Objective(expr=sum(int(w[i]) * m.x[i] for i in range(n)), sense=pe.maximize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_time_limit_is_a_status_with_the_backends_bound(solver):
+    prof = load_profile(f"quick:{solver}")
+    out = solve_pyomo(_subset_sum(), iosched.solvers.Profile("t", 0.2, 0.0, 1, 0, solver=solver))
+    assert out.status in (Status.TIME_LIMIT, Status.OPTIMAL)  # optimal only if it did prove it
+    if out.status == Status.TIME_LIMIT and out.has_solution:
+        assert out.bound is None or out.bound >= out.objective - 1e-6  # a maximum: the bound is above
+    assert prof.solver == solver
+
+
+def test_array_model_on_every_backend_with_a_start():
+    """A Matrix (min -2x0 - 3x1 - x2, 3 x0 + 4 x1 + 2 x2 <= 10.5, x integer in [0, 3]) through highspy
+    and through each backend's MPS reader: the same optimum, the start taken."""
+    mat = Matrix()
+    cols = mat.cols(3, 0, 3, integer=True, cost=np.array([-2.0, -3.0, -1.0]))
+    mat.row(cols, [3, 4, 2], hi=10.5)
+    for solver in ALL:
+        out, x = solve_matrix(mat, load_profile(f"quick:{solver}"), start=np.array([1.0, 1.0, 0.0]))
+        assert out.status == Status.OPTIMAL, solver
+        assert out.objective == pytest.approx(-7.0) and out.bound == pytest.approx(-7.0), solver  # x = (2, 1, 0)
+        assert x @ [3, 4, 2] <= 10.5 + 1e-9 and x @ [-2, -3, -1] == pytest.approx(-7.0), solver
+        assert out.start["taken"] is True, solver
+
+
+@pytest.mark.parametrize("solver,n", [("gurobi", 2001), ("cplex", 1001), ("xpress", 5001)])
+def test_licence_refusal_is_a_clear_error(solver, n):
+    m = pe.ConcreteModel()
+    m.x = pe.Var(range(n), domain=pe.Binary)
+    m.c = pe.Constraint(expr=sum(m.x.values()) <= 3)
+    m.o = pe.Objective(expr=sum(m.x.values()), sense=pe.maximize)
+    with pytest.raises(LicenceLimit, match=rf"{solver} refused the model \({n} variables, 1 constraints\).*licen"):
+        solve_pyomo(m, load_profile(f"quick:{solver}"))
+
+
+def test_licence_refusal_from_the_cli_exits_2(capsys):
+    code = main(["solve", "periodic", "paper:set1", "--method", "persched-compact", "--param", "solver=cplex"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cplex refused the model (2111 variables, 2325 constraints)" in err and "1,000 variables" in err
+    assert "Traceback" not in err
+
+
+def test_missing_backend_names_the_package(monkeypatch, capsys):
+    real = backends.version
+    monkeypatch.setattr(backends, "version", lambda name: None if name == "gurobi" else real(name))
+    with pytest.raises(SolverMissing, match=r"solver 'gurobi' is not installed: pip install gurobipy"):
+        load_profile("quick:gurobi")
+    assert main(["solve", "window", "paper:example", "--method", "exact", "--param", "engine=milp",
+                 "--param", "solver=gurobi"]) == 2
+    assert "pip install gurobipy" in capsys.readouterr().err
+    assert main(["solvers", "--json"]) == 0
+    rows = {r["solver"]: r for r in __import__("json").loads(capsys.readouterr().out)}
+    assert rows["gurobi"]["version"] is None and rows["gurobi"]["install"] == "pip install gurobipy"
+    assert rows["scip"]["version"] and rows["scip"]["licence"] == "none"
+    assert rows["cplex"]["licence"].startswith("Community Edition")  # probed: the pip wheel's limit
+
+
+def test_profile_solver_and_raw_options_are_checked(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('[default]\ntime_limit = 5\nrel_gap = 1e-4\nthreads = 1\nseed = 0\nsolver = "scip"\n'
+                 '[default.scip]\n"limits/nodes" = 100\n[bad]\ntime_limit = 5\nrel_gap = 0\nthreads = 1\nseed = 0\n'
+                 'solver = "glpk"\n[badopt]\ntime_limit = 5\nrel_gap = 0\nthreads = 1\nseed = 0\n'
+                 '[badopt.gurobi]\nNoSuchParameter = 1\n')
+    prof = load_profile("default", f)
+    assert prof.solver == "scip" and prof.raw["scip"] == {"limits/nodes": 100}
+    assert load_profile("default:xpress", f).solver == "xpress"
+    with pytest.raises(ParameterError, match="solver must be one of highs, gurobi, scip, cplex, xpress, got 'glpk'"):
+        load_profile("bad", f)
+    with pytest.raises(ParameterError, match="gurobi has no option 'NoSuchParameter'"):
+        load_profile("badopt", f)
+    with pytest.raises(ParameterError, match="got 'cbc'"):
+        load_profile("default:cbc", f)
+    assert main(["solve", "window", "paper:example", "--method", "naive", "--param", "solver=scip"]) == 2
+
+
+def _isolate():
+    """A job with a history beside a running N-1 job on default node 0 (DFRA moves it to a pool node), and a
+    small one: both forwarding MILPs are tiny."""
+    from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job
+
+    nodes = (ForwardingNode(0, 2.5), ForwardingNode(1, 2.5), ForwardingNode(2, 2.5, False, "pool"),
+             ForwardingNode(3, 2.5, False, "pool"))
+    return ForwardingInstance(1024, 512, nodes, (Job("a", 2, 2, 2, 1.0, 10.0, history=History(10.0, 2, 1.0)),
+                                                 Job("b", 4, 1, 1, 1.0, 2.0)),
+                              (Job("r", 0, 2, 2, 1.0, 10.0, "N-1"),))
+
+
+@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("method,instance", [("milp-dfra-space", "random:0:20"), ("milp", "isolate")])
+def test_forwarding_milps_hand_their_start_over(solver, method, instance):
+    """The best heuristic allocation goes to the backend as a MIP start: its log shows it taken, at the
+    evaluator's value of that allocation (the start is encoded exactly), and the result is no worse."""
+    inst = _isolate() if instance == "isolate" else instance
+    res = iosched.solve("forwarding", inst, method, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-4)  # as the backend printed it
+    assert res.objective <= start["value"] * (1 + 1e-9)
+
+
+def test_solver_table_values_agree_where_two_backends_prove_optimality():
+    """benchmarks/solvers.py's rows on a small case: every pair of backends that proved optimality agrees
+    within the profile's gap; a value moved past the gap is caught."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "solvers.py"
+    spec = importlib.util.spec_from_file_location("bench_solvers", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = [bench.run_one(*bench.SMALL[1], solver, "quick") for solver in ALL]  # window paper:example, exact milp
+    assert all(r["proved"] for r in rows), [(r["solver"], r["status"]) for r in rows]
+    gap = load_profile("quick").rel_gap
+    assert bench.disagreements(rows, gap) == []
+    moved = [dict(r) for r in rows]
+    moved[-1]["model_value"] *= 1 + 3 * gap
+    assert len(bench.disagreements(moved, gap)) == len(ALL) - 1  # the moved one against each of the others
+
+
+@pytest.mark.parametrize("solver,good,bad", [
+    ("gurobi", {"MIPFocus": 1}, {"MIPFocus": "x"}), ("scip", {"limits/nodes": 10}, {"limits/nodes": "abc"}),
+    ("cplex", {"mip_strategy_search": 1}, {"mip_nosuch": 1}), ("xpress", {"presolve": 0}, {"nosuchcontrol": 0})])
+def test_raw_options_are_checked_by_the_backend(solver, good, bad):
+    backends.check_options(solver, good, "f: profile 'p'")
+    with pytest.raises(ParameterError, match=rf"f: profile 'p'\.{solver}: {solver} has no option"):
+        backends.check_options(solver, bad, "f: profile 'p'")
+
+
+def test_a_highspy_only_model_refuses_another_solver(used):
+    """Matrix.highs (filedomain's segments engine runs HiGHS itself) refuses a profile naming another solver
+    instead of ignoring it; filedomain's auto engine then takes its Pyomo MILP, on that solver."""
+    mat = Matrix()
+    mat.cols(2, 0, 1, cost=-1.0)
+    with pytest.raises(ParameterError, match="solved by HiGHS directly .* solver 'scip' does not apply"):
+        mat.highs(load_profile("quick:scip"))
+    res = iosched.solve("filedomain", "sweep:4:6:2", "exact", profile="default:scip")
+    assert "engine=segments refused" in res.info["auto"] and res.info["engine"] == "milp"
+    assert res.status == Status.OPTIMAL and set(used) == {"scip"}
