@@ -6,11 +6,11 @@
     >>> res.objective, res.bound, res.gap, res.evaluation.feasible
 """
 
+from iosched import library as _library  # noqa: F401  (adds lib:NAME to every problem's instance specs)
 from iosched import problems as _problems  # noqa: F401  (registers problems and methods)
 from iosched.core import METHODS, Result, Status, describe, get_problem, solve
 from iosched.errors import InstanceError, ParameterError
-
-__version__ = "0.1.0"
+from iosched.version import __version__  # noqa: F401
 
 
 def load_instance(problem: str, spec):

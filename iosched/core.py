@@ -7,33 +7,23 @@ solution through the problem's one evaluator, and attaches the bound and gap.
 
 from __future__ import annotations
 
-import contextvars
 import inspect
 import json
-import math
 import os
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from iosched.errors import InstanceError, ParameterError
+from iosched.status import METHOD_START, Status, relative_gap  # noqa: F401  (re-exported: the result vocabulary)
 from iosched.validate import check_params, declared_checks, integer
 
 
 class TrivialInstanceWarning(UserWarning):
     """An instance on which every method's answer is trivially optimal; :func:`solve` says why (also in info)."""
-
-
-class Status(StrEnum):
-    OPTIMAL = "optimal"  # proven: by the solver, or a value that meets a proven bound
-    FEASIBLE = "feasible"  # a solution, no optimality claim (heuristics)
-    TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound
-    INFEASIBLE = "infeasible"  # proven to have no solution / no pattern found
-    ERROR = "error"
 
 
 @dataclass
@@ -75,6 +65,8 @@ class Problem:
     # (instance, Result) -> the problem's own report columns for one result ({name: number or bool}; the
     # report gives each configuration's mean, a bool as a share), beside the gap to the bound
     report_columns: Callable[[Any, Any], dict] | None = None
+    # (instance, solution, path, title) -> its picture, a matplotlib Figure (iosched.plots.<problem>.plot)
+    draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
 
     def read_instance(self, spec):
@@ -99,10 +91,9 @@ class Problem:
                                 f"name, got {type(spec).__name__} {_short(spec)}")
         if spec.startswith("generate:") and not os.path.exists(spec):
             return self._generated(spec)
-        if spec.startswith("lib:") and not os.path.exists(spec):  # a library name (iosched.library)
-            from iosched.library import load as library_load
-
-            return library_load(spec[4:], self.name)
+        for prefix, source in INSTANCE_SOURCES.items():  # named collections (iosched.library: lib:NAME)
+            if spec.startswith(prefix) and not os.path.exists(spec):
+                return source(spec[len(prefix):], self)
         return self.load(spec)
 
     def _generated(self, spec: str):
@@ -167,14 +158,19 @@ def _signature(fn) -> dict:
 
 
 PROBLEMS: dict[str, Problem] = {}
-# perf_counter() when solve started the running method's clock (None outside solve): the origin of
-# solvers.Deadline.for_method, so a method's budget covers what ran before its first line
-METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_method_start", default=None)
+# prefix -> (name after the prefix, Problem) -> instance: named instances a module adds to every problem's
+# specs (:func:`register_source`; iosched.library adds ``lib:``), so core needs none of them
+INSTANCE_SOURCES: dict[str, Callable[[str, Problem], Any]] = {}
 METHODS: dict[str, Method] = {}
 
 
 def register_problem(problem: Problem) -> None:
     PROBLEMS[problem.name] = problem
+
+
+def register_source(prefix: str, source: Callable[[str, Problem], Any]) -> None:
+    """Instance specs starting ``prefix`` load as ``source(spec without prefix, problem)``, wherever a spec does."""
+    INSTANCE_SOURCES[prefix] = source
 
 
 def register(problem: str, name: str, objective: str, randomized: bool = False,
@@ -337,15 +333,6 @@ def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str
     return status
 
 
-def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """|bound - objective| / |objective| (the MIP-solver convention); None without both."""
-    if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
-        return None
-    if objective == 0:
-        return 0.0 if bound == 0 else math.inf
-    return abs(bound - objective) / abs(objective)
-
-
 @dataclass
 class Result:
     """One run of one method on one instance, scored by the problem's evaluator."""
@@ -379,11 +366,9 @@ class Result:
         if self.solution is None:
             raise ParameterError(f"{self.problem}/{self.method} on {self.instance} ended {self.status.value} "
                                  f"without a solution: nothing to plot")
-        from iosched.plots import plot
-
         if title is None:
             title = f"{self.instance}: {self.method} ({self.status.value})"
-        return plot(self.problem, self.instance_data, self.solution, path, title)
+        return get_problem(self.problem).draw(self.instance_data, self.solution, path, title)
 
     def to_dict(self, instance=None) -> dict:
         prob = get_problem(self.problem)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from iosched.core import Problem, register_problem
 from iosched.errors import ParameterError
 from iosched.evaluate import filedomain as filedomain_eval
@@ -28,8 +30,19 @@ from iosched.models import malleable as malleable_models  # (also registers the 
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
 
+
+def _drawing(problem: str):
+    """``iosched.plots.<problem>.plot``, imported when first drawn (matplotlib stays out of ``import iosched``)."""
+
+    def draw(instance, solution, path=None, title: str = ""):
+        return import_module(f"iosched.plots.{problem}").plot(instance, solution, path, title)
+
+    return draw
+
+
 register_problem(Problem(
     name="periodic",
+    draw=_drawing("periodic"),
     load=periodic_instances.load,
     evaluate=periodic_eval.evaluate_any,
     sense=lambda name: "max" if name == "sys_efficiency" else "min",
@@ -97,6 +110,7 @@ def _window_columns(instance, result) -> dict:
 
 register_problem(Problem(
     name="window",
+    draw=_drawing("window"),
     load=window_instances.load,
     evaluate=window_eval.evaluate,
     sense=lambda name: "max",
@@ -116,6 +130,7 @@ register_problem(Problem(
 
 register_problem(Problem(
     name="forwarding",
+    draw=_drawing("forwarding"),
     load=forwarding_instances.load,
     evaluate=forwarding_eval.evaluate,
     sense=lambda name: "min",
@@ -133,6 +148,7 @@ register_problem(Problem(
 
 register_problem(Problem(
     name="malleable",
+    draw=_drawing("malleable"),
     load=malleable_instances.load,
     evaluate=malleable_eval.evaluate,
     sense=lambda name: "max" if name == "utilization" else "min",
@@ -162,6 +178,7 @@ def _filedomain_objective(evaluation, objective):
 
 register_problem(Problem(
     name="filedomain",
+    draw=_drawing("filedomain"),
     load=filedomain_instances.load,
     evaluate=filedomain_eval.evaluate,
     sense=lambda name: "max" if name == "bandwidth" else "min",

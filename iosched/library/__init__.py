@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from iosched.core import get_problem, register_source
 from iosched.errors import InstanceError, ParameterError
 from iosched.files import atomic_path, write_text
+from iosched.version import __version__
 
 DATA = Path(__file__).parent / "data"
 PROBLEMS = ("periodic", "window", "forwarding", "filedomain", "malleable")
@@ -169,8 +171,6 @@ def entry(name: str, problem: str | None = None) -> Entry:
 
 def load(name: str, problem: str | None = None):
     """The instance object of a library entry, named ``lib:NAME``; its hash checked against the catalogue."""
-    from iosched.core import get_problem
-
     e = entry(name, problem)
     data = read_json_gz(e.instance_path)
     if instance_hash(data) != e.hash:
@@ -279,8 +279,6 @@ def check(name: str, data: dict, problem: str | None = None) -> dict:
     ``improves`` / ``matches`` / ``worse`` (with ``by``, absolute, and ``by_relative``) against the best
     known, ``infeasible`` (with the evaluator's violations) or ``invalid`` (with the error, naming
     the field). An improvement past the recorded bound says so in ``contradicts_bound``."""
-    from iosched.core import get_problem
-
     e = entry(name, problem)
     prob = get_problem(e.problem)
     rec = summary(e.problem).get(e.name, {})
@@ -318,9 +316,6 @@ def check(name: str, data: dict, problem: str | None = None) -> dict:
 def record(name: str, data: dict, *, method: str | None = None, problem: str | None = None) -> dict:
     """Check ``data`` (see :func:`check`); where it improves, store its solution, append it to the
     history and regenerate the summary. The check's answer, with ``recorded`` True or False."""
-    from iosched import __version__
-    from iosched.core import get_problem
-
     answer = check(name, data, problem)
     if answer["verdict"] != "improves" or "contradicts_bound" in answer:
         return {**answer, "recorded": False}
@@ -338,3 +333,6 @@ def record(name: str, data: dict, *, method: str | None = None, problem: str | N
         "time_s": data.get("wall_time_s") if is_result else None, "solution_hash": answer["solution_hash"]}])
     write_summary(e.problem)
     return {**answer, "recorded": True}
+
+
+register_source("lib:", lambda name, problem: load(name, problem.name))

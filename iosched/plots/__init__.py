@@ -8,8 +8,6 @@ figure it returns) and, given ``path``, also saves it there, the format from the
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from matplotlib.figure import Figure
 
 from iosched.core import get_problem
@@ -21,7 +19,7 @@ def plot(problem: str, instance, solution, path=None, title: str = "") -> Figure
     ``iosched.load_instance`` takes), saved to ``path`` too when given."""
     prob = get_problem(problem)
     instance, solution = prob.read_instance(instance), prob.read_solution(solution)
-    return import_module(f"iosched.plots.{prob.name}").plot(instance, solution, path, title)
+    return prob.draw(instance, solution, path, title)
 
 
 def figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (6.4, 4.8), **subplots):

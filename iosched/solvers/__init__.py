@@ -16,33 +16,18 @@ import gc
 import os
 import time
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from iosched import validate
-from iosched.core import METHOD_START, Status, relative_gap
 from iosched.errors import ParameterError
 from iosched.solvers import backends
 from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing  # noqa: F401
+from iosched.solvers.outcome import Profile, SolveOutcome  # noqa: F401  (re-exported)
+from iosched.status import METHOD_START, Status, relative_gap
 
 _RAW = ("highs", "cpsat", *(b for b in BACKENDS if b != "highs"))  # tables of a backend's own options
 _KEYS = {"time_limit", "rel_gap", "threads", "seed", "solver", *_RAW}
-
-
-@dataclass(frozen=True)
-class Profile:
-    """Limits for one solve: seconds, relative gap, threads, seed, the MILP/LP backend (``solver``), and raw
-    backend options (``highs``, ``cpsat``, and ``raw``: backend name -> its options)."""
-
-    name: str
-    time_limit: float
-    rel_gap: float
-    threads: int
-    seed: int
-    highs: dict = field(default_factory=dict)
-    cpsat: dict = field(default_factory=dict)
-    solver: str = "highs"
-    raw: dict = field(default_factory=dict)
 
 
 class Deadline:
@@ -180,20 +165,6 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
         raw[backend] = dict(options)
     others = {b: raw.pop(b) for b in list(raw) if b not in ("highs", "cpsat")}
     return Profile(name, time_limit, rel_gap, threads, seed, raw["highs"], raw["cpsat"], solver, others)
-
-
-@dataclass
-class SolveOutcome:
-    """What a solver reported. ``objective`` is the incumbent (None without one)."""
-
-    status: Status
-    objective: float | None
-    bound: float | None
-    gap: float | None
-    wall_time_s: float
-    has_solution: bool
-    message: str = ""
-    start: dict | None = None  # with a MIP start: {"taken": bool, "value": the backend's value of it or None}
 
 
 def pyomo_highs():

@@ -30,8 +30,9 @@ import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
-from iosched.core import Status, relative_gap
 from iosched.errors import ParameterError
+from iosched.solvers.outcome import Profile, SolveOutcome
+from iosched.status import Status, relative_gap
 
 
 class SolverMissing(ParameterError):
@@ -262,8 +263,6 @@ def solve_pyomo(model, profile, load: bool = True, warm: bool = False):
     With ``warm`` the variables' current values go to the backend as a MIP start, and ``outcome.start``
     says whether its log shows it taken, and its value there. A licence's size refusal raises
     LicenceLimit; any other failure of the backend is an ERROR outcome, not an exception."""
-    from iosched.solvers import SolveOutcome
-
     b = require(profile.solver)
     start = time.perf_counter()
     try:
@@ -365,8 +364,6 @@ def licence(name: str) -> str:
     if not b.size_limit:
         return "none"
     import pyomo.environ as pe
-
-    from iosched.solvers import Profile
 
     m = pe.ConcreteModel()
     m.x = pe.Var(range(b.size_limit + 1), bounds=(0, 1))
