@@ -15,8 +15,8 @@ from pathlib import Path
 
 from iosched.core import solve
 from iosched.errors import InstanceError
-from iosched.harness import Reproduction, comparison
 from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO
+from iosched.reproduce import Reproduction, comparison
 
 # Table 1b: which of its three solutions each method picks (1: J1+J4, 2: J1+J5, 3: J2..J5; for BBSched the Pareto
 # set, 2 and 3, the paper names no pick among them). Its naive row is

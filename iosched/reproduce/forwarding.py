@@ -23,7 +23,6 @@ from pathlib import Path
 from iosched.core import solve
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, machine_times
-from iosched.harness import Reproduction, comparison
 from iosched.instances.forwarding import (
     APPS,
     PEAK_NODE_BANDWIDTH,
@@ -44,6 +43,7 @@ from iosched.instances.forwarding import (
     pair,
     testbed,
 )
+from iosched.reproduce import Reproduction, comparison
 from iosched.validate import boolean, number
 
 PAPER = "DFRA (Ji et al., FAST'19)"

@@ -6,7 +6,7 @@ than 30 x between the best and the worst is attributed to it; the page's text as
 not give the number). Each claim is checked on the seed's own layout (Figure 2: 3 servers,
 12 stripes, 6 or 5 aggregators) or on the sweep platform, and the optimum from ``exact``
 stands beside the methods. :func:`figures` gives every compared number as a record
-(:func:`iosched.harness.comparison`), with ROMIO's GPFS file domains checked against the C code's formulas.
+(:func:`iosched.reproduce.comparison`), with ROMIO's GPFS file domains checked against the C code's formulas.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 
 from iosched.core import solve
-from iosched.harness import Reproduction, comparison
 from iosched.instances.filedomain import load, platform, sweep
+from iosched.reproduce import Reproduction, comparison
 
 METHODS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre", "gpfs"]
 GROUP_CASES = [(3, 6), (4, 8), (4, 12), (8, 16), (8, 32), (4, 2), (8, 4), (8, 2)]  # P a multiple or a factor of S
@@ -170,7 +170,7 @@ def _extra_figures() -> None:
 
 
 def figures(profile: str = "quick", progress: bool = False) -> list[dict]:
-    """Every compared number as a :func:`iosched.harness.comparison` record: the seed's claims (as
+    """Every compared number as a :func:`iosched.reproduce.comparison` record: the seed's claims (as
     :func:`claims` measures them), the bandwidth spread with the conflict cost changed, and ROMIO's
     GPFS check."""
     return reproduce(progress=progress, profile=profile, report=True).comparisons

@@ -22,9 +22,9 @@ import time
 
 from iosched.core import solve
 from iosched.errors import ParameterError
-from iosched.harness import Reproduction, comparison
 from iosched.instances.malleable import PAPER_SIZES, generate, paper_workload
 from iosched.models.malleable import make_grid, schedule_plans
+from iosched.reproduce import Reproduction, comparison
 from iosched.validate import integer
 
 # Table 4: jobs -> version -> (utilisation %, wait s, execution s, completion s)

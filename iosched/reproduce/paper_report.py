@@ -2,7 +2,7 @@
 
 ``report.md`` (per paper: the experiment's table and notes, every compared figure with the
 paper's value beside ours and the note that explains a difference, the figures),
-``comparisons.json`` (the same figures as records, :data:`iosched.harness.COMPARISON_KEYS`),
+``comparisons.json`` (the same figures as records, :data:`iosched.reproduce.COMPARISON_KEYS`),
 and ``figures/*.png``. Every file is written whole or not at all.
 """
 
@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from iosched.files import write_text
-from iosched.harness import CLOSE, COMPARISON_KEYS, Reproduction
+from iosched.reproduce import CLOSE, COMPARISON_KEYS, Reproduction
 
 
 def classify(entry: dict) -> str:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from iosched.core import CERTIFIED_GAP, solve
 from iosched.evaluate.periodic import dilation, evaluate_trace, sys_efficiency
-from iosched.harness import Reproduction
 from iosched.heuristics.periodic_online import simulate_online
 from iosched.heuristics.periodic_persched import search
 from iosched.instances.periodic import (
@@ -25,6 +24,7 @@ from iosched.instances.periodic import (
     paper_set,
 )
 from iosched.models.periodic_bounds import bounds, gap_reference, paper_bound
+from iosched.reproduce import Reproduction
 from iosched.solvers import Profile
 
 FINDER_SECONDS = 10.0  # trace-compact's budget per set here (its default profile allows 60 s)
