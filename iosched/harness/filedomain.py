@@ -1,0 +1,6 @@
+"""Deprecated: moved to :mod:`iosched.reproduce.filedomain`. This old name stays importable for one release
+(it is that module under its old name) and warns on import."""
+
+from iosched.harness import _alias
+
+_alias(__name__, "iosched.reproduce.filedomain")
