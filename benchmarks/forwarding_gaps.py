@@ -28,8 +28,8 @@ import sys
 import time
 
 import iosched
-from iosched.harness.forwarding import SEED_NODES_USED, online_rows
 from iosched.instances.forwarding import generate, generate_trace
+from iosched.reproduce.forwarding import SEED_NODES_USED, online_rows
 
 SCOPE = "milp-dfra-space"
 METHODS = (SCOPE, "search", "dfra", "mckp", "round-robin", "fixed")

@@ -26,7 +26,7 @@ import argparse
 import json
 import time
 
-from iosched.harness.malleable import format_gaps, gap_study
+from iosched.reproduce.malleable import format_gaps, gap_study
 
 PAPER_WORKLOADS = ("paper:50", "paper:100", "paper:200", "paper:400")
 METHODS = ("dmr", "rigid-backfill", "rigid-list", "rigid-optimal", "cpsat")

@@ -363,18 +363,18 @@ def _reproduce_one(name: str, own: dict, workers: int, progress: bool, figures_d
     (the problems run in processes of their own when several run at once)."""
     from importlib import import_module
 
-    rep = import_module(f"iosched.harness.{name}").reproduce(workers=workers, progress=progress, **own)
+    rep = import_module(f"iosched.reproduce.{name}").reproduce(workers=workers, progress=progress, **own)
     if rep.figures is not None:  # drawn here for a report; without one, not drawn at all
         rep.figures = None if figures_dir is None else functools.partial(_drawn, rep.figures(Path(figures_dir)))
     return rep
 
 
 def cmd_reproduce(args) -> int:
-    """Each paper's experiment (``iosched.harness.<problem>.reproduce``) beside its published figures; the
+    """Each paper's experiment (``iosched.reproduce.<problem>.reproduce``) beside its published figures; the
     problems in ``args.processes`` processes at once (default: one per core, as many as there are problems)."""
     from importlib import import_module
 
-    from iosched.harness import paper_report
+    from iosched.reproduce import paper_report
 
     named = args.problem or ["all"]
     problems = sorted(PROBLEMS) if named == ["all"] else list(dict.fromkeys(get_problem(p).name for p in named))
@@ -400,7 +400,7 @@ def cmd_reproduce(args) -> int:
         figures_dir = str(report_dir / "figures")
     runs = {}
     for name in problems:
-        signature = inspect.signature(import_module(f"iosched.harness.{name}").reproduce)
+        signature = inspect.signature(import_module(f"iosched.reproduce.{name}").reproduce)
         own = {**options, **({"full": True} if args.full and "full" in signature.parameters else {}),
                **({"report": True} if args.report is not None and "report" in signature.parameters else {})}
         try:

@@ -6,8 +6,8 @@ import pytest
 
 from iosched.batch import study
 from iosched.errors import InstanceError
-from iosched.harness.paper_report import classify
-from iosched.harness.window import (
+from iosched.reproduce.paper_report import classify
+from iosched.reproduce.window import (
     BREAKDOWNS,
     FIGURE14_METHODS,
     SIM_METHODS,

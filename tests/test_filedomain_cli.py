@@ -103,8 +103,8 @@ def test_reproduction_figures_as_records():
     10 % off the paper's carries a note; ROMIO's GPFS check gives issue 24's region to aggregator 0."""
     import json
 
-    from iosched.harness import COMPARISON_KEYS as FIELDS
-    from iosched.harness.filedomain import figures
+    from iosched.reproduce import COMPARISON_KEYS as FIELDS
+    from iosched.reproduce.filedomain import figures
 
     records = figures()
     json.dumps(records)

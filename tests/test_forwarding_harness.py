@@ -3,7 +3,6 @@ and the online replay on a hand-made trace."""
 
 import pytest
 
-from iosched.harness.forwarding import app_rows, app_summary, figure4_rows, online_rows, pair_rows, simulate
 from iosched.instances.forwarding import (
     APPS,
     FORWARDING_BANDWIDTH,
@@ -14,6 +13,7 @@ from iosched.instances.forwarding import (
     generate_trace,
     taihulight_nodes,
 )
+from iosched.reproduce.forwarding import app_rows, app_summary, figure4_rows, online_rows, pair_rows, simulate
 
 BF, BC = FORWARDING_BANDWIDTH, PEAK_NODE_BANDWIDTH
 
@@ -95,7 +95,7 @@ def test_dfra_rule_by_rule_accounts_for_its_whole_total():
     allocation; the rows add up to each allocation's evaluated total (placed jobs + the delay to
     the running jobs)."""
     import iosched
-    from iosched.harness.forwarding import RULE_INSTANCE, rule_costs
+    from iosched.reproduce.forwarding import RULE_INSTANCE, rule_costs
 
     rows, comps = rule_costs(profile="default")  # 60 s: the MILP needs ~1.6 s of CPU (quick's 10 s fail at load 11)
     for method, key in (("dfra", "dfra_s"), ("milp-dfra-space", "milp_s")):
@@ -111,7 +111,8 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
     cap in the notes gives the seed's mean speed-up by construction; Figure 7's knee is F = 32."""
     import statistics
 
-    from iosched.harness.forwarding import (
+    from iosched.instances.forwarding import SEED_MEAN_SPEEDUP, generate_trace
+    from iosched.reproduce.forwarding import (
         _capped,
         app_rows,
         backend_cap,
@@ -123,8 +124,7 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
         online_rows,
         pair_rows,
     )
-    from iosched.harness.paper_report import classify
-    from iosched.instances.forwarding import SEED_MEAN_SPEEDUP, generate_trace
+    from iosched.reproduce.paper_report import classify
 
     apps = app_rows(milp=False)
     cap = backend_cap(apps)
@@ -149,7 +149,7 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
 def test_figure13_sampled_benchmarks_split_by_dfras_decision(tmp_path):
     """Figure 13 on a few sampled benchmarks: each feasible under both mappings, DFRA never slower than the
     fixed mapping, the seed's four figures compared with a measured note where they differ, the figure drawn."""
-    from iosched.harness.forwarding import (
+    from iosched.reproduce.forwarding import (
         SEED_FIGURE13,
         app_rows,
         backend_cap,
@@ -158,7 +158,7 @@ def test_figure13_sampled_benchmarks_split_by_dfras_decision(tmp_path):
         figure13_rows,
         figure13_summary,
     )
-    from iosched.harness.paper_report import classify
+    from iosched.reproduce.paper_report import classify
 
     rows = figure13_rows(samples=12, seed=3)
     assert len(rows) == 12 and all(r["feasible"] for r in rows)
@@ -180,7 +180,7 @@ def test_figure12_dedicated_nodes_isolate_the_application_from_its_co_runner():
     """Figure 12: on 4 dedicated forwarding nodes an application's I/O time does not depend on who runs
     beside it (the seed: 'DFRA's performance is not impacted by co-running applications'); round-robin
     32:1 spreads both over the same 8 nodes, so its time does."""
-    from iosched.harness.forwarding import FIGURE12_APPS, FIGURE12_PARTNERS, figure12_comparisons, figure12_rows
+    from iosched.reproduce.forwarding import FIGURE12_APPS, FIGURE12_PARTNERS, figure12_comparisons, figure12_rows
 
     rows = figure12_rows()
     assert len(rows) == len(FIGURE12_APPS) * len(FIGURE12_PARTNERS) and all(r["feasible"] for r in rows)
@@ -192,7 +192,7 @@ def test_figure12_dedicated_nodes_isolate_the_application_from_its_co_runner():
 
 
 def test_figure14_statements_read_section_6s_gains():
-    from iosched.harness.forwarding import figure14_comparisons
+    from iosched.reproduce.forwarding import figure14_comparisons
 
     gains = {"dndc": 1.0, "apt": 1.05, "awp": 1.0, "shentu": 16.0, "lammps": 3.0}
     comps = figure14_comparisons([{"app": a, "speedup": g} for a, g in gains.items()])

@@ -185,8 +185,8 @@ def test_a_jobs_priced_bound_by_brute_force(seed, kind):
 def test_table_4_every_difference_beyond_10_percent_is_explained():
     """The reproduction's comparisons: Table 4's figures (here one size) and Figure 4's, each difference over
     10 % with a note; the saturation measurement behind the wait cut has the cut grow as arrivals thin out."""
-    from iosched.harness.malleable import reproduce
-    from iosched.harness.paper_report import counts
+    from iosched.reproduce.malleable import reproduce
+    from iosched.reproduce.paper_report import counts
 
     rep = reproduce(progress=False, sizes=[50], draws=1, report=True)
     c = counts(rep.comparisons)

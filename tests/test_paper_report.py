@@ -5,8 +5,8 @@ import json
 import pytest
 
 from iosched.cli import main
-from iosched.harness import COMPARISON_KEYS, Reproduction, comparison
-from iosched.harness.paper_report import classify, counts, write
+from iosched.reproduce import COMPARISON_KEYS, Reproduction, comparison
+from iosched.reproduce.paper_report import classify, counts, write
 
 
 def test_comparison_records_and_verdicts():
@@ -82,7 +82,7 @@ def test_a_reproduction_run_apart_draws_its_figures_and_pickles(tmp_path):
 
 def test_window_table_1b_is_reproduced_figure_for_figure():
     """Every utilisation, every method's choice and the Pareto set of the paper's example match Table 1b."""
-    from iosched.harness.window import reproduce
+    from iosched.reproduce.window import reproduce
 
     rep = reproduce(simulate=False, figure2=False, ga_misses=False)
     assert len(rep.comparisons) == 13 and counts(rep.comparisons)["within"] == 13
@@ -90,7 +90,7 @@ def test_window_table_1b_is_reproduced_figure_for_figure():
 
 
 def test_window_table_3_comparisons_name_the_missing_workload():
-    from iosched.harness.window import PAPER_TABLE3, table3_comparisons
+    from iosched.reproduce.window import PAPER_TABLE3, table3_comparisons
 
     row = {"workload": "theta-S4", "method": "exact", "node_usage": 0.8, "bb_usage": 0.9, "avg_wait_s": 9000.0,
            "avg_bounded_slowdown": 8.0}
@@ -104,8 +104,8 @@ def test_window_table_3_comparisons_name_the_missing_workload():
 def test_window_figures_9_to_11_compare_the_numbers_the_paper_gives(tmp_path):
     """Figures 9-11 from hand-made breakdowns: the wait cuts and changes computed against the baseline,
     the paper's numbers beside them, every difference beyond 10 % with a note, the figure drawn."""
-    from iosched.harness.paper_report import classify
-    from iosched.harness.window import BREAKDOWNS, draw_figures_9_11, figures_9_11_comparisons
+    from iosched.reproduce.paper_report import classify
+    from iosched.reproduce.window import BREAKDOWNS, draw_figures_9_11, figures_9_11_comparisons
 
     def row(method, sizes, bbs, runs):
         waits = {"nodes": sizes, "burst_buffer": bbs, "run": runs}
@@ -135,7 +135,7 @@ def test_window_figures_9_to_11_compare_the_numbers_the_paper_gives(tmp_path):
 def test_window_figure_4_measures_the_ga_against_g_and_p(monkeypatch, tmp_path):
     """Figure 4 on one small window with few settings: a point per setting, the paper's findings
     as comparisons, the figure drawn."""
-    import iosched.harness.window as hw
+    import iosched.reproduce.window as hw
 
     monkeypatch.setattr(hw, "FIGURE4_G", (10, 500, 1000))
     monkeypatch.setattr(hw, "FIGURE4_P", (10, 20))
@@ -150,7 +150,7 @@ def test_window_figure_2_exhaustive_search_matches_the_exact_front(tmp_path):
     """Figure 2's exhaustive search (every subset) gives the exact method's front on small windows, the
     figure's points cover each size, the comparisons carry notes, and the figure is drawn."""
     import iosched
-    import iosched.harness.window as hw
+    import iosched.reproduce.window as hw
 
     for seed in range(6):
         for w in (1, 7, 12, 17):
@@ -169,8 +169,8 @@ def test_window_figure_14_checks_the_papers_statements_per_workload(tmp_path):
     """Figure 14 from hand-made runs: on theta-S5 every statement of the paper holds; theta-S6 is the same
     but for BBSched (exact) and weighted trading their metrics, so the two statements about BBSched's
     overall lead hold on 1 of 2 workloads; every answer that differs has a note, the figure is drawn."""
-    from iosched.harness.paper_report import classify
-    from iosched.harness.window import draw_figure14, figure14_comparisons
+    from iosched.reproduce.paper_report import classify
+    from iosched.reproduce.window import draw_figure14, figure14_comparisons
 
     keys = ("node_usage", "bb_usage", "ssd_usage", "wasted_ssd", "avg_wait_s", "avg_bounded_slowdown")
     runs = {"exact": (.9, .8, .6, .10, 3600, 2), "constrained-cpu": (.85, .5, .55, .3, 7200, 3),

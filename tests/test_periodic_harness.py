@@ -2,8 +2,8 @@
 
 import pytest
 
-from iosched.harness import periodic as H
 from iosched.instances.periodic import PAPER_TABLE3, PAPER_TABLE5, paper_set
+from iosched.reproduce import periodic as H
 
 KEYS = {"paper", "table_or_figure", "row", "column", "paper_value", "ours", "unit", "relative_difference", "note"}
 

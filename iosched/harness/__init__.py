@@ -1,53 +1,38 @@
-"""Benchmark suites, the runner and report, and each paper's reproduction.
+"""The benchmark harness: suites (:mod:`~iosched.harness.suite`), resumable runs
+(:mod:`~iosched.harness.runner`) and their report (:mod:`~iosched.harness.report`).
 
-A problem's reproduction lives in ``iosched/harness/<problem>.py`` as
-``reproduce(workers=1, progress=True, **options) -> Reproduction``: the paper's
-experiment run on its instances, beside the paper's own figures.
+The papers' reproductions moved to :mod:`iosched.reproduce`. Their old names
+(``iosched.harness.<problem>``, ``iosched.harness.paper_report``, and ``Reproduction``,
+``comparison``, ``COMPARISON_KEYS``, ``CLOSE`` here) stay importable for one release and
+warn (``DeprecationWarning``) when used.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+import importlib
+import sys
+import warnings
 
-COMPARISON_KEYS = ("paper", "table_or_figure", "row", "column", "paper_value", "ours", "unit",
-                   "relative_difference", "note")
-CLOSE = 0.10  # a figure within this relative difference of the paper's is reproduced; beyond, its note explains
+_MOVED_NAMES = ("CLOSE", "COMPARISON_KEYS", "Reproduction", "comparison")
 
 
-def comparison(paper: str, table_or_figure: str, row, column, paper_value, ours, unit: str = "",
-               note: str = "") -> dict:
-    """One compared figure: the paper's value beside ours, ``relative_difference`` = (ours - paper) /
-    |paper| for numbers; for a categorical value (a choice, a set written as text) 0 when the two
-    are equal and 1 when not; None where either is missing. Beyond :data:`CLOSE`, ``note`` says which
-    assumption is responsible and what the number is with it changed (a measurement, not a sentence);
-    where the paper gives too little to calibrate, which quantity is missing."""
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                  for v in (paper_value, ours))
-    if paper_value is None or ours is None:
-        diff = None
-    elif not numbers:
-        diff = 0.0 if paper_value == ours else 1.0
-    elif paper_value == 0:
-        diff = 0.0 if ours == 0 else None
-    else:
-        diff = (ours - paper_value) / abs(paper_value)
-    return {"paper": paper, "table_or_figure": table_or_figure, "row": row, "column": column,
-            "paper_value": paper_value, "ours": ours, "unit": unit, "relative_difference": diff, "note": note}
+def _warn_moved(old: str, new: str, stacklevel: int) -> None:
+    """A DeprecationWarning for a name that moved, at ``stacklevel`` frames above the caller."""
+    warnings.warn(f"{old} moved to {new}; the old name goes in the next release", DeprecationWarning,
+                  stacklevel=stacklevel + 1)
 
 
-@dataclass
-class Reproduction:
-    """A paper's experiment beside its figures: a Markdown table and whether every solution was
-    feasible; ``comparisons`` every compared figure (see :func:`comparison`), and ``figures``,
-    given a folder, draws the figures (PNG, the paper's values beside ours) and returns their paths."""
+def __getattr__(name: str):
+    """The names that moved to :mod:`iosched.reproduce`, with a DeprecationWarning."""
+    if name in _MOVED_NAMES:
+        _warn_moved(f"iosched.harness.{name}", f"iosched.reproduce.{name}", 2)
+        return getattr(importlib.import_module("iosched.reproduce"), name)
+    raise AttributeError(f"module 'iosched.harness' has no attribute {name!r}")
 
-    title: str
-    rows: list[dict]
-    table: str
-    ok: bool
-    notes: str = ""
-    comparisons: list[dict] = field(default_factory=list)
-    figures: Callable[[Path], list[Path]] | None = None
+
+def _alias(old: str, new: str) -> None:
+    """Make module ``old`` the module ``new`` (the same object: every name, private ones too), warning at
+    the line that imported it (``warnings`` skips the import machinery's frames), so a script run as
+    ``__main__`` sees the warning under Python's default filters."""
+    _warn_moved(old, new, 3)
+    sys.modules[old] = importlib.import_module(new)
