@@ -151,6 +151,9 @@ PROBLEMS: dict[str, Problem] = {}
 # solvers.Deadline.for_method, so a method's budget covers what ran before its first line
 METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_method_start", default=None)
 METHODS: dict[str, Method] = {}
+# perf_counter() by which the problem's bound that solve attaches must be done (None outside that step): the
+# end of the method's budget, so the method, its evaluation and the bound together keep the method's limit
+BOUND_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_bound_end", default=None)
 
 
 def register_problem(problem: Problem) -> None:
@@ -357,6 +360,17 @@ def check_method_params(problem: str, method: str, params: dict) -> None:
             load_profile(profile)
 
 
+def _time_limit(m: Method, params: dict) -> float:
+    """The method's budget (s): its ``time_limit`` parameter where given, else its profile's (``default``)."""
+    from iosched.solvers import load_profile
+
+    if params.get("time_limit") is not None:
+        return params["time_limit"]
+    declared = inspect.signature(m.run).parameters
+    profile = params.get("profile", declared["profile"].default if "profile" in declared else "default")
+    return load_profile(profile).time_limit if isinstance(profile, str) else profile.time_limit
+
+
 def solve(problem: str, instance, method: str, seed: int | None = None, *, attach_bound: bool = True,
           **params) -> Result:
     """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
@@ -408,11 +422,14 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
             str(v) for v in evaluation.violations[:5])
     bound_start = time.perf_counter()
+    token = BOUND_END.set(start - loading + _time_limit(m, params))
     try:
         bound = prob.bound(instance, m.objective) if attach_bound else None
     except Exception as e:  # no bound is a weaker result, not a failed one
         bound = None
         out.info["bound_error"] = f"{type(e).__name__}: {e}"
+    finally:
+        BOUND_END.reset(token)
     bound_time = time.perf_counter() - bound_start
     feasible = objective if evaluation is not None and evaluation.feasible else None
     bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)

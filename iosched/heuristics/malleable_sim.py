@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from iosched.evaluate.malleable import Interval, Schedule
@@ -257,9 +258,12 @@ class _Sim:
 
     def next_check(self, j: int, after: float) -> None:
         """Schedule the job's first check (started + k period) strictly after ``after``."""
-        period, k = self.jobs[j].period, self.checks[j] + 1
-        while self.started[j] + k * period <= after + 1e-9:
+        period, first, start, limit = self.jobs[j].period, self.checks[j] + 1, self.started[j], after + 1e-9
+        k = max(first, math.floor((limit - start) / period) + 1)  # closed form: a long action skips many checks
+        while start + k * period <= limit:  # rounding in the division: at most a step either way
             k += 1
+        while k > first and start + (k - 1) * period > limit:
+            k -= 1
         self.checks[j] = k
         self.push(self.started[j] + k * period, CHECK, j)
 
