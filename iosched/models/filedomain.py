@@ -744,9 +744,9 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
                         certified_by="the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
     if engine == "segments":
-        incumbent = min(starts, key=lambda c: times[c[0]])[1]
+        name, incumbent = min(starts, key=lambda c: times[c[0]])
         try:
-            domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info)
+            domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info, times[name])
             return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts,
                             times=times)
         except ParameterError as e:
