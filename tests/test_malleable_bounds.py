@@ -87,7 +87,8 @@ def test_a_time_out_coarsens_the_grid_instead_of_dropping_the_bound(monkeypatch)
 
 def test_the_bound_keeps_a_deadline_and_remembers_what_finished(monkeypatch):
     """Under a deadline the LPs get only the time left (none started with less than LEAST_S), so the
-    closed-form bound remains; a finished LP is remembered whatever the time limit it had."""
+    closed-form bound remains; bounds are remembered for calls with no more time, and a finished LP
+    whatever the time limit it had."""
     import iosched.models.malleable_lp as lp
     from iosched.models import malleable as mm
     from iosched.solvers import Deadline
@@ -99,7 +100,7 @@ def test_the_bound_keeps_a_deadline_and_remembers_what_finished(monkeypatch):
     b = mm.bounds(inst, ("mean_completion",), spent)
     assert b["mean_completion_lp"] is None and b["mean_completion_lagrangian"] is None
     assert b["mean_completion"] == closed_form_bounds(inst)["mean_completion"]
-    assert mm.bounds(inst, ("mean_completion",), spent) == b  # remembered for a later deadline
+    assert mm.bounds(inst, ("mean_completion",), Deadline(0.0)) == b  # remembered for no more time
     full = mm.bounds(inst, ("mean_completion",))  # without a deadline: computed again, in full
     assert full["mean_completion_lp"] is not None and full["mean_completion"] > b["mean_completion"]
     assert mm.bounds(inst, ("mean_completion",), spent) == full

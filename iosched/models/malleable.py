@@ -126,7 +126,7 @@ def closed_form_bounds(instance: MalleableInstance) -> dict:
             "makespan_per_job": float(np.max(a + t)), "makespan_area": area_makespan, "jobs": n}
 
 
-_BOUNDS: dict = {}  # (instance, objectives) -> (bounds, whether computed without a deadline); the last 16
+_BOUNDS: dict = {}  # (instance, objectives) -> (bounds, the seconds they had: inf without a deadline); the last 16
 BOUND_SHARE = 0.25  # of its budget: the problem's bound that cpsat, rigid-optimal and milp compute first (to
 #                     bound their own models; solve then attaches it, remembered, as the Result's)
 
@@ -137,13 +137,14 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives`` and, for the mean
     completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`; None where HiGHS did not
     finish, the LP would be too large or ``deadline`` came first), and under ``mean_completion`` /
-    ``makespan`` the largest, its name under ``..._from``. Remembered: with a deadline, the bounds
-    already computed for the instance (with or without one) are returned as they are."""
+    ``makespan`` the largest, its name under ``..._from``. Remembered: bounds already computed for the
+    instance with at least as much time are returned as they are."""
     from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, order_lp_bound
 
     key = (instance, tuple(objectives))
+    budget = math.inf if deadline is None else deadline.remaining()
     known = _BOUNDS.get(key)
-    if known is not None and (known[1] or deadline is not None):
+    if known is not None and known[1] >= budget:
         return dict(known[0])
     out = closed_form_bounds(instance)
     for objective in objectives:
@@ -158,7 +159,7 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
                 out[objective], out[f"{objective}_from"] = value, name
     if len(_BOUNDS) >= 16:
         del _BOUNDS[next(iter(_BOUNDS))]
-    _BOUNDS[key] = (dict(out), deadline is None)
+    _BOUNDS[key] = (dict(out), budget)
     return out
 
 
