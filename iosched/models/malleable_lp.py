@@ -91,8 +91,8 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     schedule (module docstring), or None where the coarsest grid (MIN_INTERVALS) would exceed
     MAX_VARIABLES columns. Each HiGHS solve gets ``time_limit`` s; where it does not finish, the
     grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
-    MIN_INTERVALS, then None; no solve outlasts ``deadline``. ``intervals`` fixes the grid (no halving). The first grid has
-    :func:`intervals_for` intervals: on paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for
+    MIN_INTERVALS, then None; no solve outlasts ``deadline``. ``intervals`` fixes the grid (no
+    halving). The first grid has :func:`intervals_for` intervals: on paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for
     4,883.7 s (2026-11-28, beside other work), where 80 intervals ran past the limit (31.8 s on
     2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s after 41 s in all."""
     if intervals is not None:
@@ -461,9 +461,10 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     is covered; the bound holds for any prices, whether or not the column generation converged. The
     prices are the duals of a master LP over runs found so far (each job a convex combination of its
     runs: cost C - a_j, usage U_jk), smoothed towards the best prices (LAGRANGE_SMOOTHING), until its
-    value is within LAGRANGE_GAP of the bound, neither moves near it (LAGRANGE_STALL rounds), ``time_limit`` s
-    pass or ``deadline`` comes (None where it leaves no time to start). The first prices are the interval LP's duals of its node rows (where it finished): its
-    per-job rows hold for every run, so the first bound is already about the interval LP's. At its
+    value is within LAGRANGE_GAP of the bound, neither moves near it (LAGRANGE_STALL rounds),
+    ``time_limit`` s pass or ``deadline`` comes (None where it leaves no time to start). The first
+    prices are the interval LP's duals of its node rows (where it finished): its per-job rows hold
+    for every run, so the first bound is already about the interval LP's. At its
     optimum the bound is the time-indexed LP over each job's runs. Lowered by SHADE. None where
     the interval LP's columns would exceed MAX_VARIABLES (the same size limit).
     """
