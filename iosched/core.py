@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.status import METHOD_START, Status, relative_gap  # noqa: F401  (re-exported: the result vocabulary)
+from iosched.status import BOUND_END, METHOD_START, Status, relative_gap  # noqa: F401  (re-exported: the vocabulary)
 from iosched.validate import check_params, declared_checks, integer
 
 
@@ -413,6 +413,17 @@ def check_method_params(problem: str, method: str, params: dict) -> None:
             load_profile(profile)
 
 
+def _time_limit(m: Method, params: dict) -> float:
+    """The method's budget (s): its ``time_limit`` parameter where given, else its profile's (``default``)."""
+    from iosched.solvers import load_profile
+
+    if params.get("time_limit") is not None:
+        return params["time_limit"]
+    declared = inspect.signature(m.run).parameters
+    profile = params.get("profile", declared["profile"].default if "profile" in declared else "default")
+    return load_profile(profile).time_limit if isinstance(profile, str) else profile.time_limit
+
+
 def solve(problem: str, instance, method: str, seed: int | None = None, *, attach_bound: bool = True,
           **params) -> Result:
     """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
@@ -469,11 +480,14 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
             str(v) for v in evaluation.violations[:5])
     bound_start = time.perf_counter()
+    token = BOUND_END.set(start - loading + _time_limit(m, params))
     try:
         bound = prob.bound(instance, name) if attach_bound else None
     except Exception as e:  # no bound is a weaker result, not a failed one
         bound = None
         _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
+    finally:
+        BOUND_END.reset(token)
     bound_time = time.perf_counter() - bound_start
     feasible = objective if evaluation is not None and evaluation.feasible else None
     bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)

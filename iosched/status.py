@@ -21,6 +21,10 @@ class Status(StrEnum):
 # solvers.Deadline.for_method, so a method's budget covers what ran before its first line
 METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_method_start", default=None)
 
+# perf_counter() by which the problem's bound that solve attaches must be done (None outside that step): the
+# end of the method's budget, so the method, its evaluation and the bound together keep the method's limit
+BOUND_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_bound_end", default=None)
+
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """|bound - objective| / |objective| (the MIP-solver convention); None without both."""

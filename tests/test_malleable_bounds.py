@@ -62,23 +62,48 @@ def test_a_time_out_coarsens_the_grid_instead_of_dropping_the_bound(monkeypatch)
     import iosched.models.malleable_lp as lp
 
     inst = generate(3, 12)
-    real, tried = lp._bound, []
+    real, tried = lp._solve_lp, []
 
     def slow_beyond_20(instance, objective, intervals, time_limit):
         tried.append(intervals)
-        return None if intervals > 20 else real(instance, objective, intervals, time_limit)
+        return (None, None) if intervals > 20 else real(instance, objective, intervals, time_limit)
 
-    monkeypatch.setattr(lp, "_bound", slow_beyond_20)
+    monkeypatch.setattr(lp, "_LPS", {})
+    monkeypatch.setattr(lp, "_solve_lp", slow_beyond_20)
     first = lp.intervals_for(inst)
     assert first > 40
     value = lp.interval_lp_bound(inst, "mean_completion")
     assert tried == [first, first // 2, first // 4] and first // 4 <= 20 < first // 2
-    assert value == real(inst, "mean_completion", first // 4, lp.TIME_LIMIT) is not None
-    assert value <= real(inst, "mean_completion", first, lp.TIME_LIMIT) + 1e-9  # coarser: never stronger here
+    assert value == real(inst, "mean_completion", first // 4, lp.TIME_LIMIT)[0] is not None
+    assert value <= real(inst, "mean_completion", first, lp.TIME_LIMIT)[0] + 1e-9  # coarser: never stronger here
+    monkeypatch.setattr(lp, "_LPS", {})
     tried.clear()
-    monkeypatch.setattr(lp, "_bound", lambda *args: tried.append(args[2]))  # HiGHS never finishes
+    monkeypatch.setattr(lp, "_solve_lp", lambda *args: tried.append(args[2]) or (None, None))  # HiGHS never finishes
     assert lp.interval_lp_bound(inst, "mean_completion") is None and tried[-1] == lp.MIN_INTERVALS
     assert lp.interval_lp_bound(inst, "mean_completion", intervals=30) is None and tried[-1] == 30
+    tried.clear()  # what did not finish in 30 s is not tried again in as long or less
+    assert lp.interval_lp_bound(inst, "mean_completion", intervals=30) is None and tried == []
+
+
+def test_the_bound_keeps_a_deadline_and_remembers_what_finished(monkeypatch):
+    """Under a deadline the LPs get only the time left (none started with less than LEAST_S), so the
+    closed-form bound remains; bounds are remembered for calls with no more time, and a finished LP
+    whatever the time limit it had."""
+    import iosched.models.malleable_lp as lp
+    from iosched.models import malleable as mm
+    from iosched.solvers import Deadline
+
+    monkeypatch.setattr(lp, "_LPS", {})
+    monkeypatch.setattr(mm, "_BOUNDS", {})
+    inst = generate(3, 12)
+    spent = Deadline(0.0)
+    b = mm.bounds(inst, ("mean_completion",), spent)
+    assert b["mean_completion_lp"] is None and b["mean_completion_lagrangian"] is None
+    assert b["mean_completion"] == closed_form_bounds(inst)["mean_completion"]
+    assert mm.bounds(inst, ("mean_completion",), Deadline(0.0)) == b  # remembered for no more time
+    full = mm.bounds(inst, ("mean_completion",))  # without a deadline: computed again, in full
+    assert full["mean_completion_lp"] is not None and full["mean_completion"] > b["mean_completion"]
+    assert mm.bounds(inst, ("mean_completion",), spent) == full
 
 
 def test_the_completion_order_lp_by_hand():

@@ -22,7 +22,9 @@ Every action (a resize, or a stall and what follows it) begins at a check.
 Feasibility: every job scheduled once, its first interval a run no earlier than its
 arrival, intervals contiguous with positive lengths, the kinds in the order above, sizes
 on the ladder, actions at checks and paid for, the job's work done exactly (relative
-tolerance 1e-6: a job holding nodes after its work is done is an overrun), and at every
+tolerance 1e-6, plus two ulps of each run's end over its run time, the rounding of times
+in floating point, which counts only beyond about 10^9 s: a job holding nodes after its
+work is done is an overrun), and at every
 instant the nodes held by all jobs at most the cluster's. Every number must be finite.
 Times are compared with a tolerance of 1e-6 s + 1e-9 of the largest time.
 
@@ -225,6 +227,13 @@ class _Job:
         return sum((iv.end - iv.start) / job.time(iv.nodes) for iv in self.ivs
                    if iv.kind == "run" and iv.nodes in job.sizes)
 
+    def rounding(self) -> float:
+        """The share of the work that the floating-point rounding of the runs' times may hide: two ulps
+        of each run's end over its run time (a run of 1,000 s ending near 4.5e12 s: 2e-6)."""
+        job = self.job
+        return sum(2 * math.ulp(max(abs(iv.start), abs(iv.end))) / job.time(iv.nodes) for iv in self.ivs
+                   if iv.kind == "run" and iv.nodes in job.sizes)
+
 
 def _capacity(instance: MalleableInstance, rows: list[tuple[float, float, int]], tol: float,
               bad: list[Violation]) -> None:
@@ -280,9 +289,10 @@ def evaluate(instance: MalleableInstance, schedule: Schedule) -> Evaluation:
         walk = _Job(job, ivs, tol, bad)
         walk.check()
         progress = walk.progress()
-        if progress < 1 - WORK_TOL:
+        tolerance = WORK_TOL + walk.rounding()
+        if progress < 1 - tolerance:
             walk.fail("work", f"does {progress:.6%} of its work", (1 - progress) * job.work)
-        elif progress > 1 + WORK_TOL:
+        elif progress > 1 + tolerance:
             walk.fail("work_overrun", f"holds nodes for {progress:.6%} of its work", (progress - 1) * job.work)
         rows += [(float(iv.start), float(iv.end), int(iv.nodes)) for iv in ivs]
         done.append((job, ivs, walk))

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from iosched.evaluate.malleable import Interval, Schedule
@@ -243,7 +244,8 @@ class _Sim:
         cost = job.cost(p, q)
         self.size[j] = q
         self.version[j] += 1
-        if cost > 0:
+        if t + cost > t:  # a cost too small to move the clock (1e-300 s, or 1e-6 s at 1e11 s) is paid as none,
+            #                 as the evaluator accepts up to its tolerance: a reconfiguration of length 0 it rejects
             self.phase[j] = RECONF
             self.free -= max(q, p) - self.held[j]
             self.held[j] = max(p, q)
@@ -257,9 +259,12 @@ class _Sim:
 
     def next_check(self, j: int, after: float) -> None:
         """Schedule the job's first check (started + k period) strictly after ``after``."""
-        period, k = self.jobs[j].period, self.checks[j] + 1
-        while self.started[j] + k * period <= after + 1e-9:
+        period, first, start, limit = self.jobs[j].period, self.checks[j] + 1, self.started[j], after + 1e-9
+        k = max(first, math.floor((limit - start) / period) + 1)  # closed form: a long action skips many checks
+        while start + k * period <= limit:  # rounding in the division: at most a step either way
             k += 1
+        while k > first and start + (k - 1) * period > limit:
+            k -= 1
         self.checks[j] = k
         self.push(self.started[j] + k * period, CHECK, j)
 

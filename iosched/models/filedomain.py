@@ -63,6 +63,7 @@ nanoseconds, so each of its constraints is a relaxation of the true one and its 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Annotated
@@ -734,8 +735,10 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         segments.check_size(instance)  # refuses before the heuristics run
     gran = granularity or ("byte" if engine in ("milp", "cpsat", "segments") else "unit")
     info.update(engine=engine, granularity=gran, scope=SCOPES[engine, gran])
-    starts = heuristic_starts(instance, deadline) if engine != "dp" else []
-    times = {name: evaluate(instance, d).time for name, d in starts}
+    starts, times, skipped = timed_starts(instance, deadline) if engine != "dp" else ([], {}, 0)
+    if skipped:
+        info["heuristics_skipped"] = (f"{skipped} heuristic(s) not run: the time left would not hold another "
+                                      f"and the evaluation of the answer")
     if early and engine != "dp":
         name, domains = min(starts, key=lambda c: times[c[0]])
         bound = time_bound(instance)
@@ -744,10 +747,11 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
                         certified_by="the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
     if engine == "segments":
-        incumbent = min(starts, key=lambda c: times[c[0]])[1]
+        name, incumbent = min(starts, key=lambda c: times[c[0]])
         try:
-            domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info)
-            return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts)
+            domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info, times[name])
+            return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts,
+                            times=times)
         except ParameterError as e:
             if asked != "auto":
                 raise
@@ -764,7 +768,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
         candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
-        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts)
+        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts, times=times)
     if engine == "milp":
         try:
             cells = len(_model_units(instance, gran)[3]) * instance.aggregators
@@ -772,11 +776,11 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             if asked != "auto":
                 raise
             info["auto"] = f"{info.get('auto', '')}; engine=milp refused: {e}: the heuristics' best".lstrip("; ")
-            return _best_of(instance, [], None, False, prof, info, starts=starts)
+            return _best_of(instance, [], None, bool(skipped), prof, info, starts=starts, times=times)
         model, out, note = _pyomo_in_time(lambda: build_milp(instance, gran), cells, gran, prof, deadline)
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
-            return _best_of(instance, [], None, True, prof, info, starts=starts)
+            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times)
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
@@ -784,7 +788,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             model, v = _cpsat(instance, gran, deadline=deadline)
         except OutOfTime:
             info["skipped"] = "the CP-SAT model was not solved: its build reached the time limit"
-            return _best_of(instance, [], None, True, prof, info, starts=starts)
+            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times)
         out, solver = solve_cpsat(model, deadline.limit(prof))
         domains = _read_cpsat(instance, solver, v, gran) if out.has_solution else None
         value, bound = _scaled(out, 1e9)
@@ -802,7 +806,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             bound, info["relaxation_status"] = relaxation_bound(instance, prof, deadline)
     proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
         instance, domains, bound, prof, info))
-    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts)
+    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts, times)
 
 
 def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
@@ -817,30 +821,42 @@ def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> 
 def heuristic_starts(instance: FileDomainInstance, deadline: Deadline | None = None) -> list[tuple[str, Domains]]:
     """The heuristics' domains (those that run on this instance), as starting points: all of them, or
     with ``deadline`` those that finish before it (the first, ROMIO's even, always)."""
+    return timed_starts(instance, deadline)[0]
+
+
+def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None):
+    """(:func:`heuristic_starts`, each one's evaluated time (s) by name, how many were not run). With
+    ``deadline`` a heuristic is started only while the time left holds twice the longest heuristic and
+    evaluation so far (it, and solve's evaluation of the answer: on 10^6 aggregators each takes seconds)."""
     from iosched.core import METHODS
 
-    starts = []
-    for method in METHODS.values():
-        if method.problem == "filedomain" and method.name != "exact":
-            if starts and deadline is not None and deadline.expired():
-                break
-            try:
-                domains = method.run(instance).solution
-            except ParameterError:  # e.g. too many extents for a cyclic method
-                continue
-            if domains is not None:
-                starts.append((f"heuristic {method.name}", domains))
-    return starts
+    heuristics = [m for m in METHODS.values() if m.problem == "filedomain" and m.name != "exact"]
+    starts, times, slowest = [], {}, 0.0
+    for k, method in enumerate(heuristics):
+        if starts and deadline is not None and deadline.remaining() < 2 * slowest:
+            return starts, times, len(heuristics) - k
+        began = time.perf_counter()
+        try:
+            domains = method.run(instance).solution
+        except ParameterError:  # e.g. too many extents for a cyclic method
+            continue
+        if domains is not None:
+            name = f"heuristic {method.name}"
+            starts.append((name, domains))
+            times[name] = evaluate(instance, domains).time
+        slowest = max(slowest, time.perf_counter() - began)
+    return starts, times, 0
 
 
 def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
-             info: dict, proven: bool = False, starts: list | None = None) -> MethodOutput:
+             info: dict, proven: bool = False, starts: list | None = None, times: dict | None = None) -> MethodOutput:
     """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
-    when not given); OPTIMAL when the solver proved its scope is every solution (``proven``) or the
-    best meets the bound (one for every solution) within the profile's gap (at least twice the
-    bound's deflation)."""
+    when not given; ``times``: those already evaluated, by name); OPTIMAL when the solver proved its
+    scope is every solution (``proven``) or the best meets the bound (one for every solution) within
+    the profile's gap (at least twice the bound's deflation)."""
     candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
-    times = {name: evaluate(instance, d).time for name, d in candidates}
+    times = dict(times or {})
+    times.update({name: evaluate(instance, d).time for name, d in candidates if name not in times})
     bound = max(time_bound(instance), bound if bound is not None else 0.0)
     name, domains = min(candidates, key=lambda c: times[c[0]])
     info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}

@@ -54,7 +54,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import BOUND_END, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.heuristics.malleable_sim import simulate
@@ -126,40 +126,60 @@ def closed_form_bounds(instance: MalleableInstance) -> dict:
             "makespan_per_job": float(np.max(a + t)), "makespan_area": area_makespan, "jobs": n}
 
 
-def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES) -> dict:
+_BOUNDS: dict = {}  # (instance, objectives) -> (bounds, the seconds they had: inf without a deadline); the last 16
+BOUND_SHARE = 0.25  # of its budget: the problem's bound that cpsat, rigid-optimal and milp compute first (to
+#                     bound their own models; solve then attaches it, remembered, as the Result's)
+
+
+def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES,
+           deadline: Deadline | None = None) -> dict:
     """Every lower bound (s) valid for every schedule: the closed-form ones, the interval LP's,
     (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives`` and, for the mean
     completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`; None where HiGHS did not
-    finish or the LP would be too large), and under ``mean_completion`` / ``makespan`` the largest,
-    its name under ``..._from``."""
+    finish, the LP would be too large or ``deadline`` came first), and under ``mean_completion`` /
+    ``makespan`` the largest, its name under ``..._from``. Remembered: bounds already computed for the
+    instance with at least as much time are returned as they are."""
     from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, order_lp_bound
 
+    key = (instance, tuple(objectives))
+    budget = math.inf if deadline is None else deadline.remaining()
+    known = _BOUNDS.get(key)
+    if known is not None and known[1] >= budget:
+        return dict(known[0])
     out = closed_form_bounds(instance)
     for objective in objectives:
         out[f"{objective}_from"] = "closed form (per job, area)"
-        lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective)
-        order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective)
+        lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective, deadline=deadline)
+        order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective, deadline)
         priced = None
         if objective == "mean_completion":  # none for the makespan
-            priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance)
+            priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance, deadline=deadline)
         for value, name in ((lp, "interval LP"), (order, "completion-order LP"), (priced, "Lagrangian")):
             if value is not None and value > out[objective]:
                 out[objective], out[f"{objective}_from"] = value, name
+    if len(_BOUNDS) >= 16:
+        del _BOUNDS[next(iter(_BOUNDS))]
+    _BOUNDS[key] = (dict(out), budget)
     return out
 
 
-def bound(instance: MalleableInstance, objective: str) -> float | None:
-    """The largest lower bound on ``objective`` valid for every schedule (None where there is none)."""
+def bound(instance: MalleableInstance, objective: str, deadline: Deadline | None = None) -> float | None:
+    """The largest lower bound on ``objective`` valid for every schedule (None where there is none),
+    computed by ``deadline`` (default: by the end of the running method's budget when
+    :func:`iosched.solve` attaches it, else without one)."""
     if objective not in MODEL_OBJECTIVES:
         return None
-    return bounds(instance, (objective,))[objective]
+    if deadline is None and BOUND_END.get() is not None:
+        deadline = Deadline(0.0, BOUND_END.get())
+    return bounds(instance, (objective,), deadline)[objective]
 
 
 def gap_reference(instance: MalleableInstance, objective: str) -> str:
-    """What the problem's bound on ``objective`` is, in words."""
+    """What the problem's bound on ``objective`` is, in words (the one :func:`bound` last computed)."""
     if objective not in MODEL_OBJECTIVES:
         return ""
-    which = bounds(instance, (objective,))[f"{objective}_from"]
+    known = _BOUNDS.get((instance, (objective,)))
+    which = (known[0] if known is not None else bounds(instance, (objective,)))[f"{objective}_from"]
     return f"the {which} bound on the {objective.replace('_', ' ')}, valid for every schedule"
 
 
@@ -540,10 +560,11 @@ def _start_plans(instance: MalleableInstance, grid: Grid, segments: int, objecti
     return [(name, plans) for _, name, plans in sorted(candidates, key=lambda c: c[0])]
 
 
-def _bound_units(instance: MalleableInstance, grid: Grid, objective: str) -> int:
+def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadline: Deadline) -> int:
     """The problem's bound (valid for every schedule, so for the model's) on its objective in units:
-    the sum of ends (mean completion) or the makespan, rounded up."""
-    b = bound(instance, objective)
+    the sum of ends (mean completion) or the makespan, rounded up; computed in BOUND_SHARE of what
+    ``deadline`` leaves."""
+    b = bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))
     total = b if objective == "makespan" else b * len(instance.jobs) + sum(j.arrival for j in instance.jobs)
     return max(0, math.ceil(total / grid.unit - 1e-6))
 
@@ -648,12 +669,13 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     deadline = Deadline.for_method(prof.time_limit)
     grid = make_grid(instance, unit)
     if hint and len(instance.jobs) >= LNS_MIN_JOBS:  # the whole model finds little there: the search alone
+        bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))  # for solve to attach
         hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
         return _searched(instance, grid, segments, objective, prof, deadline, plans, hinted)
     m, jobvars = _cpsat(instance, grid, segments, objective)
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
-        >= _bound_units(instance, grid, objective))
+        >= _bound_units(instance, grid, objective, deadline))
     hinted = hinted_plans = None
     if hint:
         hinted, hinted_plans = _start_plans(instance, grid, segments, objective, deadline)[0]
@@ -818,8 +840,9 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     """Time-indexed MILP (arrays handed to HiGHS, started from the best schedule on the grid that is a
     solution of it), a cross-check of cpsat for small workloads (at most MAX_MILP_COLUMNS columns)."""
     prof = load_profile(profile)
-    deadline = Deadline(prof.time_limit)  # the whole method: grid, build and solve
+    deadline = Deadline.for_method(prof.time_limit)  # the whole method: grid, build and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
+    bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))  # for solve to attach
     columns = milp_variables(instance, grid)
     if columns > MAX_MILP_COLUMNS:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (

@@ -56,6 +56,7 @@ import time
 import numpy as np
 
 from iosched.instances.malleable import MalleableInstance
+from iosched.solvers import Deadline
 
 SHADE = 1e-6  # relative: the LP optimum is lowered by this much (HiGHS's optimality tolerances)
 MAX_VARIABLES = 250_000  # x_jpk columns: beyond this many on the coarsest grid, no LP bound
@@ -64,6 +65,8 @@ GRID_VARIABLES = 100_000  # the first grid keeps x_jpk under this many columns (
 MAX_INTERVALS = 80
 MIN_INTERVALS = 8
 TIME_LIMIT = 30.0  # s of HiGHS; past it no LP bound (the closed-form bounds remain)
+LEAST_S = 0.05  # s: no LP (or round of column generation) is started with less time left before a deadline
+CACHED = 64  # interval LPs remembered (:func:`_solved`)
 
 
 def grid(instance: MalleableInstance, intervals: int) -> np.ndarray:
@@ -82,43 +85,67 @@ def intervals_for(instance: MalleableInstance) -> int:
 
 
 def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
-                      intervals: int | None = None, time_limit: float = TIME_LIMIT) -> float | None:
+                      intervals: int | None = None, time_limit: float = TIME_LIMIT,
+                      deadline: Deadline | None = None) -> float | None:
     """The LP's lower bound (s) on ``objective`` (``mean_completion`` or ``makespan``) for every
     schedule (module docstring), or None where the coarsest grid (MIN_INTERVALS) would exceed
     MAX_VARIABLES columns. Each HiGHS solve gets ``time_limit`` s; where it does not finish, the
     grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
-    MIN_INTERVALS, then None. ``intervals`` fixes the grid (no halving). The first grid has
-    :func:`intervals_for` intervals: on paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for
-    4,883.7 s (2026-11-28, beside other work), where 80 intervals ran past the limit (31.8 s on
-    2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s after 41 s in all."""
+    MIN_INTERVALS, then None; no solve outlasts ``deadline``. ``intervals`` fixes the grid (no
+    halving). The first grid has :func:`intervals_for` intervals: on paper:400 (2,000 ladder
+    sizes) 50, 14.7 s of HiGHS for 4,883.7 s (2026-11-28, beside other work), where 80 intervals
+    ran past the limit (31.8 s on 2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s
+    after 41 s in all."""
     if intervals is not None:
-        return _bound(instance, objective, intervals, time_limit)
-    finest = _finest(instance, objective, time_limit)
+        return _solved(instance, objective, intervals, _within(time_limit, deadline))[0]
+    finest = _finest(instance, objective, time_limit, deadline)
     return None if finest is None else finest[1]
 
 
-def _finest(instance: MalleableInstance, objective: str, time_limit: float) -> tuple[int, float | None] | None:
+def _within(time_limit: float, deadline: Deadline | None) -> float:
+    """``time_limit`` cut to what is left before ``deadline``."""
+    return time_limit if deadline is None else min(time_limit, deadline.remaining())
+
+
+def _finest(instance: MalleableInstance, objective: str, time_limit: float,
+            deadline: Deadline | None = None) -> tuple[int, float | None] | None:
     """The intervals of the finest grid on which the LP finished (halved from :func:`intervals_for` down
-    to MIN_INTERVALS) and its bound (None where none finished); None where the coarsest grid would exceed
-    MAX_VARIABLES columns."""
+    to MIN_INTERVALS, each solve within ``time_limit`` s and ``deadline``) and its bound (None where none
+    finished); None where the coarsest grid would exceed MAX_VARIABLES columns."""
     if sum(len(j.sizes) for j in instance.jobs) * MIN_INTERVALS > MAX_VARIABLES:
         return None
     k = intervals_for(instance)
-    while (value := _bound(instance, objective, k, time_limit)) is None and k > MIN_INTERVALS:
+    while (value := _solved(instance, objective, k, _within(time_limit, deadline))[0]) is None and k > MIN_INTERVALS:
         k = max(MIN_INTERVALS, k // 2)
     return k, value
 
 
-def _bound(instance: MalleableInstance, objective: str, intervals: int, time_limit: float) -> float | None:
-    return _solved(instance, objective, intervals, time_limit)[0]
+_LPS: dict = {}  # (instance, objective, intervals) -> (bound, prices) where the LP finished, else the longest
+#                  time limit (s) it was given and did not finish in
 
 
-@functools.lru_cache(maxsize=16)
 def _solved(instance: MalleableInstance, objective: str, intervals: int,
             time_limit: float) -> tuple[float | None, np.ndarray | None]:
     """The interval LP's bound on ``intervals`` intervals, and the duals of its node rows (3) per finite
     interval as prices on the sum of completions (s per node-second; :func:`lagrangian_bound` starts
-    from them); (None, None) where HiGHS did not finish."""
+    from them); (None, None) where HiGHS did not finish in ``time_limit`` s (none started under LEAST_S).
+    Remembered whatever the time limit: a finished LP's bound does not depend on it."""
+    key = (instance, objective, intervals)
+    known = _LPS.get(key)
+    if isinstance(known, tuple):
+        return known
+    if time_limit < LEAST_S or (known is not None and time_limit <= known):
+        return None, None
+    out = _solve_lp(instance, objective, intervals, time_limit)
+    if len(_LPS) >= CACHED:
+        del _LPS[next(iter(_LPS))]
+    _LPS[key] = out if out[0] is not None else max(time_limit, known or 0.0)
+    return out
+
+
+def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
+              time_limit: float) -> tuple[float | None, np.ndarray | None]:
+    """:func:`_solved` without its memory."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
@@ -223,10 +250,11 @@ ORDER_MAX_JOBS = 6  # n! orders; the mean completion at 6 jobs 0.2-0.9 s, 7 jobs
 
 
 @functools.lru_cache(maxsize=16)
-def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completion") -> float | None:
+def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
+                   deadline: Deadline | None = None) -> float | None:
     """A lower bound (s) on ``objective`` valid for every schedule, from the order in which jobs
     complete: the least, over the n! orders, of an LP whose phases are the completions
-    (None beyond ORDER_MAX_JOBS jobs).
+    (None beyond ORDER_MAX_JOBS jobs, or where ``deadline`` passes before every order is solved).
 
     Fix an order pi (job pi_k completes k-th) and let C_1 <= ... <= C_n be the completion
     times, C_0 the first arrival. y_jpk >= 0 is the time job j runs at p nodes in the phase
@@ -286,6 +314,8 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
     for o in np.argsort(cheap, kind="stable"):
         if cheap[o] >= best:
             break
+        if deadline is not None and deadline.expired():  # the least over some orders is no bound
+            return None
         order = orders[o]
         pos = np.empty(n, dtype=int)
         pos[order] = np.arange(n)
@@ -405,7 +435,8 @@ def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.
 
 
 @functools.lru_cache(maxsize=16)
-def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_TIME_LIMIT) -> float | None:
+def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_TIME_LIMIT,
+                     deadline: Deadline | None = None) -> float | None:
     """A lower bound (s) on the mean completion time valid for every schedule: the nodes priced per
     interval (a Lagrangian relaxation of the capacity), each job's own run exact but for its checks,
     resize costs and gaps; the prices chosen by column generation.
@@ -431,19 +462,20 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     is covered; the bound holds for any prices, whether or not the column generation converged. The
     prices are the duals of a master LP over runs found so far (each job a convex combination of its
     runs: cost C - a_j, usage U_jk), smoothed towards the best prices (LAGRANGE_SMOOTHING), until its
-    value is within LAGRANGE_GAP of the bound, neither moves near it (LAGRANGE_STALL rounds) or ``time_limit`` s
-    pass. The first prices are the interval LP's duals of its node rows (where it finished): its
-    per-job rows hold for every run, so the first bound is already about the interval LP's. At its
+    value is within LAGRANGE_GAP of the bound, neither moves near it (LAGRANGE_STALL rounds),
+    ``time_limit`` s pass or ``deadline`` comes (None where it leaves no time to start). The first
+    prices are the interval LP's duals of its node rows (where it finished): its per-job rows hold
+    for every run, so the first bound is already about the interval LP's. At its
     optimum the bound is the time-indexed LP over each job's runs. Lowered by SHADE. None where
     the interval LP's columns would exceed MAX_VARIABLES (the same size limit).
     """
     import highspy
 
-    finest = _finest(instance, "mean_completion", TIME_LIMIT)  # the interval LP's grid (cached: no new solve)
-    if finest is None:
+    finest = _finest(instance, "mean_completion", TIME_LIMIT, deadline)  # the interval LP's grid (remembered)
+    if finest is None or (deadline is not None and deadline.remaining() < LEAST_S):
         return None
     intervals = finest[0]
-    warm = _solved(instance, "mean_completion", intervals, TIME_LIMIT)[1]
+    warm = _solved(instance, "mean_completion", intervals, _within(TIME_LIMIT, deadline))[1]
     jobs, N, n = instance.jobs, instance.nodes, len(instance.jobs)
     a = np.array([j.arrival for j in jobs])
     tmin = np.array([min(j.times) for j in jobs])
@@ -500,6 +532,8 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
             cols = [(j, c, use) for j, c, use in cols if c + master_pi @ use < mu[j] - 1e-9 * abs(mu[j])]
         if cols:
             add(cols)
+        if deadline is not None:
+            h.setOptionValue("time_limit", max(deadline.remaining(), LEAST_S))
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break
@@ -510,7 +544,7 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
         stalled = 0 if rose or master < last - LAGRANGE_GAP * abs(last) or not near else stalled + 1
         last = min(last, master)
         if (master - best <= LAGRANGE_GAP * abs(master) or stalled >= LAGRANGE_STALL
-                or time.perf_counter() - start > time_limit):
+                or time.perf_counter() - start > time_limit or (deadline is not None and deadline.expired())):
             break
     value = best / n
     return value - SHADE * abs(value)
