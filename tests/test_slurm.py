@@ -60,7 +60,8 @@ name = "group-cyclic"
 [[methods]]
 name = "exact"
 """
-# solver-free tasks of a second or so each: long enough to cancel a job under them
+# solver-free tasks that each run until their time limit (TIME_LIMIT, or OK where the value met the bound):
+# long enough to cancel a job under them
 GA = """
 name = "slurm-ga"
 problem = "window"
@@ -72,6 +73,7 @@ seeds = [0, 1, 2, 3]
 size = 8
 [[methods]]
 name = "bbsched-ga"
+params = {{ generations = 1000000, patience = 1000000, time_limit = {time_limit} }}
 [slurm]
 partition = "debug"
 jobs = {jobs}
@@ -170,7 +172,7 @@ def test_forty_eight_tasks_on_two_jobs_equal_the_local_pool(slurm, tmp_path):
 
 def test_a_worker_job_cancelled_mid_suite_is_replaced_and_the_suite_completes(slurm, tmp_path):
     path = tmp_path / "ga.toml"
-    path.write_text(GA.format(seeds=3, jobs=2, walltime="00:10:00"))
+    path.write_text(GA.format(seeds=3, jobs=2, walltime="00:10:00", time_limit=1))
     total = len(load_suite(str(path)).tasks)
     out = tmp_path / "out"
     proc = _bench([path, "--out", out, "--slurm"])
@@ -184,15 +186,39 @@ def test_a_worker_job_cancelled_mid_suite_is_replaced_and_the_suite_completes(sl
         proc.kill()
     assert proc.returncode == 0, err[-2000:]
     assert at_cancel < total  # the job was cancelled while tasks were left
+    assert f"Slurm job {victim} ended" in err and "a new job replaces it (1 of 10 restarts)" in err
     records = _records(out)
-    assert len(records) == total and all(r is not None and r["status"] == "OK" for r in records.values())
+    assert len(records) == total
+    assert all(r["status"] in ("OK", "TIME_LIMIT") for r in records.values()), [r["message"] for r in records.values()]
     assert len({r["slurm_job_id"] for r in records.values()}) >= 2
+    assert _no_jobs_left(slurm)
+
+
+def test_a_task_lost_with_its_worker_more_than_retries_times_is_an_error_naming_why(slurm, tmp_path):
+    path = tmp_path / "ga.toml"
+    path.write_text(GA.format(seeds=2, jobs=1, walltime="00:10:00", time_limit=1))
+    total = len(load_suite(str(path)).tasks)
+    out = tmp_path / "out"
+    proc = _bench([path, "--out", out, "--slurm", "--slurm-opt", "retries=0"])
+    try:
+        _wait_for_results(out, 1, proc)
+        subprocess.run(["scancel", "-n", "iosched-bench"], check=True, env=slurm.env)
+        stdout, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    records = _records(out)
+    assert len(records) == total
+    lost = [r for r in records.values() if r["status"] == "ERROR"]
+    assert 1 <= len(lost) <= 2 and f"{len(lost)} failed" in stdout  # the tasks the cancelled job held
+    assert all("lost with its worker" in r["message"] and "KilledWorker" in r["message"] for r in lost)
+    assert all(r["status"] in ("OK", "TIME_LIMIT") for r in records.values() if r not in lost)
     assert _no_jobs_left(slurm)
 
 
 def test_allocation_gone_mid_suite_then_the_same_bench_resumes(slurm, tmp_path):
     path = tmp_path / "ga.toml"
-    path.write_text(GA.format(seeds=3, jobs=1, walltime="00:10:00"))
+    path.write_text(GA.format(seeds=3, jobs=1, walltime="00:10:00", time_limit=1))
     total = len(load_suite(str(path)).tasks)
     out = tmp_path / "out"
     proc = _bench([path, "--out", out, "--slurm", "--slurm-opt", "restarts=0"])
@@ -216,21 +242,23 @@ def test_allocation_gone_mid_suite_then_the_same_bench_resumes(slurm, tmp_path):
     assert _no_jobs_left(slurm)
 
 
-@pytest.mark.slow  # Slurm ends the job 60-90 s in, then a new one finishes the suite: about 2 minutes
+@pytest.mark.slow  # 40 tasks of 3 s on one job: Slurm ends it 60-90 s in, a new one finishes: 2-3 minutes
 def test_a_job_past_its_walltime_is_replaced(slurm, tmp_path):
     path = tmp_path / "ga.toml"
-    path.write_text(GA.format(seeds=12, jobs=1, walltime="00:01:00"))
+    path.write_text(GA.format(seeds=10, jobs=1, walltime="00:01:00", time_limit=3))
     total = len(load_suite(str(path)).tasks)
     out = tmp_path / "out"
     done = subprocess.run([*IOSCHED, "bench", str(path), "--out", str(out), "--slurm"], capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     records = _records(out)
-    assert len(records) == total and all(r["status"] == "OK" for r in records.values())
+    assert len(records) == total
+    assert all(r["status"] in ("OK", "TIME_LIMIT") for r in records.values()), [r["message"] for r in records.values()]
     jobs = sorted({r["slurm_job_id"] for r in records.values()}, key=int)
     assert len(jobs) >= 2, "the suite ended before the walltime: make it longer"
     err = (out / "slurm-logs" / f"iosched-bench-{jobs[0]}.err").read_text()
     assert "DUE TO TIME LIMIT" in err
+    assert f"Slurm job {jobs[0]} ended" in done.stderr
     assert _no_jobs_left(slurm)
 
 
@@ -275,13 +303,14 @@ def test_options_fill_defaults_and_name_a_bad_key_or_value():
 
 def test_a_suite_slurm_table_is_checked_and_runs_locally_without_slurm(tmp_path):
     good = tmp_path / "good.toml"
-    good.write_text(GA.format(seeds=1, jobs=2, walltime="00:10:00"))
+    good.write_text(GA.format(seeds=1, jobs=2, walltime="00:10:00", time_limit=0.2))
     suite = load_suite(str(good))
     assert suite.slurm["jobs"] == 2
     counts = run_suite(suite, tmp_path / "out", workers=1, progress=False)  # [slurm] ignored without --slurm
     assert counts["done"] == len(suite.tasks) and counts["failed"] == 0
+    assert not list((tmp_path / "out").glob("slurm-logs"))
     bad = tmp_path / "bad.toml"
-    bad.write_text(GA.format(seeds=1, jobs=2, walltime="soon"))
+    bad.write_text(GA.format(seeds=1, jobs=2, walltime="soon", time_limit=1))
     with pytest.raises(ParameterError, match=r"bad\.toml, line 1\d: \[slurm\]: bad walltime 'soon'"):
         load_suite(str(bad))
     cli = subprocess.run([*IOSCHED, "bench", str(good), "--out", str(tmp_path / "o"), "--slurm-opt", "jobs=1"],

@@ -20,7 +20,9 @@ machine, not the method, ended it), and
 ``OUT/.lock``). Tasks run on a local pool of ``workers`` (every child process exits when the
 bench process dies), or on an existing Dask cluster given its scheduler address (``pip install
 iosched[dask]``): default ``dask worker`` processes (under their nanny) run solver-free tasks
-themselves, importing iosched once, and start each solver task with ``subprocess``.
+themselves, importing iosched once, and start each solver task with ``subprocess``; or on Slurm
+worker jobs started for the run (``slurm``: :mod:`iosched.harness.slurm`). A record from a Dask
+worker says where it ran: ``worker_host`` and ``slurm_job_id``.
 """
 
 from __future__ import annotations
@@ -426,7 +428,8 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         from iosched.harness.slurm import SlurmWorkers
 
         make_writable_folder(out / "slurm-logs")
-        workers_ = SlurmWorkers(slurm, _threads(suite.profile), out / "slurm-logs")
+        workers_ = SlurmWorkers(slurm, _threads(suite.profile), out / "slurm-logs",
+                                note=lambda line: bar.write(line, file=sys.stderr))
         try:
             workers_.submit()
             with Client(workers_.cluster) as client:
@@ -497,7 +500,7 @@ def _run_dask(client, todo: list[Task], timeout: float, memory_mb: int | None, f
                     task = futures[fut]
                     record = {**task.to_dict(), "key": task.key, "status": ERROR,
                               "message": f"lost with its worker more than the allowed times (a Slurm job "
-                                         f"cancelled, past its walltime or out of memory?): {e}"}
+                                         f"cancelled, past its walltime or out of memory?): {type(e).__name__}: {e}"}
                 finish(record)
                 written += 1
             if watch is not None and remaining:

@@ -123,15 +123,16 @@ def _job_states(ids: list[str]) -> dict[str, str] | None:
 class SlurmWorkers:
     """A started ``SLURMCluster``: :meth:`check` replaces jobs that ended; :meth:`close` cancels the rest."""
 
-    def __init__(self, opts: dict, threads: int, log_dir: Path):
+    def __init__(self, opts: dict, threads: int, log_dir: Path, note=print):
         try:
             from dask_jobqueue import SLURMCluster
         except ImportError:
             raise ParameterError("--slurm needs dask-jobqueue: pip install 'iosched[dask]'") from None
         self.opts = opts
         self.log_dir = log_dir
+        self.note = note  # says what happened to a job (one line)
         self.restarts_left = opts["restarts"]
-        self.replaced = 0
+        self.owed = 0  # jobs to submit in place of ended ones, once those have left the cluster
         self.idle_since: float | None = None
         self.seen: dict[str, str] = {}  # worker name: job id, of every job submitted
         kwargs = {"queue": opts["partition"], "account": opts["account"], "walltime": opts["walltime"],
@@ -195,13 +196,22 @@ class SlurmWorkers:
             gone = [name for name, jid in ids.items() if name in self.seen
                     and (jid not in states or states[jid].split()[0] in GONE)]
             for name in gone:
-                self.cluster.worker_spec.pop(name, None)
-            if gone:
-                replace = min(len(gone), self.restarts_left)
+                replace = self.restarts_left > 0
                 self.restarts_left -= replace
-                self.replaced += replace
-                self.cluster.scale(jobs=len(self.cluster.worker_spec) + replace)
-            if not self.cluster.worker_spec:
+                self.owed += replace
+                self.note(f"iosched: Slurm job {self.seen[name]} ended "
+                          f"({states.get(self.seen[name]) or 'no longer listed by squeue'}); "
+                          + (f"a new job replaces it ({self.opts['restarts'] - self.restarts_left} of "
+                             f"{self.opts['restarts']} restarts), " if replace else "no restart left, ")
+                          + "its tasks go back to the queue")
+                del self.cluster.worker_spec[name], self.seen[name]
+            if gone:
+                self.cluster.scale(jobs=len(self.cluster.worker_spec))  # drops the ended jobs from the cluster
+            elif self.owed and not set(self.cluster.workers) - set(self.cluster.worker_spec):
+                # only once they are gone: SpecCluster names a new job after the first free number
+                self.cluster.scale(jobs=len(self.cluster.worker_spec) + self.owed)
+                self.owed = 0
+            if not self.cluster.worker_spec and not self.owed:
                 raise SlurmError(f"every Slurm worker job ended and the {self.opts['restarts']} restarts are spent "
                                  f"({done} of {total} tasks written); run the same bench again to resume. "
                                  f"Job output: {self.log_dir}")
