@@ -484,8 +484,7 @@ def _run_dask(client, todo: list[Task], timeout: float, memory_mb: int | None, f
 
     from iosched.harness.slurm import POLL_S
 
-    futures = {client.submit(run_on_worker, t, timeout, memory_mb, pure=False): t
-               for t in todo}
+    futures = {client.submit(run_on_worker, t, timeout, memory_mb, pure=False): t for t in todo}
     remaining, written = set(futures), 0
     try:
         while remaining:
@@ -494,13 +493,14 @@ def _run_dask(client, todo: list[Task], timeout: float, memory_mb: int | None, f
             except TimeoutError:
                 done = set()
             for fut in done:
+                task = futures.pop(fut)  # its result released once read: a worker lost later would recompute it
                 try:
                     record = fut.result()
                 except KilledWorker as e:
-                    task = futures[fut]
                     record = {**task.to_dict(), "key": task.key, "status": ERROR,
                               "message": f"lost with its worker more than the allowed times (a Slurm job "
                                          f"cancelled, past its walltime or out of memory?): {type(e).__name__}: {e}"}
+                fut.release()
                 finish(record)
                 written += 1
             if watch is not None and remaining:

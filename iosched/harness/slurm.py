@@ -132,7 +132,6 @@ class SlurmWorkers:
         self.log_dir = log_dir
         self.note = note  # says what happened to a job (one line)
         self.restarts_left = opts["restarts"]
-        self.owed = 0  # jobs to submit in place of ended ones, once those have left the cluster
         self.idle_since: float | None = None
         self.seen: dict[str, str] = {}  # worker name: job id, of every job submitted
         kwargs = {"queue": opts["partition"], "account": opts["account"], "walltime": opts["walltime"],
@@ -198,20 +197,17 @@ class SlurmWorkers:
             for name in gone:
                 replace = self.restarts_left > 0
                 self.restarts_left -= replace
-                self.owed += replace
+                used = self.opts["restarts"] - self.restarts_left
                 self.note(f"iosched: Slurm job {self.seen[name]} ended "
                           f"({states.get(self.seen[name]) or 'no longer listed by squeue'}); "
-                          + (f"a new job replaces it ({self.opts['restarts'] - self.restarts_left} of "
-                             f"{self.opts['restarts']} restarts), " if replace else "no restart left, ")
-                          + "its tasks go back to the queue")
+                          + (f"a new job replaces it ({used} of {self.opts['restarts']} restarts), " if replace
+                             else "no restart left, ") + "its tasks go back to the queue")
                 del self.cluster.worker_spec[name], self.seen[name]
-            if gone:
-                self.cluster.scale(jobs=len(self.cluster.worker_spec))  # drops the ended jobs from the cluster
-            elif self.owed and not set(self.cluster.workers) - set(self.cluster.worker_spec):
-                # only once they are gone: SpecCluster names a new job after the first free number
-                self.cluster.scale(jobs=len(self.cluster.worker_spec) + self.owed)
-                self.owed = 0
-            if not self.cluster.worker_spec and not self.owed:
+                if replace:  # a name of its own: SpecCluster would give it the ended job's, still in the cluster
+                    self.cluster.worker_spec[f"iosched-restart-{used}"] = self.cluster.new_spec
+            if gone:  # drops the ended jobs from the cluster and submits the new ones
+                self.cluster.scale(jobs=len(self.cluster.worker_spec))
+            if not self.cluster.worker_spec:
                 raise SlurmError(f"every Slurm worker job ended and the {self.opts['restarts']} restarts are spent "
                                  f"({done} of {total} tasks written); run the same bench again to resume. "
                                  f"Job output: {self.log_dir}")
