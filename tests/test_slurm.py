@@ -318,3 +318,9 @@ def test_a_suite_slurm_table_is_checked_and_runs_locally_without_slurm(tmp_path)
     assert cli.returncode == 2 and "--slurm-opt is for --slurm only" in cli.stderr
     with pytest.raises(ParameterError, match="neither --scheduler nor --workers"):
         run_suite(suite, tmp_path / "o2", workers=2, slurm={}, progress=False)
+    for opt, needle in [("jobs=0", "bad jobs 0"), ("queue=debug", "unknown Slurm option 'queue'"),
+                        ("walltime=forever", "bad walltime 'forever'")]:
+        cli = subprocess.run([*IOSCHED, "bench", str(good), "--out", str(tmp_path / "o3"), "--slurm",
+                              "--slurm-opt", opt], capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 2 and needle in cli.stderr and "Traceback" not in cli.stderr, cli.stderr
+    assert not (tmp_path / "o3").exists()  # refused before anything is written
