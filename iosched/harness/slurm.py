@@ -139,7 +139,7 @@ class SlurmWorkers:
                   "processes": 1, "job_name": "iosched-bench", "log_directory": str(log_dir),
                   "job_extra_directives": opts["job_extra_directives"],
                   "job_script_prologue": opts["job_script_prologue"],
-                  "scheduler_options": {"allowed_failures": opts["retries"], "dashboard_address": None}}
+                  "scheduler_options": {"allowed_failures": opts["retries"], "dashboard_address": ":0"}}
         if opts["interface"]:
             kwargs["interface"] = opts["interface"]
         self.cluster = SLURMCluster(**kwargs)
