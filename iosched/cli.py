@@ -461,8 +461,16 @@ def cmd_bench(args) -> int:
     from iosched.harness.suite import load_suite
 
     suite = load_suite(args.suite)
+    slurm = None
+    if args.slurm or args.slurm_opt:
+        from iosched.harness.slurm import parse_opt
+
+        if not args.slurm:
+            raise ParameterError("--slurm-opt is for --slurm only")
+        slurm = dict(parse_opt(text) for text in args.slurm_opt)
     counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
-                       progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved)
+                       progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved,
+                       slurm=slurm)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {args.out}/results")
     return 0
@@ -726,6 +734,12 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
     be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
+    be.add_argument("--slurm", action="store_true",
+                    help="run on Slurm worker jobs started for this run (the suite's [slurm] table; docs/harness.md)")
+    be.add_argument("--slurm-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Slurm option over the suite's [slurm] (partition, account, jobs, cores, memory, "
+                         "walltime, job_extra_directives, job_script_prologue, interface, start_timeout, "
+                         "retries, restarts)")
     be.add_argument("--memory-mb", type=int,
                     help="address-space limit per task (at least 512); beyond it the task is OOM")
     be.add_argument("--retry-failed", action="store_true",

@@ -20,7 +20,9 @@ machine, not the method, ended it), and
 ``OUT/.lock``). Tasks run on a local pool of ``workers`` (every child process exits when the
 bench process dies), or on an existing Dask cluster given its scheduler address (``pip install
 iosched[dask]``): default ``dask worker`` processes (under their nanny) run solver-free tasks
-themselves, importing iosched once, and start each solver task with ``subprocess``.
+themselves, importing iosched once, and start each solver task with ``subprocess``; or on Slurm
+worker jobs started for the run (``slurm``: :mod:`iosched.harness.slurm`). A record from a Dask
+worker says where it ran: ``worker_host`` and ``slurm_job_id``.
 """
 
 from __future__ import annotations
@@ -240,10 +242,11 @@ def run_on_worker(task: Task, timeout: float, memory_mb: int | None = None) -> d
     any other in the worker itself, which imports iosched once as a warm worker does (its caches
     emptied first). Such a task is bounded by its method's own time limit; the task timeout is
     enforced on fresh processes only."""
+    where = {"worker_host": socket.gethostname(), "slurm_job_id": os.environ.get("SLURM_JOB_ID")}
     if needs_fresh_process(task):
-        return run_isolated(task, timeout, memory_mb)
+        return {**run_isolated(task, timeout, memory_mb), **where}
     _forget_earlier_tasks()
-    return {**task.to_dict(), "key": task.key, **_run_task(task.to_dict(), memory_mb), "worker": "dask"}
+    return {**task.to_dict(), "key": task.key, **_run_task(task.to_dict(), memory_mb), "worker": "dask", **where}
 
 
 START_TIMEOUT = 300.0  # s for a warm worker to import iosched (a few seconds on an idle machine)
@@ -377,9 +380,16 @@ def _prepare(out: Path) -> None:
 
 def run_suite(suite: Suite, out: str | Path, workers: int | None = None, scheduler: str | None = None,
               memory_mb: int | None = None, progress: bool = True, retry_failed: bool = False,
-              retry_starved: bool = False) -> dict:
-    """Run what is not done yet; returns counts {done, failed, skipped}."""
+              retry_starved: bool = False, slurm: dict | None = None) -> dict:
+    """Run what is not done yet; returns counts {done, failed, skipped}. ``slurm``: run on Slurm worker
+    jobs started for this run (:mod:`iosched.harness.slurm`), these options over the suite's ``[slurm]``."""
     out = Path(out)
+    if slurm is not None:
+        from iosched.harness.slurm import options
+
+        if scheduler or workers is not None:
+            raise ParameterError("--slurm starts its own Dask cluster: give it neither --scheduler nor --workers")
+        slurm = options({**suite.slurm, **slurm}, "--slurm-opt / the suite's [slurm]")
     if workers is not None:
         validate.integer("--workers", workers, 1, 1024, error=ParameterError)
     if memory_mb is not None:
@@ -388,14 +398,14 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
     try:
         _prepare(out)
         with _lock(out):
-            return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved)
+            return _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved, slurm)
     except OutputError:  # a full disk: a folder this run made and that holds no result goes again
         if created and not any((out / "results").glob("[!.]*.json")):
             shutil.rmtree(out, ignore_errors=True)
         raise
 
 
-def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved) -> dict:
+def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved, slurm) -> dict:
     write_text(out / "suite.json", json.dumps({"name": suite.name, "problem": suite.problem,
                                               "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
     todo = pending(suite, out, retry_failed, retry_starved)
@@ -412,15 +422,27 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         bar.update()
         bar.set_postfix(failed=counts["failed"], remaining=len(todo) - counts["done"])
 
-    if scheduler:
+    if slurm and todo:
         from dask.distributed import Client
-        from dask.distributed import as_completed as dask_completed
+
+        from iosched.harness.slurm import SlurmWorkers
+
+        make_writable_folder(out / "slurm-logs")
+        workers_ = SlurmWorkers(slurm, _threads(suite.profile), out / "slurm-logs",
+                                note=lambda line: bar.write(line, file=sys.stderr))
+        try:
+            workers_.submit()
+            with Client(workers_.cluster) as client:
+                workers_.wait_for_worker(client)
+                _run_dask(client, todo, suite.timeout, memory_mb, finish, workers_)
+        finally:
+            workers_.close()
+    elif scheduler:
+        from dask.distributed import Client
 
         with Client(scheduler) as client:
-            futures = [client.submit(run_on_worker, t, suite.timeout, memory_mb, pure=False) for t in todo]
-            for fut in dask_completed(futures):
-                finish(fut.result())
-    else:
+            _run_dask(client, todo, suite.timeout, memory_mb, finish)
+    elif not slurm:
         workers = workers or max(1, (os.cpu_count() or 1) // _threads(suite.profile))
         idle = queue.SimpleQueue()
         warm = [WarmWorker(memory_mb) for _ in range(workers)]
@@ -451,6 +473,40 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
                 w.close()
     bar.close()
     return counts
+
+
+def _run_dask(client, todo: list[Task], timeout: float, memory_mb: int | None, finish, watch=None) -> None:
+    """Every task on the cluster, each record to ``finish`` as it comes; a task whose worker died under it
+    more often than the scheduler allows (``KilledWorker``) is an ERROR record. ``watch`` (Slurm) is
+    checked every few seconds, and raises when the cluster can no longer run the rest."""
+    from dask.distributed import wait
+    from distributed.scheduler import KilledWorker
+
+    from iosched.harness.slurm import POLL_S
+
+    futures = {client.submit(run_on_worker, t, timeout, memory_mb, pure=False): t for t in todo}
+    remaining, written = set(futures), 0
+    try:
+        while remaining:
+            try:
+                done, remaining = wait(remaining, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for fut in done:
+                task = futures.pop(fut)  # its result released once read: a worker lost later would recompute it
+                try:
+                    record = fut.result()
+                except KilledWorker as e:
+                    record = {**task.to_dict(), "key": task.key, "status": ERROR,
+                              "message": f"lost with its worker more than the allowed times (a Slurm job "
+                                         f"cancelled, past its walltime or out of memory?): {type(e).__name__}: {e}"}
+                fut.release()
+                finish(record)
+                written += 1
+            if watch is not None and remaining:
+                watch.check(client, written, len(todo))
+    finally:
+        client.cancel(list(remaining))
 
 
 def _threads(profile: str) -> int:

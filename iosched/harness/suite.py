@@ -20,6 +20,13 @@ A suite is a TOML file::
     name = "milp"
     params = { slots = 48 }
 
+    [slurm]                    # used by iosched bench --slurm only (iosched.harness.slurm.KEYS)
+    partition = "debug"
+    jobs = 2
+    cores = 1
+    memory = "2GB"
+    walltime = "00:30:00"
+
 Every mistake is reported before anything runs, with the line of the file it is on.
 """
 
@@ -38,10 +45,11 @@ from pathlib import Path
 from iosched import validate
 from iosched.core import METHODS, get_problem
 from iosched.errors import InstanceError, ParameterError
+from iosched.harness.slurm import options as slurm_options
 from iosched.solvers import load_profile
 from iosched.validate import check_params
 
-TOP_KEYS = {"name", "problem", "profile", "seeds", "timeout", "instances", "methods"}
+TOP_KEYS = {"name", "problem", "profile", "seeds", "timeout", "instances", "methods", "slurm"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Suite:
     profile: str
     timeout: float
     tasks: tuple[Task, ...]
+    slurm: dict = field(default_factory=dict)  # the [slurm] table as written (iosched.harness.slurm.KEYS)
 
 
 def builtin_suites() -> list[str]:
@@ -200,4 +209,6 @@ def load_suite(name_or_path: str) -> Suite:
             params.setdefault("profile", profile)
         seeds = list(range(n_seeds)) if METHODS[key].randomized else [None]
         tasks += [Task(problem, spec, name, params, seed) for spec in specs for seed in seeds]
-    return Suite(d.get("name", path.stem), problem, profile, timeout, tuple(tasks))
+    slurm = d.get("slurm", {})
+    slurm_options(slurm, f"{path}, {_line(text, '[slurm]')}: [slurm]")
+    return Suite(d.get("name", path.stem), problem, profile, timeout, tuple(tasks), slurm)
