@@ -42,7 +42,7 @@ cliques on them: e.g. that no bin holds two segments that must stay whole). Feas
 grows with T and the set of allowed (Y, Z) only changes at the *levels*
 base_k + A Y + R (2Y - Z - 1). :func:`search` therefore
 
-1. tests T = LB (1 + gap / 2) (LB: :func:`iosched.models.filedomain.time_bound`): a solution
+1. tests T = LB (1 + gap / 2) (LB: :func:`iosched.models.filedomain_units.time_bound`): a solution
    there is optimal within the gap;
 2. bisects over the levels between the bound and the best solution, each test just below a
    level L: infeasible proves that no solution takes less than L (for T between the level
@@ -76,7 +76,7 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.models.filedomain import (
+from iosched.models.filedomain_units import (
     BOUND_SLACK,
     OutOfTime,
     Units,
