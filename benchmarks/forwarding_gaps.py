@@ -28,7 +28,8 @@ import sys
 import time
 
 import iosched
-from iosched.instances.forwarding import generate, generate_trace
+from iosched.instances.forwarding import generate
+from iosched.instances.forwarding_trace import generate_trace
 from iosched.reproduce.forwarding import SEED_NODES_USED, online_rows
 
 SCOPE = "milp-dfra-space"

@@ -12,58 +12,18 @@ import functools
 import inspect
 import itertools
 import json
-import math
 import os
-import shutil
 import sys
 import textwrap
 import warnings
 from pathlib import Path
 
+from iosched.commands.common import _clean, _dump, _fmt, _params, _progress
+from iosched.commands.library import cmd_library
+from iosched.commands.simulate import cmd_simulate
 from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
-from iosched.files import atomic_path, make_writable_folder, write_text
-
-
-def _param(text: str) -> tuple[str, object]:
-    if "=" not in text:
-        raise ParameterError(f"--param takes key=value, got {text!r}")
-    key, value = text.split("=", 1)
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-    except ValueError:  # an integer beyond Python's digit limit
-        raise ParameterError(f"--param {key}: a number of more than {sys.get_int_max_str_digits()} digits") from None
-
-
-def _params(texts: list[str]) -> dict:
-    """``--param key=value`` options as a dict; a key given twice is refused (which one was meant?)."""
-    params: dict = {}
-    for text in texts:
-        key, value = _param(text)
-        if key in params:
-            raise ParameterError(f"--param {key} is given twice ({params[key]!r} and {value!r}): give it once")
-        params[key] = value
-    return params
-
-
-def _clean(o):
-    """``o`` with every non-finite float as None (JSON has no NaN or infinity), in one pass; ``o``
-    itself, not a copy, where nothing in it changes."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        new = {k: _clean(v) for k, v in o.items()}
-        return o if all(new[k] is v for k, v in o.items()) else new
-    if isinstance(o, (list, tuple)):
-        new = [_clean(v) for v in o]
-        return o if all(a is b for a, b in zip(new, o)) else new
-    return o
-
-
-def _dump(obj) -> str:
-    return json.dumps(_clean(obj), indent=2)
+from iosched.files import atomic_path
 
 
 def _stream(obj, stream) -> None:
@@ -71,10 +31,6 @@ def _stream(obj, stream) -> None:
     JSON, which as one string took the process from 0.4 to 1.07 GB."""
     json.dump(obj, stream, indent=2)
     stream.write("\n")
-
-
-def _fmt(x, spec=".6g"):
-    return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
 
 
 @contextlib.contextmanager
@@ -443,12 +399,6 @@ def cmd_reproduce(args) -> int:
     return 0 if ok else 1
 
 
-def _progress(args) -> bool:
-    """Whether to draw progress bars on stderr: always with --progress, never with --quiet, otherwise only
-    on a terminal (as tqdm's disable=None and pip do), so logs and pipes stay free of them."""
-    return args.progress or (not args.quiet and sys.stderr.isatty())
-
-
 def _progress_flags(parser) -> None:
     flags = parser.add_mutually_exclusive_group()
     flags.add_argument("--progress", action="store_true",
@@ -500,168 +450,6 @@ def cmd_report(args) -> int:
     for p in report.plot(rows, args.plots or Path(args.dir) / "plots"):
         print(f"plot: {p}", file=sys.stderr)
     return 0
-
-
-def cmd_simulate(args) -> int:
-    """Simulate a trace (extended SWF, or generate:SEED[:JOBS]); per-job records, summary and plots in --out."""
-    from iosched.validate import integer
-
-    if args.burst_buffer is not None:  # checked here too: a generated trace without --mix would not read it
-        integer("--burst-buffer", args.burst_buffer, 0, error=ParameterError)
-    out = Path(args.out)
-    made = _results_folder(out)  # before the simulation: a folder that cannot be written fails now
-    try:
-        return _simulate_into(args, out)
-    except BaseException:  # a failed run leaves no folder it made (nothing half-written)
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
-        raise
-
-
-def _results_folder(out: Path) -> Path | None:
-    """Create ``out`` and its missing parents (as ``bench --out`` does) and check a file can be made in it
-    (ParameterError or OutputError saying why not); returns the topmost folder it made (None: none)."""
-    blocker = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
-    if blocker is not None:
-        raise ParameterError(f"--out: cannot use {str(out)!r} as a results folder: {str(blocker)!r} is a file")
-    made = next((p for p in reversed((out, *out.parents)) if not p.exists()), None)
-    try:
-        make_writable_folder(out)
-    except OSError as e:
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
-        raise OutputError(f"--out: cannot make or write in {str(out)!r}: {e.strerror or e}") from None
-    return made
-
-
-def _simulate_into(args, out: Path) -> int:
-    from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
-    from iosched.instances.window import THETA_NODES
-
-    if args.trace.startswith("generate:"):
-        parts = args.trace.split(":")[1:]
-        if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
-            raise ParameterError(f"generated traces are generate:SEED[:JOBS], got {args.trace!r}")
-        trace = generate(*[int(p) for p in parts], nodes=THETA_NODES if args.nodes is None else args.nodes)
-    else:
-        trace = read_swf(args.trace, nodes=args.nodes, burst_buffer=args.burst_buffer)
-    if args.jobs is not None:
-        trace = trace.head(args.jobs)
-    if args.mix:
-        trace = apply_mix(trace, args.mix, seed=args.mix_seed, bb_capacity=args.burst_buffer)
-    params = _params(args.param)
-    from tqdm import tqdm
-
-    with tqdm(total=len(trace), unit="job", disable=not _progress(args), file=sys.stderr) as bar:
-        res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
-                       window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
-                       backfill_depth=args.backfill_depth, ssd_classes=_ssd_classes(args.ssd_classes),
-                       progress=bar.update)
-    records = metrics.write_records(res, out / f"jobs.{args.format}")
-    summary = metrics.summary(res, args.warmup, args.cooldown)
-    summary.update(config=res.config, dropped=[list(d) for d in trace.dropped], left_out=list(res.left_out),
-                   breakdowns={by: metrics.breakdown(res, by, args.warmup, args.cooldown)
-                               for by in ("nodes", "burst_buffer", "run")})
-    write_text(out / "summary.json", _dump(summary) + "\n")
-    for warning in summary["warnings"]:
-        print(f"iosched: warning: {warning}", file=sys.stderr)
-    if not args.no_plots:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        plots.utilisation(res, out / "utilisation.png")
-        label = args.window or "base"
-        plots.waits({label: res}, "nodes", out / "wait_by_size.png")
-        plots.waits({label: res}, "burst_buffer", out / "wait_by_bb.png")
-    print(f"{len(trace)} jobs ({len(trace.dropped)} dropped, {len(res.left_out)} left out), "
-          f"{res.wall_time_s:.1f} s: node usage {summary['node_usage']:.1%}, BB usage {summary['bb_usage']:.1%}, "
-          + (f"SSD usage {summary['ssd_usage']:.1%}, wasted SSD {summary['wasted_ssd']:.1%}, "
-             if "ssd_usage" in summary else "")
-          + f"average wait {summary['avg_wait_s']:.0f} s, average bounded slowdown "
-          f"{summary['avg_bounded_slowdown']:.2f}" + (f"; {summary['plugin_calls']} window calls, "
-                                                       f"{summary['plugin_generations'] / summary['plugin_calls']:.0f} "
-                                                       f"generations per call" if summary["plugin_generations"]
-                                                       else "") + f"; {records} and {out / 'summary.json'}")
-    return 0
-
-
-def _ssd_classes(text: str | None) -> tuple[tuple[int, int], ...] | None:
-    """``--ssd-classes 128:2196,256:2196`` as (SSD GB per node, nodes) pairs."""
-    if text is None:
-        return None
-    try:
-        return tuple((int(a), int(b)) for a, b in (part.split(":") for part in text.split(",")))
-    except ValueError:
-        raise ParameterError(f"--ssd-classes: expected SSD_GB:NODES[,SSD_GB:NODES...], got {text!r}") from None
-
-
-def _library_name(name: str) -> str:
-    return name[4:] if name.startswith("lib:") else name
-
-
-def _solution_file(path: str):
-    """The JSON of a solution file; InstanceError naming the file where it is not JSON."""
-    try:
-        return json.loads(Path(path).read_text())
-    except OSError as e:
-        raise ParameterError(f"cannot read the solution file {path!r}: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InstanceError(f"the solution file {path!r} is not JSON: {e}") from None
-
-
-def _verdict_text(a: dict) -> str:
-    head = f"{a['name']}: {a['verdict']}"
-    if a["verdict"] in ("improves", "worse") and "by" in a:
-        head += f" by {a['by']:.6g} ({a['by_relative']:.4%})"
-    if "value" in a:
-        head += f"; {a['objective']} ({a['sense']}) {a['value']:.10g}, best known {_fmt(a['best_known'], '.10g')}, " \
-                f"bound {_fmt(a['bound'], '.10g')}"
-    lines = [head] + [f"  {v}" for v in a.get("violations", [])[:20]]
-    lines += [f"  {a[k]}" for k in ("error", "contradicts_bound") if k in a]
-    if "recorded" in a:
-        lines.append("  recorded in the history" if a["recorded"] else "  not recorded (only an improvement is)")
-    return "\n".join(lines)
-
-
-def cmd_library(args) -> int:
-    """The instance library: list, show, check, record, summary (iosched.library)."""
-    from iosched import library
-
-    if args.action == "list":
-        rows = [r for r in library.summary(args.problem).values()
-                if (args.tag is None or args.tag in r["tags"]) and (args.status is None or r["status"] == args.status)]
-        if args.json:
-            print(_dump(rows))
-            return 0
-        print(f"{'name':28s} {'status':8s} {'class':7s} {'best known':>14s} {'bound':>14s} {'gap':>9s}  found by")
-        for r in rows:
-            gap = library.gap_text(r["gap"])
-            print(f"{r['name']:28s} {r['status']:8s} {r['class'] or '-':7s} {_fmt(r['best_known'], '.8g'):>14s} "
-                  f"{_fmt(r['bound'], '.8g'):>14s} {gap:>9s}  {(r['found_by'] or {}).get('method', '-')}")
-        print(f"{len(rows)} instances")
-        return 0
-    if args.action == "summary":
-        for problem in [args.problem] if args.problem else library.PROBLEMS:
-            print(f"written {library.write_summary(problem)}")
-        return 0
-    name = _library_name(args.name)
-    e = library.entry(name)
-    if args.action == "show":
-        history = [r for r in library.read_history(e.problem) if r["instance"] == e.name]
-        print(_dump({"entry": e.to_dict(), "summary": library.summary(e.problem).get(e.name), "history": history,
-                     "files": {"instance": str(e.instance_path), "solution": str(e.solution_path)}}))
-        return 0
-    data = _solution_file(args.solution)
-    if args.action == "check":
-        answer = library.check(e.name, data)
-    else:
-        answer = library.record(e.name, data, method=args.method)
-    print(_dump(answer) if args.json else _verdict_text(answer))
-    if answer["verdict"] == "invalid":
-        return 2
-    if args.action == "record":
-        return 0 if answer["recorded"] else 1
-    return 1 if answer["verdict"] == "infeasible" else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

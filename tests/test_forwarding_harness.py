@@ -8,11 +8,9 @@ from iosched.instances.forwarding import (
     FORWARDING_BANDWIDTH,
     PEAK_NODE_BANDWIDTH,
     Job,
-    Trace,
-    TraceJob,
-    generate_trace,
     taihulight_nodes,
 )
+from iosched.instances.forwarding_trace import Trace, TraceJob, generate_trace
 from iosched.reproduce.forwarding import app_rows, app_summary, figure4_rows, online_rows, pair_rows, simulate
 
 BF, BC = FORWARDING_BANDWIDTH, PEAK_NODE_BANDWIDTH
@@ -111,7 +109,8 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
     cap in the notes gives the seed's mean speed-up by construction; Figure 7's knee is F = 32."""
     import statistics
 
-    from iosched.instances.forwarding import SEED_MEAN_SPEEDUP, generate_trace
+    from iosched.instances.forwarding import SEED_MEAN_SPEEDUP
+    from iosched.instances.forwarding_trace import generate_trace
     from iosched.reproduce.forwarding import (
         _capped,
         app_rows,

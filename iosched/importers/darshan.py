@@ -280,3 +280,89 @@ def each(source, modules: tuple[str, ...], fn) -> tuple[list, list[tuple[str, st
     if not done:
         raise InstanceError(f"every one of the {len(paths)} logs is refused; the first: {refused[0][1]}")
     return done, refused
+
+
+JITTER_S = 1e-3  # s: negative Darshan times above -JITTER_S are timer noise, read as 0
+JOB_IO_COUNTERS = ("BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME", "READS", "WRITES",
+                   "SIZE_*_0_100", "SIZE_*_100_1K")  # what :func:`job_io` reads, by counter name after the module's
+
+
+@dataclass(frozen=True)
+class JobIO:
+    """A job's file-system I/O as its POSIX and STDIO counters record it (terminal streams left out).
+
+    ``nprocs``: the job's processes; ``io_procs``: ranks that moved bytes (every rank where a file was reduced
+    to rank -1); ``shared_files``: files with bytes moved by several ranks or by rank -1, which carry
+    ``shared_bytes``; ``bytes``: read + written; ``io_time_s`` and ``meta_time_s``: F_READ_TIME + F_WRITE_TIME
+    and F_META_TIME summed over the records (s); ``run_time_s``: the job's (the longest of end - start,
+    Darshan's run time and the last counter end time); ``ops`` and ``small_ops``: POSIX reads + writes, and
+    those under 1 KiB; ``modules``: of POSIX and STDIO, those the log holds.
+    """
+
+    nprocs: int
+    io_procs: int
+    bytes: int
+    shared_files: int
+    shared_bytes: int
+    io_time_s: float
+    meta_time_s: float
+    run_time_s: float
+    ops: int
+    small_ops: int
+    modules: tuple[str, ...]
+
+
+def job_io(log: DarshanLog) -> JobIO:
+    """What ``log``'s POSIX and STDIO counters say of the job's I/O (MPI-IO sits above POSIX and would count
+    the bytes twice). Raises InstanceError naming the log where it has no POSIX records, a negative byte
+    count or time (below -JITTER_S s), no bytes read or written to files, or a run time of 0 s."""
+    import pandas as pd
+
+    where = log.name
+    if not len(log.counters.get("POSIX", ())):
+        raise InstanceError(f"{where}: no POSIX records: the request sizes that set a job's IOPS class are POSIX "
+                            f"counters only (modules: {module_list(log)})")
+    frames = []
+    for mod in ("POSIX", "STDIO"):
+        df = log.counters.get(mod)
+        if df is None or not len(df):
+            continue
+        df = df[~df["file"].isin(STREAMS)]
+        for c in ("BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME"):
+            col = f"{mod}_{c}"
+            # a timer's jitter leaves times a few microseconds below 0 (dxt.darshan: -2.9e-6 s): read as 0
+            bad = df[col] < (-JITTER_S if "TIME" in c else 0)
+            if bad.any():
+                raise InstanceError(f"{where}: {col} is negative ({float(df.loc[bad, col].iloc[0])!r} for "
+                                    f"{df.loc[bad, 'file'].iloc[0]!r}): inconsistent counters")
+            df = df.assign(**{col: df[col].clip(lower=0)})
+        frames.append(pd.DataFrame({
+            "rank": df["rank"], "file": df["file"],
+            "bytes": df[f"{mod}_BYTES_READ"] + df[f"{mod}_BYTES_WRITTEN"],
+            "io_time": df[f"{mod}_F_READ_TIME"] + df[f"{mod}_F_WRITE_TIME"], "meta_time": df[f"{mod}_F_META_TIME"]}))
+    rows = pd.concat(frames)
+    if rows["bytes"].sum() <= 0:
+        raise InstanceError(f"{where}: no bytes read or written to files through POSIX or STDIO, so no I/O "
+                            f"volume for a job (modules: {module_list(log)})")
+    meta_time = float(rows["meta_time"].sum())
+    rows = rows[rows["bytes"] > 0]
+    total = int(rows["bytes"].sum())
+    shared_rows = rows["rank"] == -1
+    io_procs = log.nprocs if shared_rows.any() else int(rows["rank"].nunique())
+    by_file = rows.groupby("file")["rank"]
+    shared_files = by_file.nunique()[(by_file.nunique() > 1) | (by_file.min() == -1)].index
+    shared_bytes = int(rows.loc[rows["file"].isin(shared_files), "bytes"].sum())
+    stamps = [c for df in log.counters.values() for c in df.columns if c.endswith("_END_TIMESTAMP")]
+    last = max((float(log.counters[m][c].max()) for m in log.counters for c in stamps if c in log.counters[m]),
+               default=0.0)
+    duration = max(log.end_s - log.start_s, log.run_time_s, last)
+    if duration <= 0:
+        raise InstanceError(f"{where}: the job's run time is 0 s, so no I/O share or metadata rate")
+    ops = small = 0
+    posix = log.counters.get("POSIX")
+    if posix is not None and len(posix):
+        posix = posix[~posix["file"].isin(STREAMS)]
+        ops = int((posix["POSIX_READS"] + posix["POSIX_WRITES"]).sum())
+        small = int(sum(posix[f"POSIX_SIZE_{k}_{b}"].sum() for k in ("READ", "WRITE") for b in ("0_100", "100_1K")))
+    return JobIO(log.nprocs, io_procs, total, len(shared_files), shared_bytes, float(rows["io_time"].sum()),
+                 meta_time, duration, ops, small, tuple(m for m in ("POSIX", "STDIO") if m in log.counters))

@@ -465,7 +465,7 @@ def taihulight_nodes(default_nodes: int = TAIHULIGHT_DEFAULT_NODES, pool_nodes: 
                  for i in range(default_nodes + pool_nodes))
 
 
-def _draw_job(rng: np.random.Generator, jid: str, history_share: float, with_history: bool,
+def draw_job(rng: np.random.Generator, jid: str, history_share: float, with_history: bool,
               decay: float = 0.5, nn: float = 0.09, n1: float = 0.03, volume: float = 5.0) -> Job:
     """One job profile, TaihuLight-like: power-of-two sizes 1..4096 with P(2^k) ~ 2^(-decay k); a share
     ``nn`` N-N and ``n1`` N-1 (half as many below 32 nodes), the rest 1-1; I/O volumes log-normal (median
@@ -514,11 +514,11 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
         raise InstanceError(f"compute_nodes ({compute_nodes}) must be a multiple of default_nodes ({default_nodes})")
     ratio = compute_nodes // default_nodes
     rng = np.random.default_rng(seed)
-    jobs = [_draw_job(rng, f"j{i + 1}", history, True) for i in range(n_jobs)]
+    jobs = [draw_job(rng, f"j{i + 1}", history, True) for i in range(n_jobs)]
     jobs = _fitted(jobs, compute_nodes)
     running, used = [], sum(j.nodes for j in jobs)
     while used < occupancy * compute_nodes:
-        r = _draw_job(rng, f"r{len(running) + 1}", 0.0, False)
+        r = draw_job(rng, f"r{len(running) + 1}", 0.0, False)
         if used + r.nodes > compute_nodes:
             break
         running.append(r)
@@ -589,61 +589,6 @@ def even_groups(nodes: int, forwarding: list[int] | tuple[int, ...]) -> tuple[tu
     k = len(forwarding)
     q, rest = divmod(nodes, k)
     return tuple((f, q + (i < rest)) for i, f in enumerate(forwarding) if q + (i < rest) > 0)
-
-
-@dataclass(frozen=True)
-class TraceJob:
-    """A job of an online trace: it arrives at ``arrival`` hours and runs ``runtime`` hours once started."""
-
-    arrival: float
-    runtime: float
-    job: Job
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A day on a TaihuLight-like machine: the forwarding nodes and the jobs in arrival order.
-
-    Jobs arriving before 0 warm the machine up; measurements cover [0, ``hours``).
-    """
-
-    compute_nodes: int
-    default_ratio: int
-    forwarding_nodes: tuple[ForwardingNode, ...]
-    jobs: tuple[TraceJob, ...]
-    hours: float
-    name: str = "trace"
-
-
-def generate_trace(seed: int, hours: float = 24.0, jobs_per_day: float = 300.0, runtime_hours: float = 6.0,
-                   warmup_hours: float = 24.0, anomalous: int = 2, io_heavy: float = 0.6) -> Trace:
-    """Poisson arrivals (``jobs_per_day``) from -``warmup_hours`` to ``hours``, log-normal run times
-    (median ``runtime_hours``, sigma 1), job profiles as :func:`generate` draws them but with a heavier
-    tail of sizes (P(2^k) ~ 2^(-k/4): most node-hours in large jobs) and a share ``io_heavy`` of N-N
-    and N-1 jobs (3:1) of median volume 30 GB, every job with a history. The mix aims at the seed's
-    replay (Table 4: 13.7 % of jobs granted more nodes, most of the core-hours), not at the 9 % N-N of
-    Section 2; measured on one-day traces: 9.0 / 11.9 / 14.9 % of the jobs pass DFRA's eligibility
-    test (seeds 0 / 1 / 2), and DFRA's replay of seed 0 grants more nodes to 4.8 % (most eligible
-    jobs' S = ceil(N_io / 32) is no more than their default node count). On TaihuLight (40960 compute nodes,
-    80 + 160 forwarding nodes) about two thirds of the compute nodes stay busy. Same seed, same trace."""
-    number("hours", hours, 0, 24 * 365, lo_open=True)
-    number("jobs_per_day", jobs_per_day, 0, 1e5, lo_open=True)
-    number("runtime_hours", runtime_hours, 0, 1e4, lo_open=True)
-    number("warmup_hours", warmup_hours, 0, 24 * 365)
-    integer("anomalous", anomalous, 0, TAIHULIGHT_DEFAULT_NODES + TAIHULIGHT_POOL_NODES)
-    number("io_heavy", io_heavy, 0, 1)
-    rng = np.random.default_rng(seed)
-    t, jobs = -warmup_hours, []
-    while True:
-        t += float(rng.exponential(24.0 / jobs_per_day))
-        if t >= hours:
-            break
-        job = _draw_job(rng, f"t{len(jobs) + 1}", 1.0, True, decay=0.25, nn=io_heavy * 0.75, n1=io_heavy * 0.25,
-                        volume=30.0)
-        jobs.append(TraceJob(t, float(rng.lognormal(math.log(runtime_hours), 1.0)), job))
-    bad = tuple(sorted(int(x) for x in rng.choice(240, size=anomalous, replace=False)))
-    return Trace(TAIHULIGHT_COMPUTE_NODES, 512, taihulight_nodes(anomalous=bad), tuple(jobs), hours,
-                 name=f"trace:{seed}:{hours:g}h")
 
 
 # --- the seed's testbed applications ---------------------------------------------------------------
@@ -828,79 +773,27 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
                               name=name or f"darshan:{len(jobs)}-jobs", provenance=provenance)
 
 
-JITTER_S = 1e-3  # s: negative Darshan times above -JITTER_S are timer noise, read as 0
-
-
 def _darshan_profile(log, procs_per_node: int, node_bandwidth: float, forwarding_bandwidth: float) -> dict:
     """One log as a job to place (at node 0: the batch moves it) and its provenance entry."""
-    import pandas as pd
-
     from iosched.importers import darshan as dx
 
-    where = log.name
-    if not len(log.counters.get("POSIX", ())):
-        raise InstanceError(f"{where}: no POSIX records: the request sizes that set a job's IOPS class are POSIX "
-                            f"counters only (modules: {dx.module_list(log)})")
-    frames = []
-    for mod in ("POSIX", "STDIO"):
-        df = log.counters.get(mod)
-        if df is None or not len(df):
-            continue
-        df = df[~df["file"].isin(dx.STREAMS)]
-        for c in ("BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME"):
-            col = f"{mod}_{c}"
-            # a timer's jitter leaves times a few microseconds below 0 (dxt.darshan: -2.9e-6 s): read as 0
-            bad = df[col] < (-JITTER_S if "TIME" in c else 0)
-            if bad.any():
-                raise InstanceError(f"{where}: {col} is negative ({float(df.loc[bad, col].iloc[0])!r} for "
-                                    f"{df.loc[bad, 'file'].iloc[0]!r}): inconsistent counters")
-            df = df.assign(**{col: df[col].clip(lower=0)})
-        frames.append(pd.DataFrame({
-            "rank": df["rank"], "file": df["file"],
-            "bytes": df[f"{mod}_BYTES_READ"] + df[f"{mod}_BYTES_WRITTEN"],
-            "io_time": df[f"{mod}_F_READ_TIME"] + df[f"{mod}_F_WRITE_TIME"], "meta_time": df[f"{mod}_F_META_TIME"]}))
-    rows = pd.concat(frames)
-    if rows["bytes"].sum() <= 0:
-        raise InstanceError(f"{where}: no bytes read or written to files through POSIX or STDIO, so no I/O "
-                            f"volume for a job (modules: {dx.module_list(log)})")
-    meta_time = float(rows["meta_time"].sum())
-    rows = rows[rows["bytes"] > 0]
-    total = int(rows["bytes"].sum())
-    shared_rows = rows["rank"] == -1
-    io_procs = log.nprocs if shared_rows.any() else int(rows["rank"].nunique())
-    by_file = rows.groupby("file")["rank"]
-    shared_files = by_file.nunique()[(by_file.nunique() > 1) | (by_file.min() == -1)].index
-    shared_bytes = int(rows.loc[rows["file"].isin(shared_files), "bytes"].sum())
-    if io_procs == 1:
+    io = dx.job_io(log)
+    if io.io_procs == 1:
         mode, seen = "1-1", "1-1"
-    elif 2 * shared_bytes >= total:
-        mode, seen = "N-1", "N-1" if len(shared_files) == 1 else f"N-M ({len(shared_files)} shared files)"
+    elif 2 * io.shared_bytes >= io.bytes:
+        mode, seen = "N-1", "N-1" if io.shared_files == 1 else f"N-M ({io.shared_files} shared files)"
     else:
         mode, seen = "N-N", "N-N"
-    nodes = -(-log.nprocs // procs_per_node)
-    io_nodes = 1 if mode == "1-1" else min(nodes, -(-io_procs // procs_per_node))
-    stamps = [c for df in log.counters.values() for c in df.columns if c.endswith("_END_TIMESTAMP")]
-    last = max((float(log.counters[m][c].max()) for m in log.counters for c in stamps if c in log.counters[m]),
-               default=0.0)
-    duration = max(log.end_s - log.start_s, log.run_time_s, last)
-    if duration <= 0:
-        raise InstanceError(f"{where}: the job's run time is 0 s, so no I/O share or metadata rate")
-    meta_wait = meta_time / duration
-    ops = small = 0
-    posix = log.counters.get("POSIX")
-    if posix is not None and len(posix):
-        posix = posix[~posix["file"].isin(dx.STREAMS)]
-        ops = int((posix["POSIX_READS"] + posix["POSIX_WRITES"]).sum())
-        small = int(sum(posix[f"POSIX_SIZE_{k}_{b}"].sum() for k in ("READ", "WRITE") for b in ("0_100", "100_1K")))
-    iops = "high" if ops and 2 * small > ops else "low"
-    volume = total / 1e9  # GB
+    nodes = -(-io.nprocs // procs_per_node)
+    io_nodes = 1 if mode == "1-1" else min(nodes, -(-io.io_procs // procs_per_node))
+    meta_wait = io.meta_time_s / io.run_time_s
+    iops = "high" if io.ops and 2 * io.small_ops > io.ops else "low"
+    volume = io.bytes / 1e9  # GB
     job = Job("log", 0, nodes, io_nodes, node_bandwidth, volume, mode, round(meta_wait, 6), iops,
               "high" if io_nodes * node_bandwidth >= forwarding_bandwidth else "low",
               History(volume, io_nodes, round(meta_wait, 6)))
-    share = (float(rows["io_time"].sum()) + meta_time) / (log.nprocs * duration)
-    used = [m for m in ("POSIX", "STDIO") if m in log.counters]
-    return {"job": job, "arrival": log.start_s,
-            **log.provenance(used, ["BYTES_READ", "BYTES_WRITTEN", "F_READ_TIME", "F_WRITE_TIME", "F_META_TIME",
-                                    "READS", "WRITES", "SIZE_*_0_100", "SIZE_*_100_1K"]),
-            "files_per_process": seen, "io_processes": io_procs, "io_time_share": round(share, 6),
-            "run_time_s": round(duration, 6), "small_request_share": round(small / ops, 6) if ops else None}
+    share = (io.io_time_s + io.meta_time_s) / (io.nprocs * io.run_time_s)
+    return {"job": job, "arrival": log.start_s, **log.provenance(io.modules, dx.JOB_IO_COUNTERS),
+            "files_per_process": seen, "io_processes": io.io_procs, "io_time_share": round(share, 6),
+            "run_time_s": round(io.run_time_s, 6),
+            "small_request_share": round(io.small_ops / io.ops, 6) if io.ops else None}

@@ -35,14 +35,13 @@ from iosched.instances.forwarding import (
     ForwardingInstance,
     History,
     Job,
-    Trace,
     app_preset,
     figure4,
-    generate_trace,
     load,
     pair,
     testbed,
 )
+from iosched.instances.forwarding_trace import Trace, generate_trace
 from iosched.reproduce import Reproduction, comparison
 from iosched.validate import boolean, number
 

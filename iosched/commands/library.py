@@ -1,0 +1,78 @@
+"""``iosched library``: list, show, check and record the instance library's entries (:mod:`iosched.library`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iosched.commands.common import _dump, _fmt
+from iosched.errors import InstanceError, ParameterError
+
+
+def _library_name(name: str) -> str:
+    return name[4:] if name.startswith("lib:") else name
+
+
+def _solution_file(path: str):
+    """The JSON of a solution file; InstanceError naming the file where it is not JSON."""
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ParameterError(f"cannot read the solution file {path!r}: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InstanceError(f"the solution file {path!r} is not JSON: {e}") from None
+
+
+def _verdict_text(a: dict) -> str:
+    head = f"{a['name']}: {a['verdict']}"
+    if a["verdict"] in ("improves", "worse") and "by" in a:
+        head += f" by {a['by']:.6g} ({a['by_relative']:.4%})"
+    if "value" in a:
+        head += f"; {a['objective']} ({a['sense']}) {a['value']:.10g}, best known {_fmt(a['best_known'], '.10g')}, " \
+                f"bound {_fmt(a['bound'], '.10g')}"
+    lines = [head] + [f"  {v}" for v in a.get("violations", [])[:20]]
+    lines += [f"  {a[k]}" for k in ("error", "contradicts_bound") if k in a]
+    if "recorded" in a:
+        lines.append("  recorded in the history" if a["recorded"] else "  not recorded (only an improvement is)")
+    return "\n".join(lines)
+
+
+def cmd_library(args) -> int:
+    """The instance library: list, show, check, record, summary (iosched.library)."""
+    from iosched import library
+
+    if args.action == "list":
+        rows = [r for r in library.summary(args.problem).values()
+                if (args.tag is None or args.tag in r["tags"]) and (args.status is None or r["status"] == args.status)]
+        if args.json:
+            print(_dump(rows))
+            return 0
+        print(f"{'name':28s} {'status':8s} {'class':7s} {'best known':>14s} {'bound':>14s} {'gap':>9s}  found by")
+        for r in rows:
+            gap = library.gap_text(r["gap"])
+            print(f"{r['name']:28s} {r['status']:8s} {r['class'] or '-':7s} {_fmt(r['best_known'], '.8g'):>14s} "
+                  f"{_fmt(r['bound'], '.8g'):>14s} {gap:>9s}  {(r['found_by'] or {}).get('method', '-')}")
+        print(f"{len(rows)} instances")
+        return 0
+    if args.action == "summary":
+        for problem in [args.problem] if args.problem else library.PROBLEMS:
+            print(f"written {library.write_summary(problem)}")
+        return 0
+    name = _library_name(args.name)
+    e = library.entry(name)
+    if args.action == "show":
+        history = [r for r in library.read_history(e.problem) if r["instance"] == e.name]
+        print(_dump({"entry": e.to_dict(), "summary": library.summary(e.problem).get(e.name), "history": history,
+                     "files": {"instance": str(e.instance_path), "solution": str(e.solution_path)}}))
+        return 0
+    data = _solution_file(args.solution)
+    if args.action == "check":
+        answer = library.check(e.name, data)
+    else:
+        answer = library.record(e.name, data, method=args.method)
+    print(_dump(answer) if args.json else _verdict_text(answer))
+    if answer["verdict"] == "invalid":
+        return 2
+    if args.action == "record":
+        return 0 if answer["recorded"] else 1
+    return 1 if answer["verdict"] == "infeasible" else 0
