@@ -148,12 +148,13 @@ def paths(out: Path) -> None:
 
     warnings.simplefilter("ignore")
     from iosched.core import get_problem
-    from iosched.models import malleable as mm
+    from iosched.models import malleable_milp as mm
+    from iosched.models.malleable_grid import make_grid
     from iosched.solvers import load_profile
     from iosched.solvers.backends import BACKENDS, version
 
     inst = get_problem("malleable").read_instance("random:0:32:grid")
-    grid = mm.make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
+    grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
     t = time.perf_counter()
     m, _ = mm._milp(inst, grid, "mean_completion")
     build = time.perf_counter() - t

@@ -90,7 +90,7 @@ def test_the_bound_keeps_a_deadline_and_remembers_what_finished(monkeypatch):
     closed-form bound remains; bounds are remembered for calls with no more time, and a finished LP
     whatever the time limit it had."""
     import iosched.models.malleable_lp as lp
-    from iosched.models import malleable as mm
+    from iosched.models import malleable_bounds as mm
     from iosched.solvers import Deadline
 
     monkeypatch.setattr(lp, "_LPS", {})

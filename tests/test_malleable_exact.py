@@ -14,18 +14,19 @@ from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime, app_job, generate
-from iosched.models import malleable as models
+from iosched.models import malleable_cpsat as models
 from iosched.models.malleable import (
-    LNS_MIN_JOBS,
     bound,
     build_cpsat,
     build_milp,
     closed_form_bounds,
     identical_jobs,
     make_grid,
+    plan_schedule,
     schedule_plans,
     srpt_completions,
 )
+from iosched.models.malleable_cpsat import LNS_MIN_JOBS
 from iosched.solvers import Deadline, load_profile
 
 # --- closed-form bounds ----------------------------------------------------------------------------------------
@@ -185,8 +186,8 @@ def test_the_neighbourhood_search_keeps_a_schedule_feasible_and_never_worse(obje
     grid, plans = _fcfs_with_room(inst, 5)
     late = [_delayed(runs, 5) for runs in plans]  # every job 5 units late: feasible, and moving jobs back helps
     out, search = models._lns(inst, grid, 3, objective, late, Deadline(4.0), load_profile("quick"))
-    before = evaluate(inst, models.plan_schedule(inst, grid, late))
-    after = evaluate(inst, models.plan_schedule(inst, grid, out))
+    before = evaluate(inst, plan_schedule(inst, grid, late))
+    after = evaluate(inst, plan_schedule(inst, grid, out))
     assert before.feasible and after.feasible, after.violations[:3]
     assert search["neighbourhoods"] >= 1 and 2 <= search["last_size"] <= models.LNS_MAX_JOBS
     assert getattr(after, objective) <= getattr(before, objective) + 1e-9
@@ -199,8 +200,8 @@ def test_the_neighbourhood_search_moves_a_late_job_back(monkeypatch):
     last = max(range(6), key=lambda j: plans[j][0][0])  # nodes in use only fall from then on: it can start later
     plans[last] = _delayed(plans[last], 5)
     out, search = models._lns(inst, grid, 1, "mean_completion", plans, Deadline(4.0), load_profile("quick"))
-    before = evaluate(inst, models.plan_schedule(inst, grid, plans))
-    after = evaluate(inst, models.plan_schedule(inst, grid, out))
+    before = evaluate(inst, plan_schedule(inst, grid, plans))
+    after = evaluate(inst, plan_schedule(inst, grid, out))
     assert before.feasible and after.feasible
     assert search["improved"] >= 1 and after.mean_completion < before.mean_completion
 
@@ -317,10 +318,10 @@ def test_milp_as_pyomo_has_the_same_optimum():
 
 @pytest.mark.parametrize("seed, n", [(0, 3), (1, 5)])
 def test_milp_variable_count_is_the_models(seed, n):
-    import iosched.models.malleable as mm
+    import iosched.models.malleable_milp as mm
 
     inst = generate(seed, n, kind="grid")
-    grid = mm.make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
+    grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
     assert mm.milp_variables(inst, grid) == mm._milp(inst, grid, "mean_completion")[0].columns
     assert mm._milp(inst, grid, "makespan")[0].columns == mm.milp_variables(inst, grid) + 1
 
@@ -328,13 +329,14 @@ def test_milp_variable_count_is_the_models(seed, n):
 def test_milp_start_is_a_checked_solution():
     """The MILP starts from a schedule on the grid only when it satisfies every row: the rigid list's runs
     do (their objective in the model is their sum of end slots); a run cut short of its work does not."""
-    import iosched.models.malleable as mm
+    import iosched.models.malleable_milp as mm
+    from iosched.models.malleable_grid import _list_plans
     from iosched.solvers import Deadline
 
     inst = generate(3, 3, "grid")
-    grid = mm.make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
+    grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
     m, cols = mm._milp(inst, grid, "mean_completion")
-    plans = mm._list_plans(inst, grid, Deadline(60))
+    plans = _list_plans(inst, grid, Deadline(60))
     x = mm._milp_start(m, inst, grid, cols, plans)
     assert x is not None and m.arrays()[3] @ x == sum(runs[-1][1] for runs in plans)
     short = [[(rs, re - 1, p) for rs, re, p in runs] for runs in plans]
@@ -344,7 +346,7 @@ def test_milp_start_is_a_checked_solution():
 def test_milp_refuses_beyond_its_column_cap(monkeypatch):
     """Columns are counted before anything is built; beyond MAX_MILP_COLUMNS (HiGHS's presolve overruns
     its time limit there) the method ends time_limit, naming the count."""
-    import iosched.models.malleable as mm
+    import iosched.models.malleable_milp as mm
 
     def never(*args):
         raise AssertionError("built")

@@ -12,8 +12,9 @@ nodes during I_k; C_j is job j's completion time (s). The LP::
          C_j >= sum_{p,k} x_jpk (max(tau_k, a_j) + min(t_j(q), t_j(p))) - t_j(q) / 2
                                                     for every size q, mean busy time      (5)
 
-and, for the makespan, z at least the closed-form bound L (:func:`iosched.models.malleable.bounds`)
-and the work done from tau_k on fitting the nodes until z::
+and, for the makespan, z at least the closed-form bound L
+(:func:`iosched.models.malleable_closed.closed_form_bounds`) and the work done from tau_k on
+fitting the nodes until z::
 
          sum_{j,p,k' >= k} x_jpk' p t_j(p) <= N (z - tau_k)        for tau_k <= L        (6)
 
@@ -56,6 +57,7 @@ import time
 import numpy as np
 
 from iosched.instances.malleable import MalleableInstance
+from iosched.models.malleable_closed import closed_form_bounds
 from iosched.solvers import Deadline
 
 SHADE = 1e-6  # relative: the LP optimum is lowered by this much (HiGHS's optimality tolerances)
@@ -148,8 +150,6 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
     """:func:`_solved` without its memory."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
-
-    from iosched.models.malleable import closed_form_bounds
 
     jobs, N = instance.jobs, instance.nodes
     n = len(jobs)
