@@ -146,6 +146,7 @@ def test_window_figure_4_measures_the_ga_against_g_and_p(monkeypatch, tmp_path):
     assert hw.draw_figure4(points, tmp_path / "f4.png").stat().st_size > 0
 
 
+@pytest.mark.filterwarnings("ignore::iosched.core.TrivialInstanceWarning")  # no BB asked: said, and known
 def test_window_figure_2_exhaustive_search_matches_the_exact_front(tmp_path):
     """Figure 2's exhaustive search (every subset) gives the exact method's front on small windows, the
     figure's points cover each size, the comparisons carry notes, and the figure is drawn."""

@@ -99,6 +99,7 @@ def test_naive_stops_at_the_first_job_that_does_not_fit(seed):
                 or p.burst_buffer + inst.bb(k) > inst.capacity.burst_buffer)
 
 
+@pytest.mark.filterwarnings("ignore::iosched.core.TrivialInstanceWarning")  # no BB asked: said, and known
 def test_naive_does_not_skip_a_blocked_job():
     inst = WindowInstance(Capacity(10, 10), (Job("a", 6), Job("b", 6), Job("c", 4)))
     assert iosched.solve("window", inst, "naive").solution.selected == ("a",)
@@ -280,6 +281,7 @@ def test_normalise_machine_needs_machine_totals(method):
 TIE = WindowInstance(Capacity(3, 10), (Job("a", 2), Job("b", 3), Job("c", 1)))  # {a, c} and {b}: 3 nodes
 
 
+@pytest.mark.filterwarnings("ignore::iosched.core.TrivialInstanceWarning")  # no BB asked: said, and known
 @pytest.mark.parametrize("method", ["exact", "bbsched-ga", "nsga2"])
 def test_ties_go_to_the_front_of_the_window(method):
     for seed in range(3):
