@@ -6,24 +6,7 @@ from __future__ import annotations
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
-
-
-def _table(header: list[str], rows: list[list[str]]) -> nodes.table:
-    table = nodes.table()
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    group.extend(nodes.colspec(colwidth=1) for _ in header)
-    head, body = nodes.thead(), nodes.tbody()
-    for cells, parent in [(header, head)] + [(r, body) for r in rows]:
-        row = nodes.row()
-        for text in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text=text)
-            row += entry
-        parent += row
-    group += head
-    group += body
-    return table
+from iosched_docs import _table  # the docs' one table builder (docs/_ext is on the path)
 
 
 def _num(x) -> str:
@@ -58,7 +41,7 @@ class LibraryDirective(Directive):
         intro = nodes.paragraph(text=f"{len(rows)} instances; objective {first['objective']} ({first['sense']}, "
                                      f"{first['units']}); {sum(r[5] == 'optimal' for r in rows)} optimal, "
                                      f"{sum(r[5] == 'open' for r in rows)} open.")
-        return [intro, _table(HEADER, rows)]
+        return [intro, _table(HEADER, rows, [1] * len(HEADER))]
 
 
 def setup(app):
