@@ -258,3 +258,14 @@ def test_a_highspy_only_model_refuses_another_solver(used):
     res = iosched.solve("filedomain", "sweep:4:6:2", "exact", profile="default:scip")
     assert "engine=segments refused" in res.info["auto"] and res.info["engine"] == "milp"
     assert res.status == Status.OPTIMAL and set(used) == {"scip"}
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_malleable_milp_reports_its_start(solver):
+    """malleable's milp hands the best schedule on the grid to the backend (through MPS off HiGHS): the
+    backend takes it at the model's own value of it, and the result is no worse."""
+    res = iosched.solve("malleable", "random:0:2:grid", "milp", unit=2.0, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-6)
+    assert res.info["scope_objective"] is not None and res.status == Status.OPTIMAL
