@@ -26,6 +26,7 @@ CASES = [
     ("forwarding", "random:0:20", "milp-dfra-space", {}),
     ("window", "paper:example", "exact", {"engine": "milp"}),
     ("filedomain", "sweep:4:6:2", "exact", {"engine": "milp"}),
+    ("filedomain", "sweep:4:6:2", "exact", {"engine": "segments"}),  # an array model, as malleable's
     ("periodic", "paper:set9", "persched-compact", {}),  # its LP (set1's has 2111 columns: past two licences)
     ("malleable", "random:0:2:grid", "milp", {"unit": 2.0}),  # an array model: through MPS off HiGHS
 ]
@@ -50,7 +51,7 @@ def used(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] + "".join(f"-{v}" for v in c[3].values()) for c in CASES])
 def test_every_backend_gives_highs_optimal_value(problem, instance, method, params, used):
     """Under the default profile: its 60 s are far more than any needs, but Xpress took 13 s of quick's 10 s
     on filedomain's model on a loaded machine."""
@@ -248,16 +249,23 @@ def test_raw_options_are_checked_by_the_backend(solver, good, bad):
         backends.check_options(solver, bad, "f: profile 'p'")
 
 
-def test_a_highspy_only_model_refuses_another_solver(used):
-    """Matrix.highs (filedomain's segments engine runs HiGHS itself) refuses a profile naming another solver
-    instead of ignoring it; filedomain's auto engine then takes its Pyomo MILP, on that solver."""
-    mat = Matrix()
-    mat.cols(2, 0, 1, cost=-1.0)
-    with pytest.raises(ParameterError, match="solved by HiGHS directly .* solver 'scip' does not apply"):
-        mat.highs(load_profile("quick:scip"))
-    res = iosched.solve("filedomain", "sweep:4:6:2", "exact", profile="default:scip")
-    assert "engine=segments refused" in res.info["auto"] and res.info["engine"] == "milp"
-    assert res.status == Status.OPTIMAL and set(used) == {"scip"}
+def test_filedomain_segments_search_runs_on_every_backend(used):
+    """The segment engine's level search on each backend: infeasible tests below the optimum, a feasible one
+    above it, the last band minimised (at most 243 columns: within every licence); the same tests' results,
+    optimum and bound as HiGHS, and the auto engine keeps it."""
+    from iosched.instances.filedomain import generate
+
+    inst = generate(55, servers=8, aggregators=3, max_stripes=19, locking="extent", requests=False)
+    ref = iosched.solve("filedomain", inst, "exact", engine="segments", early=False)
+    results = [t["result"] for t in ref.info["tests"]]
+    assert {"infeasible", "feasible", "optimal"} <= set(results), results
+    for solver in OTHERS:
+        used.clear()
+        res = iosched.solve("filedomain", inst, "exact", early=False, profile=f"default:{solver}")
+        assert res.info["engine"] == "segments" and set(used) == {solver}
+        assert [t["result"] for t in res.info["tests"]] == results, solver
+        assert res.status == Status.OPTIMAL and res.objective == pytest.approx(ref.objective, rel=1e-4), solver
+        assert res.bound == pytest.approx(ref.bound, rel=1e-4) and res.bound <= res.objective
 
 
 @pytest.mark.parametrize("solver", ALL)
