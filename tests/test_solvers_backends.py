@@ -51,7 +51,8 @@ def used(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] + "".join(f"-{v}" for v in c[3].values()) for c in CASES])
+@pytest.mark.parametrize("problem,instance,method,params", CASES,
+                         ids=[c[0] + "".join(f"-{v}" for v in c[3].values()) for c in CASES])
 def test_every_backend_gives_highs_optimal_value(problem, instance, method, params, used):
     """Under the default profile: its 60 s are far more than any needs, but Xpress took 13 s of quick's 10 s
     on filedomain's model on a loaded machine."""
@@ -277,3 +278,20 @@ def test_malleable_milp_reports_its_start(solver):
     assert start["solver"] == solver and start["solver_taken"] is True, start
     assert start["solver_value"] == pytest.approx(start["value"], rel=1e-6)
     assert res.info["scope_objective"] is not None and res.status == Status.OPTIMAL
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_periodic_milp_starts_from_persched_on_the_grid(solver):
+    """PerSched's pattern at T = 12 s lies on 24 slots of 0.5 s: the restriction starts from it, the backend
+    takes it at its SysEfficiency (the evaluator's), and the result is no worse."""
+    from iosched.evaluate.periodic import evaluate
+    from iosched.heuristics.periodic_persched import build_pattern
+    from iosched.instances.periodic import Application, PeriodicInstance, Platform
+
+    two = PeriodicInstance(Platform(8, 1.0, 2.0), (Application("A", 2, 4.0, 6.0), Application("B", 2, 3.0, 5.0)))
+    res = iosched.solve("periodic", two, "milp", periods=[12.0], slots=24, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["value"] == pytest.approx(evaluate(two, build_pattern(two, 12.0)).sys_efficiency, rel=1e-9)
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-3)  # CPLEX prints 4 digits
+    assert res.objective >= start["value"] * (1 - 1e-9)
