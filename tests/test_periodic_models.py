@@ -168,6 +168,22 @@ def test_milp_method_on_a_small_instance():
     assert res.evaluation.feasible and res.objective >= longrun_bound(TWO, "dilation") * (1 - 1e-9)
 
 
+def test_milp_start_is_persched_where_it_lies_on_the_grid():
+    """PerSched's pattern is a start where its computes fall on slot boundaries (milp-dilation at 12 s on 24
+    slots: its value is 1 / Dilation), and is skipped, saying why, where they do not (16.5 s on 24 slots)."""
+    from iosched.evaluate.periodic import evaluate
+    from iosched.heuristics.periodic_persched import build_pattern
+    from iosched.models.periodic_milp import pattern_start
+
+    res = iosched.solve("periodic", TWO, "milp-dilation", periods=[12.0, 16.5], slots=24, profile="quick")
+    on, off = (r["start"] for r in res.info["periods"])
+    assert on["value"] == pytest.approx(1 / evaluate(TWO, build_pattern(TWO, 12.0)).dilation) and on["solver_taken"]
+    assert "not on a slot boundary (24 slots of 0.6875 s)" in off["skipped"] and "solver_taken" not in off
+    m = build_milp(TWO, 12.0, 12, "restriction")  # 1 s slots: B's compute starts at 9.5 slots
+    assert "9.5 slots" in pattern_start(TWO, m, build_pattern(TWO, 12.0))
+    assert all(v.value is None for v in m.v.values())  # no partial start left behind
+
+
 def test_milp_pattern_ignores_solver_noise():
     """Set 10 at 1000 slots: HiGHS leaves ~1e-7 GB in blocked slots; the pattern must not carry it
     (it once put I/O inside an AstroPhysics compute)."""

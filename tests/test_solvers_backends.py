@@ -26,6 +26,7 @@ CASES = [
     ("forwarding", "random:0:20", "milp-dfra-space", {}),
     ("window", "paper:example", "exact", {"engine": "milp"}),
     ("filedomain", "sweep:4:6:2", "exact", {"engine": "milp"}),
+    ("filedomain", "sweep:4:6:2", "exact", {"engine": "segments"}),  # an array model, as malleable's
     ("periodic", "paper:set9", "persched-compact", {}),  # its LP (set1's has 2111 columns: past two licences)
     ("malleable", "random:0:2:grid", "milp", {"unit": 2.0}),  # an array model: through MPS off HiGHS
 ]
@@ -50,7 +51,8 @@ def used(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("problem,instance,method,params", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("problem,instance,method,params", CASES,
+                         ids=[c[0] + "".join(f"-{v}" for v in c[3].values()) for c in CASES])
 def test_every_backend_gives_highs_optimal_value(problem, instance, method, params, used):
     """Under the default profile: its 60 s are far more than any needs, but Xpress took 13 s of quick's 10 s
     on filedomain's model on a loaded machine."""
@@ -248,13 +250,48 @@ def test_raw_options_are_checked_by_the_backend(solver, good, bad):
         backends.check_options(solver, bad, "f: profile 'p'")
 
 
-def test_a_highspy_only_model_refuses_another_solver(used):
-    """Matrix.highs (filedomain's segments engine runs HiGHS itself) refuses a profile naming another solver
-    instead of ignoring it; filedomain's auto engine then takes its Pyomo MILP, on that solver."""
-    mat = Matrix()
-    mat.cols(2, 0, 1, cost=-1.0)
-    with pytest.raises(ParameterError, match="solved by HiGHS directly .* solver 'scip' does not apply"):
-        mat.highs(load_profile("quick:scip"))
-    res = iosched.solve("filedomain", "sweep:4:6:2", "exact", profile="default:scip")
-    assert "engine=segments refused" in res.info["auto"] and res.info["engine"] == "milp"
-    assert res.status == Status.OPTIMAL and set(used) == {"scip"}
+def test_filedomain_segments_search_runs_on_every_backend(used):
+    """The segment engine's level search on each backend: infeasible tests below the optimum, a feasible one
+    above it, the last band minimised (at most 243 columns: within every licence); the same tests' results,
+    optimum and bound as HiGHS, and the auto engine keeps it."""
+    from iosched.instances.filedomain import generate
+
+    inst = generate(55, servers=8, aggregators=3, max_stripes=19, locking="extent", requests=False)
+    ref = iosched.solve("filedomain", inst, "exact", engine="segments", early=False)
+    results = [t["result"] for t in ref.info["tests"]]
+    assert {"infeasible", "feasible", "optimal"} <= set(results), results
+    for solver in OTHERS:
+        used.clear()
+        res = iosched.solve("filedomain", inst, "exact", early=False, profile=f"default:{solver}")
+        assert res.info["engine"] == "segments" and set(used) == {solver}
+        assert [t["result"] for t in res.info["tests"]] == results, solver
+        assert res.status == Status.OPTIMAL and res.objective == pytest.approx(ref.objective, rel=1e-4), solver
+        assert res.bound == pytest.approx(ref.bound, rel=1e-4) and res.bound <= res.objective
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_malleable_milp_reports_its_start(solver):
+    """malleable's milp hands the best schedule on the grid to the backend (through MPS off HiGHS): the
+    backend takes it at the model's own value of it, and the result is no worse."""
+    res = iosched.solve("malleable", "random:0:2:grid", "milp", unit=2.0, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-6)
+    assert res.info["scope_objective"] is not None and res.status == Status.OPTIMAL
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_periodic_milp_starts_from_persched_on_the_grid(solver):
+    """PerSched's pattern at T = 12 s lies on 24 slots of 0.5 s: the restriction starts from it, the backend
+    takes it at its SysEfficiency (the evaluator's), and the result is no worse."""
+    from iosched.evaluate.periodic import evaluate
+    from iosched.heuristics.periodic_persched import build_pattern
+    from iosched.instances.periodic import Application, PeriodicInstance, Platform
+
+    two = PeriodicInstance(Platform(8, 1.0, 2.0), (Application("A", 2, 4.0, 6.0), Application("B", 2, 3.0, 5.0)))
+    res = iosched.solve("periodic", two, "milp", periods=[12.0], slots=24, profile=f"quick:{solver}")
+    start = res.info["start"]
+    assert start["solver"] == solver and start["solver_taken"] is True, start
+    assert start["value"] == pytest.approx(evaluate(two, build_pattern(two, 12.0)).sys_efficiency, rel=1e-9)
+    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-3)  # CPLEX prints 4 digits
+    assert res.objective >= start["value"] * (1 - 1e-9)

@@ -5,7 +5,7 @@ weights w_u = data bytes in unit u, units without data dropped). Each lock seque
 server's units in object order, or all units in file order with tokens) is an ordered list
 of units. Every formulation minimises T (module docstring of the evaluator) over its scope:
 
-* ``segments`` (HiGHS through highspy, :mod:`iosched.models.filedomain_segments`): scope =
+* ``segments`` (arrays on the profile's backend, :mod:`iosched.models.filedomain_segments`): scope =
   every solution; clean segments of whole units x bins at a fixed time, searched over the lock
   levels; its infeasible tests are bounds for every solution. ``auto`` (the default) takes it
   where its model fits (MAX_COLUMNS there), else ``milp``.

@@ -57,7 +57,7 @@ base_k + A Y + R (2Y - Z - 1). :func:`search` therefore
 Every infeasible test is a bound valid for every solution (capacities are the whole bytes a
 rate carries in T, relaxed by 10^-9, so that HiGHS's tolerances cannot cut off a solution at
 T; the lock rows' right-hand sides sit midway between admitted and refused structures); the
-best of them, HiGHS's dual bound of step 3 and ``time_bound`` is the Result's bound, so a
+best of them, the solver's dual bound of step 3 and ``time_bound`` is the Result's bound, so a
 run stopped by its time limit still reports a certified gap. The bytes of split segments are
 integer columns where rounding could matter beside the gap (:func:`needs_whole_bytes`), else
 continuous (a relaxation): read back, they are rounded to bytes keeping each segment's total,
@@ -86,6 +86,7 @@ from iosched.models.filedomain_units import (
     time_bound,
 )
 from iosched.models.matrix import Matrix
+from iosched.models.matrix import solve as solve_matrix
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
@@ -378,7 +379,7 @@ def build_segments(instance: FileDomainInstance, time_s: float | None = None) ->
 
 @dataclass
 class Outcome:
-    """One HiGHS solve of a segment model: status, domains (if a solution), dual bound (s, or None)."""
+    """One solve of a segment model: status, domains (if a solution), dual bound (s, or None), wall time (s)."""
 
     status: Status
     domains: Domains | None
@@ -387,21 +388,14 @@ class Outcome:
 
 
 def run(model: SegmentModel, profile: Profile, instance: FileDomainInstance) -> Outcome:
-    import highspy
-
-    h = model.matrix.highs(profile)
-    h.run()
-    st = h.getModelStatus()
-    info = h.getInfo()
-    has = info.primal_solution_status == 2
-    status = {highspy.HighsModelStatus.kOptimal: Status.OPTIMAL,
-              highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
-              highspy.HighsModelStatus.kTimeLimit: Status.TIME_LIMIT}.get(st, Status.ERROR)
-    domains = read(model, np.asarray(h.getSolution().col_value), instance) if has else None
+    """Solve ``model`` on the profile's backend (:func:`iosched.models.matrix.solve`: HiGHS directly, the
+    others through MPS); a minimising model's dual bound comes back in seconds, less BOUND_SLACK."""
+    outcome, x = solve_matrix(model.matrix, profile)
+    domains = read(model, x, instance) if outcome.has_solution else None
     bound = None
-    if model.tau is not None and status in (Status.OPTIMAL, Status.TIME_LIMIT) and math.isfinite(info.mip_dual_bound):
-        bound = info.mip_dual_bound * model.time_s * (1 - BOUND_SLACK)
-    return Outcome(status, domains, bound, h.getRunTime())
+    if model.tau is not None and outcome.status in (Status.OPTIMAL, Status.TIME_LIMIT) and outcome.bound is not None:
+        bound = outcome.bound * model.time_s * (1 - BOUND_SLACK)
+    return Outcome(outcome.status, domains, bound, outcome.wall_time_s)
 
 
 def read(model: SegmentModel, x: np.ndarray, instance: FileDomainInstance) -> Domains:

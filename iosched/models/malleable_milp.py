@@ -162,7 +162,9 @@ def _milp_start(m: Matrix, instance: MalleableInstance, grid: Grid, cols, plans)
 def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
          profile: str = "default") -> MethodOutput:
     """Time-indexed MILP (arrays handed to HiGHS, started from the best schedule on the grid that is a
-    solution of it), a cross-check of cpsat for small workloads (at most MAX_MILP_COLUMNS columns)."""
+    solution of it), a cross-check of cpsat for small workloads (at most MAX_MILP_COLUMNS columns).
+    ``info["start"]``: that schedule (``heuristic``), its objective in the model's units (``value``, slots)
+    and whether the backend took it and at what value (``solver_taken``, ``solver_value``); None without one."""
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)  # the whole method: grid, build and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
@@ -182,5 +184,7 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     outcome, x = solve_matrix(m, deadline.limit(prof), start)
     plans = _milp_plans(x, instance, grid, cols) if outcome.has_solution else None
     out = _exact_output(instance, grid, outcome, plans, objective, None, "milp")
-    out.info["start"] = started
+    out.info["start"] = None if start is None else {  # value: the model's objective (slots), as the backend's
+        "heuristic": started, "value": float(m.arrays()[3] @ start), "solver": prof.solver,
+        **{f"solver_{k}": v for k, v in (outcome.start or {}).items()}}
     return out

@@ -2,9 +2,8 @@
 
 Columns (bounds, integrality, objective) and rows (bounds) are added one at a time
 (:meth:`Matrix.col`, :meth:`Matrix.row`) or as numpy blocks (:meth:`Matrix.cols`,
-:meth:`Matrix.rows`, :meth:`Matrix.add`); :meth:`Matrix.highs` hands the arrays to HiGHS
-(highspy), :meth:`Matrix.pyomo` rebuilds the same model in Pyomo for ``iosched model``
-(inspect it, write it as LP or MPS). :func:`solve` runs it on the profile's backend: HiGHS
+:meth:`Matrix.rows`, :meth:`Matrix.add`); :meth:`Matrix.pyomo` rebuilds the same model in
+Pyomo for ``iosched model`` (inspect it, write it as LP or MPS). :func:`solve` runs it on the profile's backend: HiGHS
 directly; Gurobi, SCIP, CPLEX and Xpress read the MPS file HiGHS writes of it (their own MPS
 readers and APIs: far faster than a Pyomo rebuild, see benchmarks/solvers.md).
 """
@@ -21,7 +20,6 @@ import numpy as np
 
 from iosched import lazy
 from iosched.core import Status, relative_gap
-from iosched.errors import ParameterError
 from iosched.solvers import Profile, SolveOutcome, backends
 
 pe = lazy.module("pyomo.environ")
@@ -100,17 +98,8 @@ class Matrix:
         ent = [np.concatenate([b[k] for b in self._entries]) if self._entries else np.zeros(0) for k in range(3)]
         return (*cols, *rows, *ent)
 
-    def highs(self, profile: Profile):
-        """A highspy.Highs holding this model, with the profile's options and time limit, for a caller that
-        runs HiGHS itself: a profile naming another solver is refused (ParameterError), not ignored
-        (:func:`solve` runs any backend)."""
-        if profile.solver != "highs":
-            raise ParameterError(f"this model is solved by HiGHS directly (highspy), so profile {profile.name!r} "
-                                 f"with solver {profile.solver!r} does not apply to it; use solver highs (or "
-                                 f"another engine of the method)")
-        return self._highs(profile)
-
     def _highs(self, profile: Profile):
+        """A highspy.Highs holding this model, with the profile's HiGHS options and time limit."""
         import highspy
 
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()

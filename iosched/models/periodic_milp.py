@@ -9,7 +9,7 @@ from typing import Annotated
 
 from iosched import lazy
 from iosched.core import MethodOutput, Status, register
-from iosched.errors import ParameterError
+from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import compile_kernel
@@ -145,6 +145,58 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
     return Pattern(T, tuple(apps))
 
 
+def pattern_start(instance: PeriodicInstance, model: pe.ConcreteModel, pattern: Pattern) -> str | None:
+    """Set the restriction ``model``'s variables to ``pattern`` (same period), rotated so that the first
+    instance of application 0 starts at slot 0, as a MIP start: computes on slot boundaries, each slot's
+    volume the pattern's transfers inside it, u the volume moved since the instance began. Returns None
+    when every constraint then holds (1e-6 relative), else why the pattern is not on the model's grid
+    (the variables are then left unset: no start)."""
+    T, S = model._period, model._slots
+    if not math.isclose(pattern.period, T, rel_tol=1e-12):
+        return f"the pattern's period {pattern.period!r} s is not the model's {T!r} s"
+    delta, apps = T / S, instance.applications
+    shift = pattern.applications[0][0].compute_start
+    x = {(k, q): 0 for k in model.K for q in model.S}
+    v = {(k, q): 0.0 for k in model.K for q in model.S}
+    for k, insts in enumerate(pattern.applications):
+        for inst in insts:
+            at = ((inst.compute_start - shift) % T) / delta
+            q = round(at) % S
+            if abs(at - round(at)) > 1e-6:
+                return (f"an instance of application {apps[k].name} starts computing {at % S:.6g} slots after the "
+                        f"first of application {apps[0].name}, not on a slot boundary ({S} slots of {delta:.6g} s)")
+            x[k, q] = 1
+            for a, b, rate in inst.io:
+                a, b = (a - shift) % T, (a - shift) % T + (b - a)  # may run past T: wraps to slot 0
+                for q in range(math.floor(a / delta), math.ceil(b / delta)):
+                    v[k, q % S] += rate * max(min(b, (q + 1) * delta) - max(a, q * delta), 0.0)
+    u = {}
+    for k in model.K:
+        first = next((q for q in model.S if x[k, q]), None)
+        if first is None:
+            return f"application {apps[k].name} has no instance"
+        u[k, first] = 0.0
+        for i in range(first, first + S - 1):
+            u[k, (i + 1) % S] = u[k, i % S] + v[k, i % S] - apps[k].io_volume * x[k, (i + 1) % S]
+    if hasattr(model, "z"):  # the dilation's objective: 1 / Dilation
+        u_z = min(sum(x[k, q] for q in model.S) * (apps[k].work + instance.time_io(k)) / T for k in model.K)
+        model.z.set_value(u_z)
+    for var, values in ((model.x, x), (model.v, v), (model.u, u)):
+        for key, value in values.items():
+            if not var[key].fixed:
+                var[key].set_value(value, skip_validation=True)
+    for con in model.component_data_objects(pe.Constraint, active=True):
+        body, lo, hi = pe.value(con.body), pe.value(con.lower), pe.value(con.upper)
+        if (lo is not None and body < lo - 1e-6 * max(1.0, abs(lo))) or (
+                hi is not None and body > hi + 1e-6 * max(1.0, abs(hi))):
+            for var in (model.x, model.v, model.u, getattr(model, "z", model.u)):
+                for d in var.values():
+                    if not d.fixed:
+                        d.set_value(None)
+            return f"it breaks the model's constraint {con.name} (slots of {delta:.6g} s)"
+    return None
+
+
 def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None = None,
                     where: str = "period") -> None:
     """Refuse a time-indexed model above MAX_MILP_CELLS applications x slots, or with more than
@@ -168,18 +220,32 @@ def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None
                              f"all, above the MILP's limit of {MAX_MILP_TERMS}; fewer slots fit")
 
 
-def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost):
+def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost, pattern=None):
     """Build and solve one time-indexed model within ``deadline`` (see :func:`iosched.solvers.solve_pyomo_within`).
 
     ``cost`` holds the seconds per cell that building and handing over took last time (or the
-    constant), so that a model that cannot make it is not even built."""
+    constant), so that a model that cannot make it is not even built. ``pattern`` (of this period):
+    a MIP start where it lies on the model's grid (:func:`pattern_start`); ``notes["start"]`` says
+    whether it did, its model value, and whether the solver took it."""
     cells = len(instance.applications) * S
     if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
         notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
                                     f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
         return None, None
+    start = {"heuristic": "persched", "solver": profile.solver}
+
+    def fits(model) -> bool:
+        start["skipped"] = pattern_start(instance, model, pattern)
+        if start["skipped"] is None:
+            del start["skipped"]
+            start["value"] = pe.value(model.obj)
+        return "skipped" not in start
+
     model, out, note = solve_pyomo_within(lambda: build_milp(instance, period, S, kind, objective), profile,
-                                          deadline, HANDOVER_MILP, load=kind == "restriction")
+                                          deadline, HANDOVER_MILP, load=kind == "restriction",
+                                          warm=fits if pattern is not None else False)
+    if pattern is not None:
+        notes["start"] = {**start, **{f"solver_{k}": v for k, v in ((out and out.start) or {}).items()}}
     if note:
         notes.setdefault("skipped", f"{kind}: {note}")
     cost["per_cell"] = (1 + HANDOVER_MILP) * model._build_s / cells
@@ -189,8 +255,9 @@ def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, 
 def solve_period(instance: PeriodicInstance, period: float, slots: int | None = None,
                  objective: str = "sys_efficiency", profile: Profile | None = None,
                  deadline: Deadline | None = None, kinds=("restriction", "relaxation"),
-                 cost: dict | None = None) -> dict:
-    """Solve the restriction and (when δ <= min w) the relaxation at one period.
+                 cost: dict | None = None, pattern: Pattern | None = None) -> dict:
+    """Solve the restriction (from ``pattern``, of this period, where it is on the grid: ``start``
+    says) and (when δ <= min w) the relaxation at one period.
 
     Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
     bound holds for every pattern of this period. With a ``deadline`` each solve gets what
@@ -203,13 +270,24 @@ def solve_period(instance: PeriodicInstance, period: float, slots: int | None = 
     cost = {"per_cell": SECONDS_PER_MILP_CELL} if cost is None else cost
     result = {"period": period, "slots": S, "pattern": None, "restriction": None, "relaxation": None}
     if "restriction" in kinds:
-        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost)
+        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost,
+                                 pattern)
         result["restriction"] = out
         result["pattern"] = milp_pattern(instance, model) if out is not None and out.has_solution else None
     if "relaxation" in kinds and period / S <= min(a.work for a in instance.applications):
         result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, profile, deadline, result,
                                            cost)[1]
     return result
+
+
+def _persched_pattern(instance: PeriodicInstance, period: float) -> Pattern | None:
+    """PerSched's pattern at ``period`` (s), a start for the restriction; None where PerSched refuses it."""
+    from iosched.heuristics.periodic_persched import build_pattern
+
+    try:
+        return build_pattern(instance, period)
+    except (ParameterError, InstanceError):
+        return None
 
 
 def _objective_bound(outcome, objective):
@@ -271,7 +349,8 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     # restrictions first (they give patterns), in PerSched's order of preference; then the
     # relaxations (bounds for their own period only) with whatever time is left
     cost = {"per_cell": SECONDS_PER_MILP_CELL}
-    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost) for T in periods]
+    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost,
+                           _persched_pattern(instance, T)) for T in periods]
     for r in solved:
         r["relaxation"] = solve_period(instance, r["period"], r["slots"], objective, prof, deadline,
                                        ("relaxation",), cost)["relaxation"] if "skipped" not in r else None
@@ -283,6 +362,8 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
             run["relaxation"] = {"status": r["relaxation"].status.value,
                                  "bound": _objective_bound(r["relaxation"], objective),
                                  "time_s": r["relaxation"].wall_time_s}
+        if "start" in r:
+            run["start"] = r["start"]
         if "skipped" in r:
             run["skipped"] = r["skipped"]
             timed_out = True
@@ -304,6 +385,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     info["periods"] = runs
     if best is None:
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
+    info["start"] = best.get("start")
     return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 

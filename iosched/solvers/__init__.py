@@ -183,7 +183,7 @@ def solve_pyomo(model, profile: Profile, load: bool = True, warm: bool = False) 
 
 
 def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, handover: float, load: bool = True,
-                       warm: bool = False):
+                       warm=False):
     """Build a Pyomo model with ``build()`` and solve it within what is left of ``deadline``.
 
     The solver's own time limit does not count Pyomo handing the model over, which takes
@@ -191,7 +191,7 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     taken off first, with a margin of min(1 s, 10 %) of the budget. Returns (model, outcome, note);
     the outcome is None, and ``note`` says why, when no time would be left for the solver. The
     model's ``_build_s`` is its build time (s). ``warm``: the values ``build`` leaves in the
-    variables are a MIP start (see :func:`solve_pyomo`).
+    variables are a MIP start (see :func:`solve_pyomo`); a function of the built model says whether they are.
 
     The garbage collector is paused meanwhile: a full collection over a large heap (another
     model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
@@ -205,6 +205,7 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
         start = time.perf_counter()
         model = build()
         model._build_s = time.perf_counter() - start
+        warm = warm(model) if callable(warm) else warm
         if deadline is None:
             return model, solve_pyomo(model, profile, load=load, warm=warm), ""
         needed = handover * model._build_s
