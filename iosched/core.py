@@ -295,18 +295,25 @@ def _checked_bound(bound, name: str, objective, sense: str, info: dict):
     return bound
 
 
+def method_profile(method: Method, params: dict):
+    """The solver profile ``method`` runs under with ``params``: its ``profile`` parameter, else that parameter's
+    default, a name loaded from solvers.toml (a bad file or name is a ParameterError); None for a method
+    that takes no profile."""
+    own = _signature(method.run).get("profile")
+    if own is None:
+        return None
+    from iosched.solvers import load_profile
+
+    profile = params.get("profile", own.default)
+    return load_profile(profile) if isinstance(profile, str) else profile
+
+
 def optimality_tolerance(method: Method, params: dict) -> float:
     """The relative gap within which a value meets a bound (the result is then optimal): for a method that
     runs a solver, its profile's ``rel_gap`` (the solver's own idea of optimal), at least 2 BOUND_TOLERANCE
     (solvers' bounds are that far off); for any other method CERTIFIED_GAP."""
-    own = _signature(method.run).get("profile")
-    if own is None:
-        return CERTIFIED_GAP
-    from iosched.solvers import load_profile
-
-    profile = params.get("profile", own.default)
-    rel_gap = profile.rel_gap if hasattr(profile, "rel_gap") else load_profile(profile).rel_gap
-    return max(CERTIFIED_GAP, rel_gap, 2 * BOUND_TOLERANCE)
+    profile = method_profile(method, params)
+    return CERTIFIED_GAP if profile is None else max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
 
 
 def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
@@ -405,23 +412,16 @@ def check_method_params(problem: str, method: str, params: dict) -> None:
         known = ", ".join(p.name for p in parameters(problem, method)) or "none"
         raise ParameterError(f"{problem}/{method}: unknown parameter {unknown[0]!r}; its parameters: {known}")
     check_params(m.run, params, f"{problem}/{method}")
-    if "profile" in signature.parameters:  # a bad solvers.toml or profile name stops here
-        from iosched.solvers import load_profile
-
-        profile = params.get("profile", signature.parameters["profile"].default)
-        if isinstance(profile, str):
-            load_profile(profile)
+    method_profile(m, params)  # a bad solvers.toml or profile name stops here
 
 
 def _time_limit(m: Method, params: dict) -> float:
     """The method's budget (s): its ``time_limit`` parameter where given, else its profile's (``default``)."""
-    from iosched.solvers import load_profile
-
     if params.get("time_limit") is not None:
         return params["time_limit"]
-    declared = inspect.signature(m.run).parameters
-    profile = params.get("profile", declared["profile"].default if "profile" in declared else "default")
-    return load_profile(profile).time_limit if isinstance(profile, str) else profile.time_limit
+    from iosched.solvers import load_profile
+
+    return (method_profile(m, params) or load_profile("default")).time_limit
 
 
 def solve(problem: str, instance, method: str, seed: int | None = None, *, attach_bound: bool = True,
