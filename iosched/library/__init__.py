@@ -161,9 +161,10 @@ def _problem_name(problem: str) -> str:
 def entry(name: str, problem: str | None = None) -> Entry:
     """The entry named ``name`` (``periodic/paper-set1``; the short name ``paper-set1`` with ``problem``)."""
     full = name if "/" in name or problem is None else f"{problem}/{name}"
-    found = catalog(full.split("/", 1)[0] if full.split("/", 1)[0] in PROBLEMS else None).get(full)
+    named = full.split("/", 1)[0] if full.split("/", 1)[0] in PROBLEMS else None  # the problem the name gives
+    found = catalog(named).get(full)
     if found is None or (problem is not None and found.problem != problem):
-        known = ", ".join(sorted(catalog(problem))[:8])
+        known = ", ".join(sorted(catalog(problem or named))[:8])
         raise InstanceError(f"no library instance {name!r}" + (f" for {problem}" if problem else "")
                             + f"; 'iosched library list' names them (e.g. {known} ...)")
     return found
