@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.status import BOUND_END, METHOD_START, Status, relative_gap  # noqa: F401  (re-exported: the vocabulary)
+from iosched.status import BOUND_END, BOUND_SOLVER, METHOD_START, Status, relative_gap  # noqa: F401  (re-exported)
 from iosched.validate import check_params, declared_checks, integer
 
 
@@ -453,56 +453,61 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
                                info={"error": f"the method's preparation failed: {type(e).__name__}: {e}"})
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
-    if out is None:
-        cpu -= time.process_time()
-        token = METHOD_START.set(start - loading)
-        try:
-            out = m.run(instance, **params)
-        except ParameterError:
-            raise
-        except Exception as e:  # a failing method is a result (status error), not a crash
-            out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
-        finally:
-            METHOD_START.reset(token)
-        cpu += time.process_time()
-    method_time = time.perf_counter() - start
-    trivial = prob.trivial(instance) if prob.trivial is not None else None
-    if trivial is not None:
-        warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
-        out.info["trivial"] = trivial
-    name = m.objective_of(params)
-    sense = prob.sense(name)
-    evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
-    objective = prob.objective(evaluation, name) if evaluation is not None else None
-    status = out.status
-    if evaluation is not None and not evaluation.feasible:
-        status = Status.ERROR
-        out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
-            str(v) for v in evaluation.violations[:5])
-    bound_start = time.perf_counter()
-    token = BOUND_END.set(start - loading + _time_limit(m, params))
+    profile = method_profile(m, params)
+    solver_token = BOUND_SOLVER.set("highs" if profile is None else profile.solver)  # the problem's LP bounds
     try:
-        bound = prob.bound(instance, name) if attach_bound else None
-    except Exception as e:  # no bound is a weaker result, not a failed one
-        bound = None
-        _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
+        if out is None:
+            cpu -= time.process_time()
+            token = METHOD_START.set(start - loading)
+            try:
+                out = m.run(instance, **params)
+            except ParameterError:
+                raise
+            except Exception as e:  # a failing method is a result (status error), not a crash
+                out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
+            finally:
+                METHOD_START.reset(token)
+            cpu += time.process_time()
+        method_time = time.perf_counter() - start
+        trivial = prob.trivial(instance) if prob.trivial is not None else None
+        if trivial is not None:
+            warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
+            out.info["trivial"] = trivial
+        name = m.objective_of(params)
+        sense = prob.sense(name)
+        evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
+        objective = prob.objective(evaluation, name) if evaluation is not None else None
+        status = out.status
+        if evaluation is not None and not evaluation.feasible:
+            status = Status.ERROR
+            out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
+                str(v) for v in evaluation.violations[:5])
+        bound_start = time.perf_counter()
+        token = BOUND_END.set(start - loading + _time_limit(m, params))
+        try:
+            bound = prob.bound(instance, name) if attach_bound else None
+        except Exception as e:  # no bound is a weaker result, not a failed one
+            bound = None
+            _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
+        finally:
+            BOUND_END.reset(token)
+        bound_time = time.perf_counter() - bound_start
+        feasible = objective if evaluation is not None and evaluation.feasible else None
+        bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
+        method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
+        own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
+                                                              method_bound < bound))
+        bound = method_bound if own else bound
+        gap = relative_gap(objective, bound) if status != Status.ERROR else None
+        proof = "the problem's bound"
+        if gap is not None and own:
+            proof = "the method's own bound"
+            out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
+        elif gap is not None and prob.gap_reference is not None:
+            proof = out.info["gap_against"] = prob.gap_reference(instance, name)
+        status = _settled(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
+        return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
+                      objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
+                      out.info, method_time, bound_time, prepare_time, cpu, instance)
     finally:
-        BOUND_END.reset(token)
-    bound_time = time.perf_counter() - bound_start
-    feasible = objective if evaluation is not None and evaluation.feasible else None
-    bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
-    method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
-    own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
-                                                          method_bound < bound))
-    bound = method_bound if own else bound
-    gap = relative_gap(objective, bound) if status != Status.ERROR else None
-    proof = "the problem's bound"
-    if gap is not None and own:
-        proof = "the method's own bound"
-        out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
-    elif gap is not None and prob.gap_reference is not None:
-        proof = out.info["gap_against"] = prob.gap_reference(instance, name)
-    status = _settled(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
-    return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
-                  objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
-                  out.info, method_time, bound_time, prepare_time, cpu, instance)
+        BOUND_SOLVER.reset(solver_token)

@@ -25,6 +25,11 @@ METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("ios
 # end of the method's budget, so the method, its evaluation and the bound together keep the method's limit
 BOUND_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_bound_end", default=None)
 
+# the LP backend (a name of iosched.solvers.BACKENDS) of the running method's profile, "highs" for a method
+# without one: the problem's bounds that solve the LPs (malleable's) run on it, in the method and in the
+# bound that solve attaches after it
+BOUND_SOLVER: contextvars.ContextVar[str] = contextvars.ContextVar("iosched_bound_solver", default="highs")
+
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """|bound - objective| / |objective| (the MIP-solver convention); None without both."""

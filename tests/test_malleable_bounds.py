@@ -64,9 +64,9 @@ def test_a_time_out_coarsens_the_grid_instead_of_dropping_the_bound(monkeypatch)
     inst = generate(3, 12)
     real, tried = lp._solve_lp, []
 
-    def slow_beyond_20(instance, objective, intervals, time_limit):
+    def slow_beyond_20(instance, objective, intervals, time_limit, solver):
         tried.append(intervals)
-        return (None, None) if intervals > 20 else real(instance, objective, intervals, time_limit)
+        return (None, None) if intervals > 20 else real(instance, objective, intervals, time_limit, solver)
 
     monkeypatch.setattr(lp, "_LPS", {})
     monkeypatch.setattr(lp, "_solve_lp", slow_beyond_20)
@@ -74,8 +74,8 @@ def test_a_time_out_coarsens_the_grid_instead_of_dropping_the_bound(monkeypatch)
     assert first > 40
     value = lp.interval_lp_bound(inst, "mean_completion")
     assert tried == [first, first // 2, first // 4] and first // 4 <= 20 < first // 2
-    assert value == real(inst, "mean_completion", first // 4, lp.TIME_LIMIT)[0] is not None
-    assert value <= real(inst, "mean_completion", first, lp.TIME_LIMIT)[0] + 1e-9  # coarser: never stronger here
+    assert value == real(inst, "mean_completion", first // 4, lp.TIME_LIMIT, "highs")[0] is not None
+    assert value <= real(inst, "mean_completion", first, lp.TIME_LIMIT, "highs")[0] + 1e-9  # coarser: never stronger here
     monkeypatch.setattr(lp, "_LPS", {})
     tried.clear()
     monkeypatch.setattr(lp, "_solve_lp", lambda *args: tried.append(args[2]) or (None, None))  # HiGHS never finishes

@@ -8,27 +8,29 @@ from __future__ import annotations
 
 import math
 
-from iosched.core import BOUND_END
+from iosched.core import BOUND_END, BOUND_SOLVER
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.malleable_closed import closed_form_bounds
 from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, order_lp_bound
 from iosched.solvers import Deadline
 
 MODEL_OBJECTIVES = ("mean_completion", "makespan")
-_BOUNDS: dict = {}  # (instance, objectives) -> (bounds, the seconds they had: inf without a deadline); the last 16
+_BOUNDS: dict = {}  # (instance, objectives, solver) -> (bounds, the seconds they had: inf without a deadline); the last 16
 BOUND_SHARE = 0.25  # of its budget: the problem's bound that cpsat, rigid-optimal and milp compute first (to
 #                     bound their own models; solve then attaches it, remembered, as the Result's)
 
 
 def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES,
-           deadline: Deadline | None = None) -> dict:
+           deadline: Deadline | None = None, solver: str | None = None) -> dict:
     """Every lower bound (s) valid for every schedule: the closed-form ones, the interval LP's,
     (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives`` and, for the mean
-    completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`; None where HiGHS did not
-    finish, the LP would be too large or ``deadline`` came first), and under ``mean_completion`` /
-    ``makespan`` the largest, its name under ``..._from``. Remembered: bounds already computed for the
-    instance with at least as much time are returned as they are."""
-    key = (instance, tuple(objectives))
+    completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`, its LPs on backend ``solver``,
+    by default the running method's: ``BOUND_SOLVER``; None where the LP did not finish, would be too
+    large, was refused for the backend's licence or ``deadline`` came first), and under
+    ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``. Remembered per
+    backend: bounds already computed for the instance with at least as much time are returned as they are."""
+    solver = BOUND_SOLVER.get() if solver is None else solver
+    key = (instance, tuple(objectives), solver)
     budget = math.inf if deadline is None else deadline.remaining()
     known = _BOUNDS.get(key)
     if known is not None and known[1] >= budget:
@@ -36,11 +38,11 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     out = closed_form_bounds(instance)
     for objective in objectives:
         out[f"{objective}_from"] = "closed form (per job, area)"
-        lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective, deadline=deadline)
-        order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective, deadline)
+        lp = out[f"{objective}_lp"] = interval_lp_bound(instance, objective, deadline=deadline, solver=solver)
+        order = out[f"{objective}_order_lp"] = order_lp_bound(instance, objective, deadline, solver)
         priced = None
         if objective == "mean_completion":  # none for the makespan
-            priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance, deadline=deadline)
+            priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance, deadline=deadline, solver=solver)
         for value, name in ((lp, "interval LP"), (order, "completion-order LP"), (priced, "Lagrangian")):
             if value is not None and value > out[objective]:
                 out[objective], out[f"{objective}_from"] = value, name
@@ -50,21 +52,24 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     return out
 
 
-def bound(instance: MalleableInstance, objective: str, deadline: Deadline | None = None) -> float | None:
+def bound(instance: MalleableInstance, objective: str, deadline: Deadline | None = None,
+          solver: str | None = None) -> float | None:
     """The largest lower bound on ``objective`` valid for every schedule (None where there is none),
     computed by ``deadline`` (default: by the end of the running method's budget when
-    :func:`iosched.solve` attaches it, else without one)."""
+    :func:`iosched.solve` attaches it, else without one), its LPs on ``solver`` (see :func:`bounds`)."""
     if objective not in MODEL_OBJECTIVES:
         return None
     if deadline is None and BOUND_END.get() is not None:
         deadline = Deadline(0.0, BOUND_END.get())
-    return bounds(instance, (objective,), deadline)[objective]
+    return bounds(instance, (objective,), deadline, solver)[objective]
 
 
 def gap_reference(instance: MalleableInstance, objective: str) -> str:
     """What the problem's bound on ``objective`` is, in words (the one :func:`bound` last computed)."""
     if objective not in MODEL_OBJECTIVES:
         return ""
-    known = _BOUNDS.get((instance, (objective,)))
+    solver = BOUND_SOLVER.get()
+    known = _BOUNDS.get((instance, (objective,), solver))
     which = (known[0] if known is not None else bounds(instance, (objective,)))[f"{objective}_from"]
-    return f"the {which} bound on the {objective.replace('_', ' ')}, valid for every schedule"
+    by = f" (solved by {solver})" if solver != "highs" and ("LP" in which or which == "Lagrangian") else ""
+    return f"the {which} bound{by} on the {objective.replace('_', ' ')}, valid for every schedule"

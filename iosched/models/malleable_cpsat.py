@@ -178,11 +178,11 @@ def _plans_from(solver, instance: MalleableInstance, jobvars) -> list[list[tuple
     return plans
 
 
-def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadline: Deadline) -> int:
+def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadline: Deadline, solver: str) -> int:
     """The problem's bound (valid for every schedule, so for the model's) on its objective in units:
     the sum of ends (mean completion) or the makespan, rounded up; computed in BOUND_SHARE of what
-    ``deadline`` leaves."""
-    b = bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))
+    ``deadline`` leaves, its LPs on backend ``solver``."""
+    b = bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), solver)
     total = b if objective == "makespan" else b * len(instance.jobs) + sum(j.arrival for j in instance.jobs)
     return max(0, math.ceil(total / grid.unit - 1e-6))
 
@@ -287,13 +287,13 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     deadline = Deadline.for_method(prof.time_limit)
     grid = make_grid(instance, unit)
     if hint and len(instance.jobs) >= LNS_MIN_JOBS:  # the whole model finds little there: the search alone
-        bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))  # for solve to attach
+        bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
         hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
         return _searched(instance, grid, segments, objective, prof, deadline, plans, hinted)
     m, jobvars = _cpsat(instance, grid, segments, objective)
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
-        >= _bound_units(instance, grid, objective, deadline))
+        >= _bound_units(instance, grid, objective, deadline, prof.solver))
     hinted = hinted_plans = None
     if hint:
         hinted, hinted_plans = _start_plans(instance, grid, segments, objective, deadline)[0]

@@ -43,8 +43,11 @@ constraint would force z >= tau_k, hence only tau_k <= L). Every constraint hold
 objective is the schedule's value. No assumption on the run-time model beyond t_j(p) > 0 (the
 LP chooses among all ladder sizes, so an area growing or shrinking with p is handled alike).
 
-Solved by HiGHS's interior point method through scipy; the reported bound is the LP optimum
-lowered by a relative 1e-6 (the solver's tolerances). It is tight on one job alone and on jobs
+Solved by an interior point method (:class:`iosched.solvers.lp.LP`, on the backend ``solver`` names:
+HiGHS by default; SoPlex's simplex for SCIP); the reported bound is the LP optimum lowered by a relative
+1e-6 (the solvers' tolerances). Where a backend refuses an LP for its licence's size, the interval LP is
+tried on a coarser grid (a weaker bound that may fit), the order LP and the Lagrangian give what they have,
+and a :class:`LicenceWarning` says so. It is tight on one job alone and on jobs
 that never overlap (the tests check both); a finer grid can only raise it.
 """
 
@@ -53,22 +56,34 @@ from __future__ import annotations
 import functools
 import math
 import time
+import warnings
 
 import numpy as np
 
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.malleable_closed import closed_form_bounds
-from iosched.solvers import Deadline
+from iosched.solvers import Deadline, LicenceLimit
+from iosched.solvers.lp import LP
+from iosched.status import Status
 
-SHADE = 1e-6  # relative: the LP optimum is lowered by this much (HiGHS's optimality tolerances)
+SHADE = 1e-6  # relative: the LP optimum is lowered by this much (the solvers' optimality tolerances)
 MAX_VARIABLES = 250_000  # x_jpk columns: beyond this many on the coarsest grid, no LP bound
 GRID_VARIABLES = 100_000  # the first grid keeps x_jpk under this many columns (paper:400's 2,000 ladder sizes: 50
 #                           intervals, 14.7 s of HiGHS; 80 ran past TIME_LIMIT, 31.8 s; 2026-11-27/28)
 MAX_INTERVALS = 80
 MIN_INTERVALS = 8
-TIME_LIMIT = 30.0  # s of HiGHS; past it no LP bound (the closed-form bounds remain)
+TIME_LIMIT = 30.0  # s of the LP solver; past it no LP bound (the closed-form bounds remain)
 LEAST_S = 0.05  # s: no LP (or round of column generation) is started with less time left before a deadline
 CACHED = 64  # interval LPs remembered (:func:`_solved`)
+
+
+class LicenceWarning(UserWarning):
+    """A backend refused one of these LPs for its licence's size: the bound is weaker than it could be."""
+
+
+def _refused(what: str, error: LicenceLimit, instead: str) -> None:
+    """Say that a backend refused an LP (once per text and caller, as Python's warnings do)."""
+    warnings.warn(f"{what}: {error} ({instead})", LicenceWarning, stacklevel=2)
 
 
 def grid(instance: MalleableInstance, intervals: int) -> np.ndarray:
@@ -88,19 +103,23 @@ def intervals_for(instance: MalleableInstance) -> int:
 
 def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
                       intervals: int | None = None, time_limit: float = TIME_LIMIT,
-                      deadline: Deadline | None = None) -> float | None:
+                      deadline: Deadline | None = None, solver: str = "highs") -> float | None:
     """The LP's lower bound (s) on ``objective`` (``mean_completion`` or ``makespan``) for every
     schedule (module docstring), or None where the coarsest grid (MIN_INTERVALS) would exceed
-    MAX_VARIABLES columns. Each HiGHS solve gets ``time_limit`` s; where it does not finish, the
-    grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
+    MAX_VARIABLES columns. Each solve (on backend ``solver``) gets ``time_limit`` s; where it does not
+    finish, or the backend refuses it for its licence, the grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
     MIN_INTERVALS, then None; no solve outlasts ``deadline``. ``intervals`` fixes the grid (no
     halving). The first grid has :func:`intervals_for` intervals: on paper:400 (2,000 ladder
     sizes) 50, 14.7 s of HiGHS for 4,883.7 s (2026-11-28, beside other work), where 80 intervals
     ran past the limit (31.8 s on 2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s
     after 41 s in all."""
     if intervals is not None:
-        return _solved(instance, objective, intervals, _within(time_limit, deadline))[0]
-    finest = _finest(instance, objective, time_limit, deadline)
+        try:
+            return _solved(instance, objective, intervals, _within(time_limit, deadline), solver)[0]
+        except LicenceLimit as e:
+            _refused(f"the interval LP on {intervals} intervals", e, "no interval LP bound")
+            return None
+    finest = _finest(instance, objective, time_limit, deadline, solver)
     return None if finest is None else finest[1]
 
 
@@ -110,46 +129,62 @@ def _within(time_limit: float, deadline: Deadline | None) -> float:
 
 
 def _finest(instance: MalleableInstance, objective: str, time_limit: float,
-            deadline: Deadline | None = None) -> tuple[int, float | None] | None:
+            deadline: Deadline | None = None, solver: str = "highs") -> tuple[int, float | None] | None:
     """The intervals of the finest grid on which the LP finished (halved from :func:`intervals_for` down
-    to MIN_INTERVALS, each solve within ``time_limit`` s and ``deadline``) and its bound (None where none
-    finished); None where the coarsest grid would exceed MAX_VARIABLES columns."""
+    to MIN_INTERVALS, each solve on ``solver`` within ``time_limit`` s and ``deadline``; a grid the
+    backend refuses for its licence is halved too) and its bound (None where none finished); None where
+    the coarsest grid would exceed MAX_VARIABLES columns."""
     if sum(len(j.sizes) for j in instance.jobs) * MIN_INTERVALS > MAX_VARIABLES:
         return None
-    k = intervals_for(instance)
-    while (value := _solved(instance, objective, k, _within(time_limit, deadline))[0]) is None and k > MIN_INTERVALS:
+    k, first = intervals_for(instance), None
+    while True:
+        try:
+            value = _solved(instance, objective, k, _within(time_limit, deadline), solver)[0]
+        except LicenceLimit as e:
+            value, first = None, first or e
+        if value is not None or k <= MIN_INTERVALS:
+            break
         k = max(MIN_INTERVALS, k // 2)
+    if first is not None:
+        _refused(f"the interval LP on {intervals_for(instance)} intervals", first,
+                 f"{'solved' if value is not None else 'refused too'} on {k} intervals")
     return k, value
 
 
-_LPS: dict = {}  # (instance, objective, intervals) -> (bound, prices) where the LP finished, else the longest
-#                  time limit (s) it was given and did not finish in
+_LPS: dict = {}  # (instance, objective, intervals, solver) -> (bound, prices) where the LP finished, the LicenceLimit
+#                  where the backend refused it, else the longest time limit (s) it was given and did not finish in
 
 
 def _solved(instance: MalleableInstance, objective: str, intervals: int,
-            time_limit: float) -> tuple[float | None, np.ndarray | None]:
+            time_limit: float, solver: str = "highs") -> tuple[float | None, np.ndarray | None]:
     """The interval LP's bound on ``intervals`` intervals, and the duals of its node rows (3) per finite
     interval as prices on the sum of completions (s per node-second; :func:`lagrangian_bound` starts
-    from them); (None, None) where HiGHS did not finish in ``time_limit`` s (none started under LEAST_S).
-    Remembered whatever the time limit: a finished LP's bound does not depend on it."""
-    key = (instance, objective, intervals)
+    from them); (None, None) where ``solver`` did not finish in ``time_limit`` s (none started under
+    LEAST_S); LicenceLimit where it refused the LP. Remembered whatever the time limit: a finished LP's
+    bound does not depend on it."""
+    key = (instance, objective, intervals, solver)
     known = _LPS.get(key)
     if isinstance(known, tuple):
         return known
+    if isinstance(known, LicenceLimit):
+        raise known
     if time_limit < LEAST_S or (known is not None and time_limit <= known):
         return None, None
-    out = _solve_lp(instance, objective, intervals, time_limit)
     if len(_LPS) >= CACHED:
         del _LPS[next(iter(_LPS))]
+    try:
+        out = _solve_lp(instance, objective, intervals, time_limit, solver)
+    except LicenceLimit as e:
+        _LPS[key] = e
+        raise
     _LPS[key] = out if out[0] is not None else max(time_limit, known or 0.0)
     return out
 
 
 def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
-              time_limit: float) -> tuple[float | None, np.ndarray | None]:
+              time_limit: float, solver: str) -> tuple[float | None, np.ndarray | None]:
     """:func:`_solved` without its memory."""
     import scipy.sparse as sp
-    from scipy.optimize import linprog
 
     jobs, N = instance.jobs, instance.nodes
     n = len(jobs)
@@ -234,13 +269,15 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
         c[nx + n] = 1.0
     else:
         c[nx:nx + n] = 1.0 / n
-    res = linprog(c, A_ub=A_ub, b_ub=rhs[used], A_eq=A_eq, b_eq=np.ones(n), bounds=(0, None),
-                  method="highs-ipm", options={"time_limit": time_limit})
-    if res.status != 0 or not math.isfinite(res.fun):
+    lp = LP(solver, "barrier")
+    lp.add_rows(np.append(np.full(len(used), -np.inf), np.ones(n)), np.append(rhs[used], np.ones(n)))
+    lp.add_cols(c, 0.0, np.inf, sp.vstack([A_ub, A_eq]))
+    res = lp.solve(time_limit)
+    if res.status != Status.OPTIMAL:
         return None, None
     rows = index[nk * n + np.arange(nk - 1)]  # the node rows, -1 where an interval has no column
-    prices = np.where(rows >= 0, -res.ineqlin.marginals[np.maximum(rows, 0)], 0.0) * (1 if makespan else n)
-    value = res.fun - (0.0 if makespan else float(a.mean()))
+    prices = np.where(rows >= 0, -res.duals[np.maximum(rows, 0)], 0.0) * (1 if makespan else n)
+    value = res.value - (0.0 if makespan else float(a.mean()))
     return value - SHADE * abs(value), np.maximum(prices, 0.0)
 
 
@@ -251,10 +288,11 @@ ORDER_MAX_JOBS = 6  # n! orders; the mean completion at 6 jobs 0.2-0.9 s, 7 jobs
 
 @functools.lru_cache(maxsize=16)
 def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completion",
-                   deadline: Deadline | None = None) -> float | None:
+                   deadline: Deadline | None = None, solver: str = "highs") -> float | None:
     """A lower bound (s) on ``objective`` valid for every schedule, from the order in which jobs
-    complete: the least, over the n! orders, of an LP whose phases are the completions
-    (None beyond ORDER_MAX_JOBS jobs, or where ``deadline`` passes before every order is solved).
+    complete: the least, over the n! orders, of an LP whose phases are the completions, each solved on
+    backend ``solver`` (None beyond ORDER_MAX_JOBS jobs, or where ``deadline`` passes, or the backend
+    refuses or fails an LP, before every order is solved).
 
     Fix an order pi (job pi_k completes k-th) and let C_1 <= ... <= C_n be the completion
     times, C_0 the first arrival. y_jpk >= 0 is the time job j runs at p nodes in the phase
@@ -284,7 +322,6 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
     import itertools
 
     import scipy.sparse as sp
-    from scipy.optimize import linprog
 
     jobs, N = instance.jobs, instance.nodes
     n = len(jobs)
@@ -344,12 +381,18 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
                 if a[j] <= low[o, k]:  # (4)
                     row([(i, 1.0) for kk in range(k + 1) for i in at[j][kk]] + [(ny + k, -1.0)],
                         -a[j])
-        ub = [0.0 if k > pos[j] else None for j, _, _, k in cols] + [None] * n
-        res = linprog(c, A_ub=sp.csr_matrix((V, (R, X)), shape=(len(b), ny + n)), b_ub=b, A_eq=A_eq,
-                      b_eq=np.ones(n), bounds=[(0, u) for u in ub], method="highs")
-        if res.status != 0:
+        lp = LP(solver)
+        lp.add_rows(np.append(np.full(len(b), -np.inf), np.ones(n)), np.append(b, np.ones(n)))
+        lp.add_cols(c, 0.0, [0.0 if k > pos[j] else np.inf for j, _, _, k in cols] + [np.inf] * n,
+                    sp.vstack([sp.csr_matrix((V, (R, X)), shape=(len(b), ny + n)), A_eq]))
+        try:
+            res = lp.solve(TIME_LIMIT if deadline is None else max(deadline.remaining(), LEAST_S))
+        except LicenceLimit as e:
+            _refused("the completion-order LP", e, "no order LP bound")
             return None
-        best = min(best, res.fun)
+        if res.status != Status.OPTIMAL:
+            return None
+        best = min(best, res.value)
     value = best if objective == "makespan" else best - float(a.mean())
     return value - SHADE * abs(value)
 
@@ -436,7 +479,7 @@ def _price(arrival: float, tmin: float, tau: np.ndarray, pi: np.ndarray, dr: np.
 
 @functools.lru_cache(maxsize=16)
 def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_TIME_LIMIT,
-                     deadline: Deadline | None = None) -> float | None:
+                     deadline: Deadline | None = None, solver: str = "highs") -> float | None:
     """A lower bound (s) on the mean completion time valid for every schedule: the nodes priced per
     interval (a Lagrangian relaxation of the capacity), each job's own run exact but for its checks,
     resize costs and gaps; the prices chosen by column generation.
@@ -467,15 +510,18 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
     prices are the interval LP's duals of its node rows (where it finished): its per-job rows hold
     for every run, so the first bound is already about the interval LP's. At its
     optimum the bound is the time-indexed LP over each job's runs. Lowered by SHADE. None where
-    the interval LP's columns would exceed MAX_VARIABLES (the same size limit).
+    the interval LP's columns would exceed MAX_VARIABLES (the same size limit). The master LP and the
+    interval LP run on backend ``solver``; where it refuses the master for its licence's size (the master
+    grows by columns each round), the best bound of the rounds so far is kept, as any prices give one.
     """
-    import highspy
-
-    finest = _finest(instance, "mean_completion", TIME_LIMIT, deadline)  # the interval LP's grid (remembered)
+    finest = _finest(instance, "mean_completion", TIME_LIMIT, deadline, solver)  # the interval LP's grid
     if finest is None or (deadline is not None and deadline.remaining() < LEAST_S):
         return None
     intervals = finest[0]
-    warm = _solved(instance, "mean_completion", intervals, _within(TIME_LIMIT, deadline))[1]
+    try:
+        warm = _solved(instance, "mean_completion", intervals, _within(TIME_LIMIT, deadline), solver)[1]
+    except LicenceLimit:  # said by _finest: start from zero prices
+        warm = None
     jobs, N, n = instance.jobs, instance.nodes, len(instance.jobs)
     a = np.array([j.arrival for j in jobs])
     tmin = np.array([min(j.times) for j in jobs])
@@ -494,25 +540,21 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
                 tables[kind[j]] = _table(pi, *hulls[j])
             out.append(_price(a[j], tmin[j], tau, pi, *hulls[j], LAGRANGE_COLUMNS, tables[kind[j]]))
         return out
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("presolve", "off")  # each round adds columns to a solved LP: simplex from the last basis
-    h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible when columns are added
-    none = np.array([], dtype=np.int32)
-    h.addRows(n, np.ones(n), np.ones(n), 0, none, none, np.array([]))  # each job one (convex combination of) run
-    h.addRows(intervals, np.full(intervals, -highspy.kHighsInf), N * length, 0, none, none, np.array([]))
+    import scipy.sparse as sp
+
+    lp = LP(solver, "primal")  # each round adds columns to a solved LP: primal simplex from the last basis
+    lp.add_rows(np.ones(n), np.ones(n))  # each job one (convex combination of) run
+    lp.add_rows(np.full(intervals, -np.inf), N * length)
 
     def add(cols: list[tuple[int, float, np.ndarray]]) -> None:
-        starts, index, value = [], [], []
+        starts, index, value = [0], [], []
         for j, _, use in cols:
-            starts.append(len(index))
             nz = np.flatnonzero(use > 0)
             index += [j, *(n + nz)]
             value += [1.0, *use[nz]]
-        h.addCols(len(cols), np.array([c for _, c, _ in cols]), np.zeros(len(cols)),
-                  np.full(len(cols), highspy.kHighsInf), len(index), np.array(starts, dtype=np.int32),
-                  np.array(index, dtype=np.int32), np.array(value))
+            starts.append(len(index))
+        lp.add_cols([c for _, c, _ in cols], 0.0, np.inf,
+                    sp.csc_matrix((value, index, starts), shape=(n + intervals, len(cols))))
 
     best, best_pi = -math.inf, (np.zeros(intervals) if warm is None else warm)
     add([(j, T - a[j], np.zeros(intervals)) for j in range(n)] + [  # and runs at the first prices scaled
@@ -532,14 +574,16 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
             cols = [(j, c, use) for j, c, use in cols if c + master_pi @ use < mu[j] - 1e-9 * abs(mu[j])]
         if cols:
             add(cols)
-        if deadline is not None:
-            h.setOptionValue("time_limit", max(deadline.remaining(), LEAST_S))
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        left = time_limit - (time.perf_counter() - start)
+        try:
+            res = lp.solve(max(left if deadline is None else min(left, deadline.remaining()), LEAST_S))
+        except LicenceLimit as e:
+            _refused("the Lagrangian bound's master LP", e, "the best bound of the rounds so far is kept")
             break
-        duals = np.array(h.getSolution().row_dual)
-        mu, master_pi = duals[:n], np.maximum(0, -duals[n:])
-        master = h.getInfo().objective_function_value
+        if res.status != Status.OPTIMAL:
+            break
+        mu, master_pi = res.duals[:n], np.maximum(0, -res.duals[n:])
+        master = res.value
         near = master - best <= LAGRANGE_NEAR * abs(master)  # (early rounds move the duals, not the values)
         stalled = 0 if rose or master < last - LAGRANGE_GAP * abs(last) or not near else stalled + 1
         last = min(last, master)

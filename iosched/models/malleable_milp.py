@@ -168,7 +168,7 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)  # the whole method: grid, build and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
-    bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()))  # for solve to attach
+    bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
     columns = milp_variables(instance, grid)
     if columns > MAX_MILP_COLUMNS:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (

@@ -28,7 +28,8 @@ from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, 
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_bounds import _profile, bound_scope, contiguity_bound, longrun_bound, period_capped_bound
 from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
-from iosched.solvers import Deadline
+from iosched.solvers import Deadline, LicenceLimit
+from iosched.solvers.lp import LP
 from iosched.validate import Integer, ListOf, Number, OneOf, integer
 
 PRIORITIES = ("syseff", "fcfs", "dilation")
@@ -186,14 +187,15 @@ def matched_multiples(instance: PeriodicInstance, count: int, most: int = 60) ->
 # --- the compaction LP from sparse arrays ---------------------------------------------------------
 
 
-def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: float) -> Pattern | None:
+def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: float,
+                  solver: str = "highs") -> Pattern | None:
     """The compaction LP of ``pattern`` (see :func:`iosched.models.periodic_compaction.build_compaction_model`:
-    same variables and constraints), built as sparse arrays and solved by HiGHS through
-    scipy; the shortest pattern with ``pattern``'s cyclic order of compute starts and ends,
-    or None when HiGHS finds none within ``time_limit`` (s)."""
+    same variables and constraints), built as sparse arrays and solved by an interior point method on
+    backend ``solver`` (:class:`iosched.solvers.lp.LP`); the shortest pattern with ``pattern``'s cyclic
+    order of compute starts and ends, or None when the backend finds none within ``time_limit`` (s).
+    LicenceLimit where the backend refuses the LP for its licence's size."""
     import numpy as np
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
+    from scipy.sparse import coo_matrix, vstack
 
     times, spans = _events(instance, pattern)
     n = len(times)
@@ -228,9 +230,11 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
     A_ub = coo_matrix((ub_v, (ub_r, ub_c)), shape=(len(cells) + len(users), nv)).tocsr()
     cost = np.zeros(nv)
     cost[:n] = 1.0
-    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.array(b_eq),
-                  bounds=(0, None), method="highs-ipm", options={"time_limit": max(time_limit, 0.01)})
-    if res.status != 0 or res.x is None:
+    lp = LP(solver, "barrier")
+    lp.add_rows(np.append(np.full(A_ub.shape[0], -np.inf), b_eq), np.append(np.zeros(A_ub.shape[0]), b_eq))
+    lp.add_cols(cost, 0.0, np.inf, vstack([A_ub, A_eq]))
+    res = lp.solve(time_limit)
+    if res.status != Status.OPTIMAL:
         return None
     x = np.maximum(res.x, 0.0)
     return assemble_pattern(instance, spans, list(x[:n]), {c: float(x[col[c]]) for c in cells})
@@ -293,8 +297,17 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     # Pyomo): the result is never worse than persched-compact's with the same parameters and time
     found = run_search(instance, objective, Deadline(PERSCHED_SHARE * deadline.remaining()), k_prime, eps, t_min,
                        None, workers)
+    refused = []  # what the backend said of the LPs it refused for its licence's size
+
+    def compacted_by_lp(p: Pattern) -> Pattern | None:
+        try:
+            return compaction_lp(instance, p, deadline.remaining(), prof.solver)
+        except LicenceLimit as e:
+            refused.append(str(e))
+            return None
+
     lp_start = time.perf_counter()
-    base = found.solution and compaction_lp(instance, found.solution, deadline.remaining())
+    base = found.solution and compacted_by_lp(found.solution)
     # seconds per (instances ** LP_GROWTH) of a compaction LP, as measured (the largest seen)
     rate = (time.perf_counter() - lp_start) / sum(found.solution.counts()) ** LP_GROWTH if base else 0.0
     best, best_value, best_from = None, -math.inf, None
@@ -342,7 +355,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
             skipped += 1
             continue
         lp_start = time.perf_counter()
-        compacted = compaction_lp(instance, p, deadline.remaining())
+        compacted = compacted_by_lp(p)
         rate = max(rate, (time.perf_counter() - lp_start) / size)
         tried += 1
         if compacted is not None:
@@ -352,6 +365,8 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     info = {"windows": len(windows), "compacted": tried, "skipped": skipped, "best_from": best_from,
             "multiples": multiples,
             "persched_compact": None if base_value is None else abs(base_value)}
+    if refused:
+        info["refused"] = f"{len(refused)} compaction LPs refused by {prof.solver}, the first: {refused[0]}"
     if best is None:
         return MethodOutput(None, Status.TIME_LIMIT if stopped else Status.INFEASIBLE, info=info)
     if stopped or skipped:
