@@ -11,9 +11,14 @@ backends prove optimality their values must agree within the gap (:func:`disagre
 on the largest time-indexed MILP malleable's ``milp`` builds in its default profile: the MPS file HiGHS
 writes, read by the backend's own reader, against a rebuild in Pyomo handed over by Pyomo.
 
-    python benchmarks/solvers.py table|paths [--out benchmarks/solvers.md]
+``lps``: the LPs built as arrays (:class:`iosched.solvers.lp.LP`) on every installed backend: malleable's
+interval LP, completion-order LP and Lagrangian bound (mean completion), and periodic's compaction LP of
+PerSched's pattern (``trace-compact``'s first), each instance in a fresh process: value, time, and where a
+licence refused the interval LP's grid, the grid it was solved on instead.
 
-Both write their section of the Markdown file (the other section is kept).
+    python benchmarks/solvers.py table|paths|lps [--out benchmarks/solvers.md]
+
+Each writes its section of the Markdown file (the other sections are kept).
 """
 
 from __future__ import annotations
@@ -196,6 +201,92 @@ def paths(out: Path) -> None:
     print("\n".join(lines))
 
 
+LP_CASES = ["random:0:3", "random:1:6", "random:0:20", "paper:50"]  # malleable instances for ``lps``
+
+
+def lp_one(instance: str, solver: str) -> dict:
+    """The malleable LP bounds of ``instance`` on ``solver``, in this process (each timed; the interval LP's
+    grid, and what a licence refused, as said by its warning)."""
+    import warnings
+
+    from iosched.core import get_problem
+    from iosched.models import malleable_lp as mlp
+
+    inst = get_problem("malleable").read_instance(instance)
+    row = {"instance": instance, "solver": solver, "jobs": len(inst.jobs)}
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", mlp.LicenceWarning)
+        for name, run in (("interval", lambda: mlp.interval_lp_bound(inst, "mean_completion", solver=solver)),
+                          ("order", lambda: mlp.order_lp_bound(inst, "mean_completion", solver=solver)),
+                          ("lagrangian", lambda: mlp.lagrangian_bound(inst, solver=solver))):
+            t = time.perf_counter()
+            row[name] = run()
+            row[name + "_s"] = time.perf_counter() - t
+    row["grid"] = next((k for (i, o, k, s), v in mlp._LPS.items() if s == solver and o == "mean_completion"
+                        and isinstance(v, tuple)), None)
+    row["refused"] = sorted({str(w.message).split(":")[0] for w in said if issubclass(w.category, mlp.LicenceWarning)})
+    return row
+
+
+def compaction_one(solver: str) -> dict:
+    """The compaction LP of PerSched's pattern on paper:set9 (periodic), on ``solver``, in this process."""
+    import iosched
+    from iosched.models.periodic_trace import compaction_lp
+    from iosched.solvers import LicenceLimit
+
+    inst = iosched.get_problem("periodic").read_instance("paper:set9")
+    found = iosched.solve("periodic", inst, "persched")
+    t = time.perf_counter()
+    try:
+        p = compaction_lp(inst, found.solution, 60, solver)
+        return {"solver": solver, "period": None if p is None else p.period, "from": found.solution.period,
+                "time_s": time.perf_counter() - t}
+    except LicenceLimit as e:
+        return {"solver": solver, "refused": str(e).split(" (")[0], "time_s": time.perf_counter() - t}
+
+
+def _fresh(call: str, timeout: float = 900) -> dict:
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import solvers; "
+            f"print(json.dumps(solvers.{call}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {"error": out.stderr[-300:]}
+
+
+def lps(out: Path) -> None:
+    from iosched.solvers.backends import BACKENDS, version
+
+    solvers = [s for s in BACKENDS if version(s) is not None]
+    lines = ["malleable's LP bounds on the mean completion (s; higher is tighter, each valid for every schedule) "
+             "and their times, each instance and backend in a fresh process, one thread, measured "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on a 2-core machine (load stated in the "
+             "closing note). grid: the interval LP's intervals (a licence that refuses the first grid gets a "
+             "coarser one: a weaker bound). The Lagrangian's column generation stops after 20 s.", "",
+             "| instance | jobs | solver | interval LP | grid | s | order LP | s | Lagrangian | s | refused |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for instance in LP_CASES:
+        for s in solvers:
+            r = _fresh(f"lp_one({instance!r}, {s!r})")
+            if "error" in r:
+                lines.append(f"| {instance} | | {s} | crashed: {r['error'][-80:]} | | | | | | | |")
+            else:
+                lines.append(f"| {instance} | {r['jobs']} | {s} | {_fmt(r['interval'])} | {_fmt(r['grid'])} | "
+                             f"{r['interval_s']:.2f} | {_fmt(r['order'])} | {r['order_s']:.2f} | "
+                             f"{_fmt(r['lagrangian'])} | {r['lagrangian_s']:.2f} | {'; '.join(r['refused'])} |")
+            print(lines[-1], flush=True)
+    lines += ["", "periodic's compaction LP of PerSched's pattern on paper:set9 (trace-compact's first LP): the "
+              "shortest period (s) with the pattern's order.", "", "| solver | period | PerSched's | time (s) |",
+              "|---|---|---|---|"]
+    for s in solvers:
+        r = _fresh(f"compaction_one({s!r})")
+        if "period" in r:
+            lines.append(f"| {s} | {_fmt(r['period'])} | {_fmt(r['from'])} | {r['time_s']:.2f} |")
+        else:
+            lines.append(f"| {s} | {r.get('refused', r.get('error', ''))[:100]} | | {_fmt(r.get('time_s'))} |")
+        print(lines[-1], flush=True)
+    _write_section(out, "Array LPs", lines)
+
+
 def _read(solver: str, path: str) -> None:
     """Read ``path`` with ``solver``'s own MPS reader (no solve)."""
     if solver == "gurobi":
@@ -243,4 +334,4 @@ def _write_section(out: Path, title: str, lines: list[str]) -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     target = Path(args[args.index("--out") + 1]) if "--out" in args else Path(__file__).with_suffix(".md")
-    {"table": table, "paths": paths}[args[0] if args else "table"](target)
+    {"table": table, "paths": paths, "lps": lps}[args[0] if args else "table"](target)

@@ -74,7 +74,8 @@ def budget(params: dict) -> float:
 def environment() -> dict:
     """Versions, host and git revision, recorded with every result."""
     versions = {}
-    for pkg in ("iosched", "pyomo", "highspy", "ortools", "pymoo", "numpy", "numba"):
+    for pkg in ("iosched", "pyomo", "highspy", "scipy", "gurobipy", "pyscipopt", "cplex", "xpress", "ortools", "pymoo",
+                "numpy", "numba"):  # every solver backend (None where not installed) and what else solves
         try:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:

@@ -391,7 +391,7 @@ def too_slow_to_build(variables: int, deadline: Deadline, limit: float) -> str |
     if variables * SECONDS_PER_VARIABLE <= deadline.remaining():
         return None
     return (f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
-            f"and hand to HiGHS; {deadline.remaining():.3g} s of the {limit:g} s limit were left")
+            f"and hand to the solver; {deadline.remaining():.3g} s of the {limit:g} s limit were left")
 
 
 # --- the start: what a time-limited MILP hands back when it has nothing better -------------------------
@@ -427,12 +427,12 @@ class Start:
         stopped = out.status == Status.TIME_LIMIT
         if not out.has_solution:
             if stopped:
-                return self.output("HiGHS found no allocation within the time limit", info, bound=bound)
+                return self.output("the solver found no allocation within the time limit", info, bound=bound)
             return MethodOutput(None, Status.ERROR, bound=bound, info=info)
         alloc = read()
         value = getattr(evaluate(instance, alloc), objective)
         if self.value < value - 1e-9 * abs(value):
-            return self.output(f"HiGHS's allocation scores {value:.6g}, worse", info,
+            return self.output(f"the solver's allocation scores {value:.6g}, worse", info,
                                Status.TIME_LIMIT if stopped else Status.FEASIBLE, bound)
         return MethodOutput(alloc, status, bound=bound, info=info)
 

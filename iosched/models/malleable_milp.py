@@ -172,8 +172,8 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     columns = milp_variables(instance, grid)
     if columns > MAX_MILP_COLUMNS:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (
-            f"the MILP was not solved: {columns:,} columns, beyond the {MAX_MILP_COLUMNS:,} within which HiGHS "
-            f"keeps its time limit (cpsat solves the same scope; build_milp still writes the model)")})
+            f"the MILP was not solved: {columns:,} columns, beyond the {MAX_MILP_COLUMNS:,} within which the solver "
+            f"keeps its time limit (measured on HiGHS) (cpsat solves the same scope; build_milp still writes the model)")})
     m, cols = _milp(instance, grid, objective)
     started = start = None
     for name, plans in _start_plans(instance, grid, MAX_SLOTS_MILP, objective, deadline):

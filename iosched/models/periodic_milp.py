@@ -230,7 +230,7 @@ def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, 
     cells = len(instance.applications) * S
     if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
         notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
-                                    f"{cells * cost['per_cell']:.3g} s to build and hand to HiGHS")
+                                    f"{cells * cost['per_cell']:.3g} s to build and hand to {profile.solver}")
         return None, None
     start = {"heuristic": "persched", "solver": profile.solver}
 

@@ -451,7 +451,7 @@ def _point(instance, chosen) -> FrontPoint:
 
 
 def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
-    """ε-constraint on HiGHS: (the front points proved, whether the whole front was, why not)."""
+    """ε-constraint on the profile's backend: (the front points proved, whether the whole front was, why not)."""
     front, min_bb = [], 0
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)  # a point is proved at 0 gap
     top_bb = min(int(instance.bbs().sum()), instance.capacity.burst_buffer)  # above, no selection fits
@@ -460,11 +460,11 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
         if first.status == Status.INFEASIBLE:
             break
         if first.status != Status.OPTIMAL:
-            return front, False, f"HiGHS did not prove front point {len(front) + 1} optimal ({first.message})"
+            return front, False, f"{profile.solver} did not prove front point {len(front) + 1} optimal ({first.message})"
         second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
         out = solve_pyomo(second, deadline.limit(exact))
         if out.status != Status.OPTIMAL:
-            return front, False, f"HiGHS did not prove front point {len(front) + 1} optimal ({out.message})"
+            return front, False, f"{profile.solver} did not prove front point {len(front) + 1} optimal ({out.message})"
         chosen = [j for j in second.J if pe.value(second.x[j]) > 0.5]
         front.append(_point(instance, chosen))
         min_bb = front[-1].burst_buffer + 1
