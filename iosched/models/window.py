@@ -425,16 +425,18 @@ def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tu
 # --- ε-constraint cross-checks ------------------------------------------------------------------
 
 
-def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None) -> pe.ConcreteModel:
-    """The window MILP: x_i binary; Σ n_i x_i <= N, min_bb <= Σ b_i x_i <= B; maximise nodes,
-    or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step)."""
+def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None,
+               max_nodes: int | None = None) -> pe.ConcreteModel:
+    """The window MILP: x_i binary; Σ n_i x_i <= N (and <= ``max_nodes``), min_bb <= Σ b_i x_i <= B; maximise
+    nodes, or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step)."""
     nodes, bbs = instance.nodes(), instance.bbs()
     m = pe.ConcreteModel(name="window")
     m.J = pe.RangeSet(0, len(nodes) - 1)
     m.x = pe.Var(m.J, domain=pe.Binary, doc="job j starts")
     m.used_nodes = pe.Expression(expr=sum(int(nodes[j]) * m.x[j] for j in m.J))
     m.used_bb = pe.Expression(expr=sum(int(bbs[j]) * m.x[j] for j in m.J))
-    m.nodes = pe.Constraint(expr=m.used_nodes <= instance.capacity.nodes)
+    cap = instance.capacity.nodes if max_nodes is None else min(instance.capacity.nodes, max_nodes)
+    m.nodes = pe.Constraint(expr=m.used_nodes <= cap)
     m.bb = pe.Constraint(expr=pe.inequality(min_bb, m.used_bb, instance.capacity.burst_buffer))
     if fix_nodes is None:
         m.obj = pe.Objective(expr=m.used_nodes, sense=pe.maximize)
@@ -451,18 +453,25 @@ def _point(instance, chosen) -> FrontPoint:
 
 
 def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
-    """ε-constraint on the profile's backend: (the front points proved, whether the whole front was, why not)."""
-    front, min_bb = [], 0
+    """ε-constraint on the profile's backend: (the front points proved, whether the whole front was, why not).
+
+    Where the second step (nodes fixed at the first's optimum) is infeasible, the first's optimum was not
+    reachable by a 0/1 selection: the backend's integrality tolerance let a job in by a hair (Gurobi's 1e-5
+    on random:0:30, front point 5). The first step is then solved again below that value."""
+    front, min_bb, cap = [], 0, None
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)  # a point is proved at 0 gap
     top_bb = min(int(instance.bbs().sum()), instance.capacity.burst_buffer)  # above, no selection fits
     while min_bb <= top_bb:
-        first = solve_pyomo(build_milp(instance, min_bb), deadline.limit(exact), load=False)
+        first = solve_pyomo(build_milp(instance, min_bb, max_nodes=cap), deadline.limit(exact), load=False)
         if first.status == Status.INFEASIBLE:
             break
         if first.status != Status.OPTIMAL:
             return front, False, f"{profile.solver} did not prove front point {len(front) + 1} optimal ({first.message})"
         second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
         out = solve_pyomo(second, deadline.limit(exact))
+        if out.status == Status.INFEASIBLE and round(first.objective) > 0:  # see above: no selection has that many
+            cap = round(first.objective) - 1
+            continue
         if out.status != Status.OPTIMAL:
             return front, False, f"{profile.solver} did not prove front point {len(front) + 1} optimal ({out.message})"
         chosen = [j for j in second.J if pe.value(second.x[j]) > 0.5]
