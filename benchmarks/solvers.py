@@ -118,7 +118,7 @@ def table(out: Path) -> None:
     lines = ["Profiles `default` (small suite: 60 s per method) and `quick` (large suite: 10 s), both rel_gap 1e-4, 1 "
              "thread, seed 0; each solve in a fresh process (time: the method's, imports done before it, a "
              f"backend's licence start counted), measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
-             "a 2-core machine shared with other jobs (times are loaded-machine times); backends: "
+             "a 2-core machine (its load in the Notes); backends: "
              + ", ".join(f"{s} {version(s)}" for s in solvers) + ".", "",
              "| suite | problem | instance | method | solver | status | value | bound | model | time (s) | start |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -21,9 +21,10 @@ from pathlib import Path
 from iosched.commands.common import _clean, _dump, _fmt, _params, _progress
 from iosched.commands.library import cmd_library
 from iosched.commands.simulate import cmd_simulate
-from iosched.core import METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
+from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
+from iosched.solvers.backends import BACKENDS
 
 
 def _stream(obj, stream) -> None:
@@ -125,9 +126,16 @@ def cmd_solve(args) -> int:
 
 
 def cmd_bound(args) -> int:
+    from iosched.solvers import backends
+
     prob = get_problem(args.problem)
+    backends.require(args.solver)  # a missing backend's error names its package, before any work
     inst = prob.read_instance(args.instance)
-    b = prob.bounds(inst)
+    token = BOUND_SOLVER.set(args.solver)
+    try:
+        b = prob.bounds(inst)
+    finally:
+        BOUND_SOLVER.reset(token)
     if args.json:
         print(_dump({"problem": args.problem, "instance": inst.name, "bounds": b}))
     else:
@@ -472,6 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("problem")
     b.add_argument("instance")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--solver", default="highs", choices=list(BACKENDS),
+                   help="the backend of the bounds' LPs (malleable's; default: highs)")
     b.set_defaults(fn=cmd_bound)
 
     md = sub.add_parser("model", help="build an exact model, print its size, write it as LP or MPS")

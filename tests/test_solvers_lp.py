@@ -244,3 +244,34 @@ def test_each_solve_gets_its_own_time_limit():
         assert lp.solve(1.0).status == Status.OPTIMAL
         lp._model.clearSolver()  # from scratch each time, so that HiGHS's run clock grows
     assert lp._model.getRunTime() > 1.0
+
+
+def test_a_free_row_is_no_constraint_on_any_backend():
+    for solver in ALL:
+        lp = LP(solver)
+        lp.add_rows([-np.inf, 1.0], [np.inf, np.inf])  # a free row, then x0 + x1 >= 1
+        lp.add_cols([1.0, 2.0], 0.0, np.inf, sp.csc_matrix(np.array([[5.0, -3.0], [1.0, 1.0]])))
+        res = lp.solve(10)
+        assert res.status == Status.OPTIMAL and res.value == pytest.approx(1.0), solver
+        assert res.duals[0] == pytest.approx(0.0, abs=1e-9), solver
+
+
+def test_the_bound_command_solves_the_lps_on_the_solver_named(fresh, monkeypatch, capsys):
+    import json
+
+    from iosched.cli import main
+
+    seen = []
+    real = LP.__init__
+
+    def spy(self, backend="highs", algorithm="dual"):
+        seen.append(backend)
+        real(self, backend, algorithm)
+
+    monkeypatch.setattr(LP, "__init__", spy)
+    assert main(["bound", "malleable", "random:0:3", "--solver", "xpress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["bounds"]
+    assert set(seen) == {"xpress"} and out["mean_completion_lp"] == pytest.approx(525.4909930005, rel=1e-6)
+    with pytest.raises(SystemExit) as stop:
+        main(["bound", "malleable", "random:0:3", "--solver", "glpk"])
+    assert stop.value.code == 2 and "invalid choice: 'glpk'" in capsys.readouterr().err

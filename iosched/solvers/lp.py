@@ -63,7 +63,6 @@ class LP:
         self._row_hi: list[np.ndarray] = []
         self._cols: list[tuple] = []  # (cost, lo, hi, csc block of rows x new columns)
         self._model = None  # the backend's model once built
-        self._sent = (0, 0)  # rows, columns the backend holds
 
     def add_rows(self, lo, hi) -> np.ndarray:
         """Empty rows with bounds ``lo`` and ``hi`` (arrays of one length); their indices."""
@@ -110,7 +109,6 @@ class LP:
 
     def _pending(self):
         """The rows and columns not yet sent: (row lo, row hi, cost, col lo, col hi, csc of all rows x new cols)."""
-        rows, cols = self._sent
         row_lo = np.concatenate(self._row_lo) if self._row_lo else np.zeros(0)
         row_hi = np.concatenate(self._row_hi) if self._row_hi else np.zeros(0)
         blocks = [sp.vstack([e, sp.csc_matrix((self.rows - e.shape[0], e.shape[1]))]).tocsc()
@@ -122,20 +120,19 @@ class LP:
             cost = lo = hi = np.zeros(0)
             A = sp.csc_matrix((self.rows, 0))
         self._row_lo, self._row_hi, self._cols = [], [], []
-        self._sent = (self.rows, self.columns)
         A.sort_indices()
-        return row_lo, row_hi, cost, lo, hi, A, rows == 0 and cols == 0
+        return row_lo, row_hi, cost, lo, hi, A
 
     def _send(self) -> None:
         if self._row_lo or self._cols or self._model is None:
-            row_lo, row_hi, cost, lo, hi, A, first = self._pending()
-            _SEND[self.solver](self, row_lo, row_hi, cost, lo, hi, A, first)
+            _SEND[self.solver](self, *self._pending(), self._model is None)
 
 
 def _senses(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row types "L" (<= hi), "G" (>= lo), "E" and the right-hand sides."""
+    """Row types "L" (<= hi), "G" (>= lo), "E" and the right-hand sides (a free row's 1e20: infinite to CPLEX
+    and Xpress, far beyond any activity to the others)."""
     sense = np.where(np.isinf(lo), "L", np.where(np.isinf(hi), "G", "E"))
-    return sense, np.where(sense == "L", hi, lo)
+    return sense, np.clip(np.where(sense == "L", hi, lo), -1e20, 1e20)
 
 
 def _inf(values: np.ndarray, big: float) -> np.ndarray:
