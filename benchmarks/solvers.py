@@ -259,8 +259,8 @@ def lps(out: Path) -> None:
     solvers = [s for s in BACKENDS if version(s) is not None]
     lines = ["malleable's LP bounds on the mean completion (s; higher is tighter, each valid for every schedule) "
              "and their times, each instance and backend in a fresh process, one thread, measured "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on a 2-core machine (load stated in the "
-             "closing note). grid: the interval LP's intervals (a licence that refuses the first grid gets a "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on a 2-core machine (its load in the Notes). "
+             "grid: the interval LP's intervals (a licence that refuses the first grid gets a "
              "coarser one: a weaker bound). The Lagrangian's column generation stops after 20 s.", "",
              "| instance | jobs | solver | interval LP | grid | s | order LP | s | Lagrangian | s | refused |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
