@@ -454,7 +454,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
     profile = method_profile(m, params)
-    solver_token = BOUND_SOLVER.set("highs" if profile is None else profile.solver)  # the problem's LP bounds
+    # the problem's LP bounds run on the method's backend (a bad profile value is the method's to refuse)
+    solver_token = BOUND_SOLVER.set(getattr(profile, "solver", "highs"))
     try:
         if out is None:
             cpu -= time.process_time()

@@ -145,7 +145,8 @@ def _finest(instance: MalleableInstance, objective: str, time_limit: float,
         if value is not None or k <= MIN_INTERVALS:
             break
         k = max(MIN_INTERVALS, k // 2)
-    if first is not None:
+    if first is not None and not getattr(first, "said", False):  # once per refusal (it is remembered in _LPS)
+        first.said = True
         _refused(f"the interval LP on {intervals_for(instance)} intervals", first,
                  f"{'solved' if value is not None else 'refused too'} on {k} intervals")
     return k, value
