@@ -15,7 +15,8 @@ from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, ord
 from iosched.solvers import Deadline
 
 MODEL_OBJECTIVES = ("mean_completion", "makespan")
-_BOUNDS: dict = {}  # (instance, objectives, solver) -> (bounds, the seconds they had: inf without a deadline); the last 16
+_BOUNDS: dict = {}  # (instance, objectives, solver) -> (bounds, the seconds they had: inf without a deadline);
+#                     the last 16
 BOUND_SHARE = 0.25  # of its budget: the problem's bound that cpsat, rigid-optimal and milp compute first (to
 #                     bound their own models; solve then attaches it, remembered, as the Result's)
 

@@ -107,11 +107,11 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     """The LP's lower bound (s) on ``objective`` (``mean_completion`` or ``makespan``) for every
     schedule (module docstring), or None where the coarsest grid (MIN_INTERVALS) would exceed
     MAX_VARIABLES columns. Each solve (on backend ``solver``) gets ``time_limit`` s; where it does not
-    finish, or the backend refuses it for its licence, the grid's intervals are halved (a coarser grid: still a bound, a weaker one) down to
-    MIN_INTERVALS, then None; no solve outlasts ``deadline``. ``intervals`` fixes the grid (no
-    halving). The first grid has :func:`intervals_for` intervals: on paper:400 (2,000 ladder
-    sizes) 50, 14.7 s of HiGHS for 4,883.7 s (2026-11-28, beside other work), where 80 intervals
-    ran past the limit (31.8 s on 2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s
+    finish, or the backend refuses it for its licence, the grid's intervals are halved (a coarser grid:
+    still a bound, a weaker one) down to MIN_INTERVALS, then None; no solve outlasts ``deadline``.
+    ``intervals`` fixes the grid (no halving). The first grid has :func:`intervals_for` intervals: on
+    paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for 4,883.7 s (2026-11-28, beside other work),
+    where 80 intervals ran past the limit (31.8 s on 2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s
     after 41 s in all."""
     if intervals is not None:
         try:

@@ -173,7 +173,8 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
     if columns > MAX_MILP_COLUMNS:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (
             f"the MILP was not solved: {columns:,} columns, beyond the {MAX_MILP_COLUMNS:,} within which the solver "
-            f"keeps its time limit (measured on HiGHS) (cpsat solves the same scope; build_milp still writes the model)")})
+            f"keeps its time limit (measured on HiGHS; cpsat solves the same scope; build_milp still writes the "
+            f"model)")})
     m, cols = _milp(instance, grid, objective)
     started = start = None
     for name, plans in _start_plans(instance, grid, MAX_SLOTS_MILP, objective, deadline):

@@ -466,7 +466,8 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
         if first.status == Status.INFEASIBLE:
             break
         if first.status != Status.OPTIMAL:
-            return front, False, f"{profile.solver} did not prove front point {len(front) + 1} optimal ({first.message})"
+            return front, False, (f"{profile.solver} did not prove front point {len(front) + 1} optimal "
+                                  f"({first.message})")
         second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
         out = solve_pyomo(second, deadline.limit(exact))
         if out.status == Status.INFEASIBLE and round(first.objective) > 0:  # see above: no selection has that many

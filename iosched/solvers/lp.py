@@ -201,7 +201,8 @@ def _solve_highs_ipm(lp, time_limit):
     less, more, equal = sense == "L", sense == "G", sense == "E"
     ub = less | more
     flip = np.where(more, -1.0, 1.0)  # a >= row is -A x <= -lo
-    res = linprog(cost, A_ub=sp.diags(flip[ub]) @ A[ub] if ub.any() else None, b_ub=(flip * rhs)[ub] if ub.any() else None,
+    res = linprog(cost, A_ub=sp.diags(flip[ub]) @ A[ub] if ub.any() else None,
+                  b_ub=(flip * rhs)[ub] if ub.any() else None,
                   A_eq=A[equal] if equal.any() else None, b_eq=rhs[equal] if equal.any() else None,
                   bounds=np.column_stack([lo, hi]), method="highs-ipm", options={"time_limit": float(time_limit)})
     status = {0: Status.OPTIMAL, 2: Status.INFEASIBLE}.get(res.status, Status.ERROR)
@@ -340,8 +341,8 @@ def _send_scip(lp, row_lo, row_hi, cost, lo, hi, A, first):
     if len(row_lo):
         s.addRows([[] for _ in range(len(row_lo))], _inf(row_lo, big).tolist(), _inf(row_hi, big).tolist())
     if len(cost):
-        entries = [list(zip(A.indices[A.indptr[j]:A.indptr[j + 1]].tolist(), A.data[A.indptr[j]:A.indptr[j + 1]].tolist()))
-                   for j in range(len(cost))]
+        cut = [slice(A.indptr[j], A.indptr[j + 1]) for j in range(len(cost))]
+        entries = [list(zip(A.indices[c].tolist(), A.data[c].tolist())) for c in cut]
         s.addCols(entries, cost.tolist(), _inf(lo, big).tolist(), _inf(hi, big).tolist())
 
 
