@@ -2,6 +2,7 @@
 interval, completion-order and Lagrangian bounds, periodic's compaction LP in trace-compact."""
 
 import math
+import shutil
 import warnings
 
 import numpy as np
@@ -18,7 +19,8 @@ from iosched.models import malleable_lp as mlp
 from iosched.solvers import LicenceLimit, SolverMissing, backends
 from iosched.solvers.lp import ALGORITHMS, LP
 
-ALL = ["highs", "gurobi", "scip", "cplex", "xpress"]
+ALL = ["highs", "gurobi", "scip", "cplex", "xpress", *(["cbc"] if shutil.which("cbc") else [])]  # see
+#     test_solvers_backends.test_cbc_is_installed
 
 warnings.filterwarnings("ignore", message=".*[Ll]icense.*")  # Xpress's community licence notice
 
@@ -101,6 +103,9 @@ def test_a_missing_backend_names_its_package(monkeypatch):
     monkeypatch.setattr(backends, "version", lambda name: None if name == "gurobi" else real(name))
     with pytest.raises(SolverMissing, match="pip install gurobipy"):
         LP("gurobi")
+    monkeypatch.setattr(backends.shutil, "which", lambda name: None)  # no cbc program on PATH
+    with pytest.raises(SolverMissing, match="the cbc program must be on PATH .apt-get install coinor-cbc"):
+        LP("cbc")
     with pytest.raises(ValueError, match="algorithm"):
         LP("highs", "simplex")
     with pytest.raises(ValueError, match="bounds"):

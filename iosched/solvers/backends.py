@@ -5,26 +5,31 @@ the same statuses and bounds on every backend.
 The profile's four limits mean the same everywhere:
 
 * ``time_limit`` (s): HiGHS ``time_limit``, Gurobi ``TimeLimit``, SCIP ``limits/time``, CPLEX
-  ``timelimit``, Xpress ``timelimit``;
+  ``timelimit``, Xpress ``timelimit``, CBC ``sec``;
 * ``rel_gap``: stop once |incumbent - bound| <= rel_gap |incumbent| (HiGHS ``mip_rel_gap``, Gurobi
-  ``MIPGap``, CPLEX ``mip.tolerances.mipgap``, Xpress ``miprelstop``); SCIP's ``limits/gap`` divides by
-  min(|incumbent|, |bound|), so it stops no later than the others;
-* ``threads``: HiGHS ``threads``, Gurobi ``Threads``, CPLEX ``threads``, Xpress ``threads``; SCIP
-  solves on one thread (``lp/threads`` caps its LP solver);
+  ``MIPGap``, CPLEX ``mip.tolerances.mipgap``, Xpress ``miprelstop``, CBC ``ratio``); SCIP's ``limits/gap``
+  divides by min(|incumbent|, |bound|), so it stops no later than the others;
+* ``threads``: HiGHS ``threads``, Gurobi ``Threads``, CPLEX ``threads``, Xpress ``threads``, CBC
+  ``threads``; SCIP solves on one thread (``lp/threads`` caps its LP solver);
 * ``seed``: HiGHS ``random_seed``, Gurobi ``Seed``, SCIP ``randomization/randomseedshift``, CPLEX
-  ``randomseed``, Xpress ``randomseed``.
+  ``randomseed``, Xpress ``randomseed``, CBC ``randomCbcSeed``.
 
 HiGHS, Gurobi and SCIP go through Pyomo's newer interface (``pyomo.contrib.solver``); CPLEX and Xpress,
-which it does not cover, through the older direct interfaces (``cplex_direct``, ``xpress_direct``).
+which it does not cover, through the older direct interfaces (``cplex_direct``, ``xpress_direct``); CBC,
+a program rather than a Python package (Debian's ``coinor-cbc``), through Pyomo's ``cbc`` interface, which
+writes an LP file and runs it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import io
 import math
 import re
+import shutil
+import subprocess
 import time
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
@@ -55,6 +60,7 @@ class Backend:
     seed_option: str
     licence: str  # the size limit of the licence its wheel ships, "" for none
     size_limit: int  # a model of more variables than this exceeds that licence (0: no limit)
+    executable: str = ""  # a program on PATH instead of a Python module (CBC)
 
 
 BACKENDS = {
@@ -66,6 +72,7 @@ BACKENDS = {
                      "Community Edition: 1,000 variables and 1,000 constraints", 1000),
     "xpress": Backend("xpress", "xpress", "xpress", "xpress_direct", False, "randomseed",
                       "community licence: 5,000 rows and columns together", 5000),
+    "cbc": Backend("cbc", "coinor-cbc", "", "cbc", False, "randomCbcSeed", "", 0, executable="cbc"),
 }
 
 # how each backend words a size refusal under a limited licence
@@ -81,8 +88,10 @@ def backend(name: str) -> Backend:
 
 
 def version(name: str) -> str | None:
-    """The installed version of ``name``'s package, None when it is not installed."""
+    """The installed version of ``name``'s package (or program), None when it is not installed."""
     b = backend(name)
+    if b.executable:
+        return _program_version(shutil.which(b.executable))
     if importlib.util.find_spec(b.module) is None:
         return None
     try:
@@ -91,9 +100,25 @@ def version(name: str) -> str | None:
         return "unknown"
 
 
+@functools.lru_cache(maxsize=4)
+def _program_version(path: str | None) -> str | None:
+    """The version CBC at ``path`` prints on starting ("Version: 2.10.8"), None without a program there."""
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "-quit"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"Version:\s*(\S+)", out)
+    return found.group(1) if found else "unknown"
+
+
 def require(name: str) -> Backend:
     """The backend ``name``, its package importable: else SolverMissing naming what to install."""
     b = backend(name)
+    if version(name) is None and b.executable:
+        raise SolverMissing(f"solver {name!r} is not installed: the {b.executable} program must be on PATH "
+                            f"(apt-get install {b.package}, or conda install -c conda-forge coin-or-cbc)")
     if version(name) is None:
         extra = f" (or pip install 'iosched[{name}]')" if name != "highs" else ""
         raise SolverMissing(f"solver {name!r} is not installed: pip install {b.package}{extra}")
@@ -118,6 +143,8 @@ def check_options(name: str, options: dict, where: str) -> None:
 
 def _option_setter(name: str):
     """A function (key, value) that sets one raw option on a throwaway model of backend ``name``."""
+    if name == "cbc":
+        return _cbc_option
     if name == "gurobi":
         import gurobipy as gp
 
@@ -145,6 +172,15 @@ def _option_setter(name: str):
     return xpress.problem().setControl
 
 
+def _cbc_option(key: str, value) -> None:
+    """Raise where CBC does not know the command-line option ``-key value`` (CBC itself says)."""
+    out = subprocess.run([shutil.which("cbc"), f"-{key}", str(value), "-quit"], capture_output=True, text=True,
+                         timeout=30).stdout
+    said = re.search(r".*(?:No match for|illegal|out of range|Possible options for).*", out, re.IGNORECASE)
+    if said:
+        raise ValueError(said.group(0))
+
+
 def options(profile) -> dict:
     """The profile's limits in ``profile.solver``'s own option names, then its raw options."""
     b = backend(profile.solver)
@@ -154,6 +190,9 @@ def options(profile) -> dict:
     if b.name == "cplex":
         return {"timelimit": float(profile.time_limit), "mip_tolerances_mipgap": float(profile.rel_gap),
                 "threads": profile.threads, b.seed_option: profile.seed, **raw}
+    if b.name == "cbc":
+        return {"sec": float(profile.time_limit), "ratio": float(profile.rel_gap), "threads": profile.threads,
+                b.seed_option: profile.seed, **raw}
     return {"timelimit": float(profile.time_limit), "miprelstop": float(profile.rel_gap),
             "threads": profile.threads, b.seed_option: profile.seed, **raw}
 
@@ -191,6 +230,7 @@ _START_TAKEN = {
     "cplex": re.compile(r"MIP start '[^']*' defined initial solution with objective\s+(\S+)"),
     "xpress": re.compile(r"Solution found:\s+(\S+)\s+Time:\s+\S+\s+Heuristic: U\b|"  # U: the user's solution
                          r"User solution \([^)]*\) accepted.*\n\s*U\s+(\S+)"),
+    "cbc": re.compile(r"MIPStart provided solution with cost\s+(\S+)"),
 }
 
 
@@ -256,6 +296,14 @@ def _finite(value) -> float | None:
     return float(value) if value is not None and math.isfinite(value) and abs(value) < 1e30 else None
 
 
+# Pyomo's cbc interface writes only the integer variables' nonzero values as the start, and CBC scores the point it
+# makes of them as given: 95,822.3 for DFRA's 1,658.3 on forwarding random:0:20 (its own heuristic then finds
+# 1,658.3), 0.125 for PerSched's 0.208 on periodic milp. So no start goes to CBC from a Pyomo model; array
+# models hand CBC every column's value (``_mps_cbc``), which it takes at its value.
+CBC_START = ("not handed over: Pyomo's cbc interface gives CBC only the integer values, which CBC scores as a "
+             "worse point")
+
+
 def solve_pyomo(model, profile, load: bool = True, warm: bool = False):
     """Solve the Pyomo ``model`` on ``profile.solver`` under the profile's limits: a SolveOutcome whose
     status, incumbent and bound (the backend's best bound, not recomputed) mean the same on every backend.
@@ -265,11 +313,12 @@ def solve_pyomo(model, profile, load: bool = True, warm: bool = False):
     LicenceLimit; any other failure of the backend is an ERROR outcome, not an exception."""
     b = require(profile.solver)
     start = time.perf_counter()
+    handed = warm and b.name != "cbc"
     try:
         if b.contrib:
-            status, obj, bound, has, message, log, loader = _solve_contrib(model, profile, b, warm)
+            status, obj, bound, has, message, log, loader = _solve_contrib(model, profile, b, handed)
         else:
-            status, obj, bound, has, message, log, loader = _solve_legacy(model, profile, b, warm)
+            status, obj, bound, has, message, log, loader = _solve_legacy(model, profile, b, handed)
     except Exception as e:  # a solver crash is a result too, not an exception for the caller
         refused = licence_error(b.name, e, *model_size(model))
         if refused is not None:
@@ -280,7 +329,7 @@ def solve_pyomo(model, profile, load: bool = True, warm: bool = False):
         loader()
     outcome = SolveOutcome(status, obj, bound, relative_gap(obj, bound), wall, has, message)
     if warm:
-        outcome.start = start_report(b.name, log)
+        outcome.start = start_report(b.name, log) if handed else {"taken": False, "value": None, "why": CBC_START}
     return outcome
 
 
@@ -311,8 +360,11 @@ def _solve_contrib(model, profile, b: Backend, warm: bool):
     return status, obj, bound, has, str(tc.name), res.solver_log or "", res.solution_loader.load_vars
 
 
-def _stopped_by_time(b: Backend, solver_model) -> bool:
+def _stopped_by_time(b: Backend, opt) -> bool:
     """Whether the backend stopped at its time limit (Pyomo's xpress_direct reports that as 'other')."""
+    if b.name == "cbc":
+        return False  # Pyomo's cbc interface says maxTimeLimit itself
+    solver_model = opt._solver_model
     if b.name == "xpress":
         import xpress
 
@@ -341,11 +393,13 @@ def _solve_legacy(model, profile, b: Backend, warm: bool):
     incumbent, best = res.problem.upper_bound, res.problem.lower_bound
     if _objective_sense(model) < 0:
         incumbent, best = best, incumbent
+        if b.name == "cbc" and best is not None and tc != TC.optimal:
+            best = -best  # Pyomo's cbc interface leaves a maximum's bound in CBC's own (minimising) sense
     obj = _finite(incumbent)
     has = obj is not None
     if tc == TC.optimal and has:
         status = Status.OPTIMAL
-    elif tc == TC.maxTimeLimit or _stopped_by_time(b, opt._solver_model):
+    elif tc == TC.maxTimeLimit or _stopped_by_time(b, opt):
         status = Status.TIME_LIMIT
     elif tc in (TC.infeasible, TC.infeasibleOrUnbounded):
         status = Status.INFEASIBLE
@@ -353,7 +407,8 @@ def _solve_legacy(model, profile, b: Backend, warm: bool):
         status = Status.FEASIBLE
     else:
         status = Status.ERROR
-    return status, obj, _finite(best), has, str(tc), log, opt.load_vars
+    loader = (lambda: model.solutions.load_from(res)) if b.name == "cbc" else opt.load_vars
+    return status, obj, _finite(best), has, str(tc), log, loader
 
 
 
@@ -386,7 +441,7 @@ def inventory(probe: bool = True) -> list[dict]:
         row = {"solver": name, "package": b.package, "version": v, "pyomo": b.pyomo}
         if v is None:
             row["licence"] = None
-            row["install"] = f"pip install {b.package}"
+            row["install"] = f"apt-get install {b.package}" if b.executable else f"pip install {b.package}"
         else:
             try:
                 row["licence"] = licence(name) if probe else (b.licence or "none")
@@ -556,4 +611,57 @@ def _mps_xpress(path, profile, raw, log, start):
     return _status(optimal, stopped, sol == S.INFEASIBLE, has), obj, bound, has, f"xpress {sol.name}", x
 
 
-_MPS = {"gurobi": _mps_gurobi, "scip": _mps_scip, "cplex": _mps_cplex, "xpress": _mps_xpress}
+def run_cbc(path: str, args: list[str], timeout: float) -> tuple[str, float | None, dict, str]:
+    """Run CBC on the MPS file ``path`` with the command-line ``args`` (ending with the action: ``-solve``,
+    ``-dualS``, ...): (the solution file's status line, its objective, {row or column name: (value, dual or
+    reduced cost)}, CBC's output). ``timeout`` (s): a safety net beyond CBC's own ``-sec``."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="iosched-cbc-") as folder:
+        sol = os.path.join(folder, "solution.txt")
+        out = subprocess.run([shutil.which("cbc"), path, *args, "-printingOptions", "all", "-solu", sol],
+                             capture_output=True, text=True, timeout=timeout)
+        try:
+            with open(sol, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return "no solution file", None, {}, out.stdout + out.stderr
+    head = lines[0] if lines else ""
+    found = re.search(r"objective value\s+(\S+)", head)
+    objective = float(found.group(1)) if found else None
+    values = {}
+    for line in lines[1:]:
+        parts = line.replace("**", " ").split()
+        if len(parts) >= 4:
+            values[parts[1]] = (float(parts[2]), float(parts[3]))
+    return head, objective, values, out.stdout
+
+
+def _mps_cbc(path, profile, raw, log, start):
+    import numpy as np
+
+    args = [x for k, v in {"sec": float(profile.time_limit), "ratio": float(profile.rel_gap),
+                           "threads": profile.threads, "randomCbcSeed": profile.seed, **raw}.items()
+            for x in (f"-{k}", str(v))]
+    if start is not None:
+        start_file = f"{path}.start"
+        with open(start_file, "w", encoding="utf-8") as f:
+            f.writelines(f"{j} c{j} {v!r}\n" for j, v in enumerate(start.tolist()) if v)
+        args += ["-mipstart", start_file]
+    head, obj, values, text = run_cbc(path, [*args, "-solve"], timeout=profile.time_limit + 60)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write(text)
+    has = obj is not None and abs(obj) < 1e49 and not head.startswith(("Infeasible", "Integer infeasible")) \
+        and "no integer solution" not in head
+    optimal = head.startswith("Optimal")
+    found = re.search(r"Lower bound:\s+(\S+)", text)
+    bound = obj if optimal else (float(found.group(1)) if found else None)
+    cols = {int(k[1:]): v for k, (v, _) in values.items() if k[:1] == "c" and k[1:].isdigit()}  # all printed
+    x = np.array([cols.get(j, 0.0) for j in range(len(cols))]) if has else None
+    status = _status(optimal, head.startswith("Stopped on time"), head.startswith(("Infeasible", "Integer infeasible")),
+                     has)
+    return status, obj, bound, has, f"cbc: {head}", x
+
+
+_MPS = {"gurobi": _mps_gurobi, "scip": _mps_scip, "cplex": _mps_cplex, "xpress": _mps_xpress, "cbc": _mps_cbc}

@@ -7,7 +7,8 @@ solve would cost more than the solve. :class:`LP` holds rows and columns until i
 ``addRows``/``addCols`` (its interior point through scipy's ``linprog``, faster here), Gurobi
 ``addMVar``/``addMConstr``, CPLEX and Xpress their ``add`` calls on arrays, SCIP its LP interface (SoPlex,
 the LP solver inside SCIP: an LP needs no branch and bound). Columns added later go in incrementally, so a
-simplex solve goes on from the last basis (column generation). The problem is always minimised.
+simplex solve goes on from the last basis (column generation); CBC, a program, solves the whole LP from an
+MPS file each time. The problem is always minimised.
 
 Every backend reports the same: :class:`LPResult` with the status, the optimum, the column values and the
 row duals in one convention (the derivative of the optimum in the row's bound: <= 0 on a binding <= row,
@@ -141,13 +142,29 @@ def _inf(values: np.ndarray, big: float) -> np.ndarray:
 
 # --- HiGHS ---------------------------------------------------------------------------------------------
 
+def _keep(lp, row_lo, row_hi, cost, lo, hi, A, first):
+    """For a backend that solves the whole LP each time (no model kept between solves): the arrays, kept."""
+    if first:
+        lp._model = []
+    lp._model.append((row_lo, row_hi, cost, lo, hi, A))
+
+
+def _whole(lp):
+    """The arrays :func:`_keep` kept, as one LP: (row lo, row hi, cost, col lo, col hi, csr matrix)."""
+    blocks = lp._model
+    row_lo = np.concatenate([b[0] for b in blocks])
+    row_hi = np.concatenate([b[1] for b in blocks])
+    cost, lo, hi = (np.concatenate([b[k] for b in blocks]) for k in (2, 3, 4))
+    A = sp.hstack([sp.vstack([b[5], sp.csc_matrix((len(row_lo) - b[5].shape[0], b[5].shape[1]))])
+                   for b in blocks]).tocsr()
+    return row_lo, row_hi, cost, lo, hi, A
+
+
 def _send_highs(lp, row_lo, row_hi, cost, lo, hi, A, first):
     import highspy
 
-    if lp.algorithm == "barrier":  # solved whole by scipy's HiGHS (see _solve_highs): kept as arrays
-        if first:
-            lp._model = []
-        lp._model.append((row_lo, row_hi, cost, lo, hi, A))
+    if lp.algorithm == "barrier":  # solved whole by scipy's HiGHS (see _solve_highs_ipm)
+        _keep(lp, row_lo, row_hi, cost, lo, hi, A, first)
         return
     if first:
         lp._model = h = highspy.Highs()
@@ -191,12 +208,7 @@ def _solve_highs_ipm(lp, time_limit):
     (2026-11-28, machine otherwise idle)."""
     from scipy.optimize import linprog
 
-    blocks = lp._model
-    row_lo = np.concatenate([b[0] for b in blocks])
-    row_hi = np.concatenate([b[1] for b in blocks])
-    cost, lo, hi = (np.concatenate([b[k] for b in blocks]) for k in (2, 3, 4))
-    A = sp.hstack([sp.vstack([b[5], sp.csc_matrix((len(row_lo) - b[5].shape[0], b[5].shape[1]))])
-                   for b in blocks]).tocsr()
+    row_lo, row_hi, cost, lo, hi, A = _whole(lp)
     sense, rhs = _senses(row_lo, row_hi)
     less, more, equal = sense == "L", sense == "G", sense == "E"
     ub = less | more
@@ -360,7 +372,44 @@ def _solve_scip(lp, time_limit):
     return Status.OPTIMAL, value, np.array(s.getPrimal()), np.array(s.getDual()), "soplex optimal"
 
 
+# --- CBC (a program: each solve writes the LP as MPS, through highspy, and runs it) --------------------------
+
+def _solve_cbc(lp, time_limit):
+    import os
+    import tempfile
+
+    import highspy
+
+    row_lo, row_hi, cost, lo, hi, A = _whole(lp)
+    A = A.tocsc()
+    model = highspy.HighsLp()
+    model.num_col_, model.num_row_ = len(cost), len(row_lo)
+    big = highspy.kHighsInf
+    model.col_cost_, model.col_lower_, model.col_upper_ = cost, _inf(lo, big), _inf(hi, big)
+    model.row_lower_, model.row_upper_ = _inf(row_lo, big), _inf(row_hi, big)
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = A.indptr.astype(np.int32)
+    model.a_matrix_.index_ = A.indices.astype(np.int32)
+    model.a_matrix_.value_ = A.data.astype(float)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(model)
+    with tempfile.TemporaryDirectory(prefix="iosched-cbc-") as folder:
+        path = os.path.join(folder, "lp.mps")
+        h.writeModel(path)
+        action = {"dual": "-dualS", "primal": "-primalS", "barrier": "-barrier"}[lp.algorithm]
+        head, value, values, text = backends.run_cbc(path, ["-sec", str(float(time_limit)), action],
+                                                     timeout=time_limit + 60)
+    if not head.startswith("Optimal"):
+        status = Status.TIME_LIMIT if head.startswith("Stopped on time") else \
+            Status.INFEASIBLE if "nfeasible" in head else Status.ERROR
+        return status, None, None, None, f"cbc: {head}"
+    x = np.array([values.get(f"c{j}", (0.0, 0.0))[0] for j in range(len(cost))])
+    duals = np.array([values.get(f"r{i}", (0.0, 0.0))[1] for i in range(len(row_lo))])
+    return Status.OPTIMAL, value, x, duals, f"cbc: {head}"
+
+
 _SEND = {"highs": _send_highs, "gurobi": _send_gurobi, "cplex": _send_cplex, "xpress": _send_xpress,
-         "scip": _send_scip}
+         "scip": _send_scip, "cbc": _keep}
 _SOLVE = {"highs": _solve_highs, "gurobi": _solve_gurobi, "cplex": _solve_cplex, "xpress": _solve_xpress,
-          "scip": _solve_scip}
+          "scip": _solve_scip, "cbc": _solve_cbc}
