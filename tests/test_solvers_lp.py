@@ -187,8 +187,9 @@ def test_a_refused_master_keeps_the_lagrangian_rounds_bound(fresh, monkeypatch):
     assert value <= mlp.order_lp_bound(inst, "mean_completion") * (1 + 1e-6)
 
 
-@pytest.mark.parametrize("solver", ["scip", "xpress"])
-def test_a_malleable_method_and_its_attached_bound_run_their_lps_on_the_profiles_solver(solver, fresh, monkeypatch):
+@pytest.fixture
+def built_on(monkeypatch):
+    """The backend of every LP built during the test, in order."""
     seen = []
     real = LP.__init__
 
@@ -197,6 +198,12 @@ def test_a_malleable_method_and_its_attached_bound_run_their_lps_on_the_profiles
         real(self, backend, algorithm)
 
     monkeypatch.setattr(LP, "__init__", spy)
+    return seen
+
+
+@pytest.mark.parametrize("solver", ["scip", "xpress"])
+def test_a_malleable_method_and_its_attached_bound_run_their_lps_on_the_profiles_solver(solver, fresh, built_on):
+    seen = built_on
     res = iosched.solve("malleable", "random:0:2:grid", "milp", unit=2.0, profile=f"quick:{solver}")
     assert res.status in (Status.OPTIMAL, Status.FEASIBLE) and res.bound is not None and res.bound <= res.objective
     assert seen and set(seen) == {solver}
@@ -261,19 +268,12 @@ def test_a_free_row_is_no_constraint_on_any_backend():
         assert res.duals[0] == pytest.approx(0.0, abs=1e-9), solver
 
 
-def test_the_bound_command_solves_the_lps_on_the_solver_named(fresh, monkeypatch, capsys):
+def test_the_bound_command_solves_the_lps_on_the_solver_named(fresh, built_on, capsys):
     import json
 
     from iosched.cli import main
 
-    seen = []
-    real = LP.__init__
-
-    def spy(self, backend="highs", algorithm="dual"):
-        seen.append(backend)
-        real(self, backend, algorithm)
-
-    monkeypatch.setattr(LP, "__init__", spy)
+    seen = built_on
     assert main(["bound", "malleable", "random:0:3", "--solver", "xpress", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)["bounds"]
     assert set(seen) == {"xpress"} and out["mean_completion_lp"] == pytest.approx(525.4909930005, rel=1e-6)
