@@ -21,6 +21,7 @@ import numpy as np
 from iosched import lazy
 from iosched.core import Status, relative_gap
 from iosched.solvers import Profile, SolveOutcome, backends
+from iosched.solvers.lp import highs_model
 
 pe = lazy.module("pyomo.environ")
 
@@ -100,25 +101,14 @@ class Matrix:
 
     def _highs(self, profile: Profile):
         """A highspy.Highs holding this model, with the profile's HiGHS options and time limit."""
-        import highspy
-
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = self.columns, self.row_count
-        lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lo, hi
-        lp.row_lower_, lp.row_upper_ = row_lo, row_hi
-        order = np.lexsort((rows, cols))
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(self.columns + 1)).astype(np.int32)
-        lp.a_matrix_.index_ = rows[order].astype(np.int32)
-        lp.a_matrix_.value_ = vals[order]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        order = np.lexsort((rows, cols))  # column-wise
+        h = highs_model(cost, lo, hi, row_lo, row_hi, np.searchsorted(cols[order], np.arange(self.columns + 1)),
+                        rows[order], vals[order])
         for key, value in {"time_limit": float(profile.time_limit), "threads": profile.threads,
                            "mip_rel_gap": float(profile.rel_gap), "random_seed": profile.seed,
                            **profile.highs}.items():
             h.setOptionValue(key, value)
-        h.passModel(lp)
         ints = np.flatnonzero(integer).astype(np.int32)
         if len(ints):
             h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))

@@ -142,6 +142,27 @@ def _inf(values: np.ndarray, big: float) -> np.ndarray:
 
 # --- HiGHS ---------------------------------------------------------------------------------------------
 
+def highs_model(cost, lo, hi, row_lo, row_hi, start, index, value):
+    """A quiet highspy.Highs holding min cost x, row_lo <= A x <= row_hi, lo <= x <= hi, A column-wise (column
+    j's entries: rows ``index[start[j]:start[j + 1]]``, values ``value[...]``; infinite bounds as numpy's inf):
+    to solve, or to write as an MPS file."""
+    import highspy
+
+    model = highspy.HighsLp()
+    model.num_col_, model.num_row_ = len(cost), len(row_lo)
+    big = highspy.kHighsInf
+    model.col_cost_, model.col_lower_, model.col_upper_ = np.asarray(cost, dtype=float), _inf(lo, big), _inf(hi, big)
+    model.row_lower_, model.row_upper_ = _inf(row_lo, big), _inf(row_hi, big)
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = np.asarray(start, dtype=np.int32)
+    model.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
+    model.a_matrix_.value_ = np.asarray(value, dtype=float)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(model)
+    return h
+
+
 def _keep(lp, row_lo, row_hi, cost, lo, hi, A, first):
     """For a backend that solves the whole LP each time (no model kept between solves): the arrays, kept."""
     if first:
@@ -378,22 +399,9 @@ def _solve_cbc(lp, time_limit):
     import os
     import tempfile
 
-    import highspy
-
     row_lo, row_hi, cost, lo, hi, A = _whole(lp)
     A = A.tocsc()
-    model = highspy.HighsLp()
-    model.num_col_, model.num_row_ = len(cost), len(row_lo)
-    big = highspy.kHighsInf
-    model.col_cost_, model.col_lower_, model.col_upper_ = cost, _inf(lo, big), _inf(hi, big)
-    model.row_lower_, model.row_upper_ = _inf(row_lo, big), _inf(row_hi, big)
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = A.indptr.astype(np.int32)
-    model.a_matrix_.index_ = A.indices.astype(np.int32)
-    model.a_matrix_.value_ = A.data.astype(float)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(model)
+    h = highs_model(cost, lo, hi, row_lo, row_hi, A.indptr, A.indices, A.data)
     with tempfile.TemporaryDirectory(prefix="iosched-cbc-") as folder:
         path = os.path.join(folder, "lp.mps")
         h.writeModel(path)
