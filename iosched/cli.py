@@ -24,7 +24,7 @@ from iosched.commands.simulate import cmd_simulate
 from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
-from iosched.solvers.backends import BACKENDS
+from iosched.solvers import backends
 
 
 def _stream(obj, stream) -> None:
@@ -126,8 +126,6 @@ def cmd_solve(args) -> int:
 
 
 def cmd_bound(args) -> int:
-    from iosched.solvers import backends
-
     prob = get_problem(args.problem)
     backends.require(args.solver)  # a missing backend's error names its package, before any work
     inst = prob.read_instance(args.instance)
@@ -303,9 +301,7 @@ def cmd_compile(args) -> int:
 
 def cmd_solvers(args) -> int:
     """The MILP/LP backends a profile can name: installed or not, version, licence limit."""
-    from iosched.solvers.backends import inventory
-
-    rows = inventory()
+    rows = backends.inventory()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -480,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("problem")
     b.add_argument("instance")
     b.add_argument("--json", action="store_true")
-    b.add_argument("--solver", default="highs", choices=list(BACKENDS),
+    b.add_argument("--solver", default="highs", choices=list(backends.BACKENDS),
                    help="the backend of the bounds' LPs (malleable's; default: highs)")
     b.set_defaults(fn=cmd_bound)
 
