@@ -24,7 +24,7 @@ from iosched.commands.simulate import cmd_simulate
 from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
-from iosched.solvers import backends
+from iosched.solvers import DEFAULT_PROFILES, backends, profile_path
 
 
 def _stream(obj, stream) -> None:
@@ -101,7 +101,7 @@ def cmd_solve(args) -> int:
                 _stream(data, f)
         if args.json:
             _stream(data, sys.stdout)
-    else:
+    if not args.json:  # the readable summary, also beside -o (the file holds the whole result)
         ev = res.evaluation
         print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
         print(f"  {res.objective_name} ({res.sense}): {_fmt(res.objective)}   bound: {_fmt(res.bound)}"
@@ -302,9 +302,17 @@ def cmd_compile(args) -> int:
 def cmd_solvers(args) -> int:
     """The MILP/LP backends a profile can name: installed or not, version, licence limit."""
     rows = backends.inventory()
+    try:
+        where = profile_path()
+        origin = " (the package's defaults)" if where == DEFAULT_PROFILES else ""
+        in_force = f"profiles: {where}{origin}"
+    except ParameterError as e:
+        in_force = f"profiles: none readable: {e}"
     if args.json:
+        print(in_force, file=sys.stderr)
         print(json.dumps(rows, indent=2))
         return 0
+    print(in_force)
     for r in rows:
         if r["version"] is None:
             print(f"{r['solver']:7s} not installed ({r['install']})")
@@ -426,7 +434,7 @@ def cmd_bench(args) -> int:
                        progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved,
                        slurm=slurm)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
-          f" results in {args.out}/results")
+          f" results in {Path(args.out) / 'results'}")
     return 0
 
 
@@ -439,7 +447,7 @@ def cmd_report(args) -> int:
         print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
               file=sys.stderr)
     if not rows:
-        raise ParameterError(f"no results in {args.dir}/results")
+        raise ParameterError(f"no results in {Path(args.dir) / 'results'}")
     table = report.summarize(rows)
     if args.format == "md":
         print(report.to_markdown(table))

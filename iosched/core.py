@@ -94,7 +94,13 @@ class Problem:
         for prefix, source in INSTANCE_SOURCES.items():  # named collections (iosched.library: lib:NAME)
             if spec.startswith(prefix) and not os.path.exists(spec):
                 return source(spec[len(prefix):], self)
-        return self.load(spec)
+        try:
+            return self.load(spec)
+        except InstanceError as e:
+            named = [prefix + spec for prefix, source in INSTANCE_SOURCES.items() if _names(source, spec, self)]
+            if not named:
+                raise
+            raise InstanceError(f"{e}; did you mean {named[0]!r}?") from None
 
     def _generated(self, spec: str):
         parts = spec.split(":", 2)
@@ -125,6 +131,15 @@ class Problem:
             raise InstanceError(f"a {self.name} solution must be a solution object or its JSON dict, "
                                 f"got {type(solution).__name__} {_short(solution)}")
         return solution
+
+
+def _names(source: Callable[[str, Problem], Any], spec: str, problem: Problem) -> bool:
+    """Whether a named collection holds ``spec`` (a library name given without its ``lib:``)."""
+    try:
+        source(spec, problem)
+    except (InstanceError, ParameterError):
+        return False
+    return True
 
 
 def check_seed(seed) -> int:
@@ -440,6 +455,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if m.randomized:
         params = {**params, "seed": seed}
     check_method_params(problem, method, params)
+    budget = _time_limit(m, params)  # a bad profile file stops here too, before any kernel compiles
     loading, cpu = time.perf_counter(), time.process_time()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
     start = time.perf_counter()
@@ -484,7 +500,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
                 str(v) for v in evaluation.violations[:5])
         bound_start = time.perf_counter()
-        token = BOUND_END.set(start - loading + _time_limit(m, params))
+        token = BOUND_END.set(start - loading + budget)
         try:
             bound = prob.bound(instance, name) if attach_bound else None
         except Exception as e:  # no bound is a weaker result, not a failed one

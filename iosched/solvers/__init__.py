@@ -4,9 +4,9 @@
 Never raises on a time limit or an infeasible model: the :class:`SolveOutcome`
 says what the solver said (status, incumbent, bound, gap, wall time). A backend that is not installed,
 or refuses a model for its licence's size, raises a ParameterError saying so.
-The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``,
-``./solvers.toml``, then the ``solvers.toml`` of the source checkout. A profile is named ``NAME`` or
-``NAME:SOLVER`` (``default:scip``: the profile ``default`` with its solver replaced).
+The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``, ``./solvers.toml``,
+then the package's own ``iosched/solvers.toml`` (the default profiles, shipped in the wheel). A profile is
+named ``NAME`` or ``NAME:SOLVER`` (``default:scip``: the profile ``default`` with its solver replaced).
 """
 
 from __future__ import annotations
@@ -60,8 +60,12 @@ class Deadline:
         return replace(profile, time_limit=max(min(profile.time_limit, self.remaining()), 0.01))
 
 
+DEFAULT_PROFILES = Path(__file__).resolve().parents[1] / "solvers.toml"  # package data: the profiles a wheel ships
+
+
 def profile_path(path: str | Path | None = None) -> Path:
-    """The profile file: ``path``, else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the checkout's.
+    """The profile file: ``path``, else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the package's defaults
+    (``iosched/solvers.toml``, package data, so an installed wheel solves from any folder).
 
     A file named explicitly (argument or environment) must exist: no silent fallback.
     """
@@ -70,10 +74,8 @@ def profile_path(path: str | Path | None = None) -> Path:
             if not Path(named).is_file():
                 raise ParameterError(f"{where} names {str(named)!r}, which is not a readable file")
             return Path(named)
-    for c in ("solvers.toml", Path(__file__).resolve().parents[2] / "solvers.toml"):
-        if Path(c).is_file():
-            return Path(c)
-    raise ParameterError("no solvers.toml found (give a path or set IOSCHED_SOLVERS)")
+    here = Path("solvers.toml")
+    return here if here.is_file() else DEFAULT_PROFILES
 
 
 def _check_highs(options: dict, where: str) -> None:
