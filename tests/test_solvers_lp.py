@@ -3,6 +3,7 @@ interval, completion-order and Lagrangian bounds, periodic's compaction LP in tr
 
 import math
 import shutil
+import time
 import warnings
 
 import numpy as np
@@ -247,13 +248,18 @@ def test_trace_compact_runs_its_lps_on_the_profiles_solver_and_says_what_was_ref
 def test_each_solve_gets_its_own_time_limit():
     """HiGHS counts its time limit over every run of one model: each solve must still get the limit it is given
     (column generation solves one LP hundreds of times). Eight solves from scratch of about 0.2 s each, each
-    given 1 s: more than 1 s in all on HiGHS's clock."""
+    given 1 s: more than 1 s in all on HiGHS's clock. On a busy machine one solve may itself take more than its
+    second: a time limit is then right, so a solve is judged by the time it got (a clock counting every run
+    would stop a later solve at once, far inside its own second)."""
     c, A, lo, hi = random_lp(5, 150, 600)
     lp = LP("highs", "primal")
     lp.add_rows(lo, hi)
     lp.add_cols(c, 0.0, np.inf, A)
     for _ in range(8):
-        assert lp.solve(1.0).status == Status.OPTIMAL
+        start = time.perf_counter()
+        status = lp.solve(1.0).status
+        own = time.perf_counter() - start
+        assert status == Status.OPTIMAL or (status == Status.TIME_LIMIT and own >= 0.9), (status, own)
         lp._model.clearSolver()  # from scratch each time, so that HiGHS's run clock grows
     assert lp._model.getRunTime() > 1.0
 
