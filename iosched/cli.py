@@ -21,7 +21,17 @@ from pathlib import Path
 from iosched.commands.common import _clean, _dump, _fmt, _params, _progress
 from iosched.commands.library import cmd_library
 from iosched.commands.simulate import cmd_simulate
-from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
+from iosched.core import (
+    BOUND_SOLVER,
+    METHODS,
+    PROBLEMS,
+    Status,
+    describe,
+    get_method,
+    get_problem,
+    plain_summary,
+    solve,
+)
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
 from iosched.solvers import DEFAULT_PROFILES, backends, profile_path
@@ -69,11 +79,24 @@ def _writable(path: str | None, option: str, formats: tuple[str, ...] = ()) -> N
 
 
 def _brief(value, width: int = 300) -> str:
-    """``value`` as text, a long list or dict cut to its size (--json gives it whole)."""
-    text = str(value)
-    if len(text) <= width or not isinstance(value, (list, dict)):
-        return text
-    return f"{text[:width // 2]}... ({len(value)} items; --json or -o for all)"
+    """``value`` as text (lists and dicts as JSON); a long list or dict cut between whole items, never inside
+    one (--json gives it whole)."""
+    if not isinstance(value, (list, dict)):
+        return str(value)
+    whole = json.dumps(_clean(value), default=str)
+    if len(whole) <= width:
+        return whole
+    items = [json.dumps(_clean(v), default=str) for v in value] if isinstance(value, list) else \
+        [f"{json.dumps(k)}: {json.dumps(_clean(v), default=str)}" for k, v in value.items()]
+    shown, size = [], 0
+    for item in items:
+        if shown and size + len(item) > width:
+            break
+        shown.append(item)
+        size += len(item) + 2
+    left, (start, end) = len(items) - len(shown), ("[", "]") if isinstance(value, list) else ("{", "}")
+    more = f", ... {left} more of {len(items)}" if left else ""
+    return f"{start}{', '.join(shown)}{more}{end}" + (" (--json or -o for all)" if left else "")
 
 
 def cmd_solve(args) -> int:
@@ -272,9 +295,10 @@ def cmd_list(args) -> int:
     for name, prob in sorted(PROBLEMS.items()):
         models = f"; models {', '.join(prob.models)}" if prob.models else ""
         print(f"{name}: instances {', '.join(prob.builtins)}{models}")
-        print(f"  instance specs: {' '.join(prob.load.__doc__.replace('``', '').split())}")
+        print(f"  instance specs: {plain_summary(prob.load.__doc__)}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
-            print(f"  {m.name:24s} {m.objective:15s} {m.description}")
+            print(textwrap.fill(m.description, 118, initial_indent=f"  {m.name:24s} {m.objective:15s} ",
+                                subsequent_indent=" " * 43))
     return 0
 
 

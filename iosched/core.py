@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable
@@ -188,6 +189,14 @@ def register_source(prefix: str, source: Callable[[str, Problem], Any]) -> None:
     INSTANCE_SOURCES[prefix] = source
 
 
+def plain_summary(doc: str | None) -> str:
+    """A docstring's first paragraph as one line of plain text: what ``iosched list`` and the docs' tables print
+    (a first line alone stops mid-sentence; reST markup such as ``name`` or :func:`name` shows as name)."""
+    paragraph = (doc or "").strip().split("\n\n")[0]
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", " ".join(paragraph.split()))
+    return text.replace("``", "")
+
+
 def register(problem: str, name: str, objective: str, randomized: bool = False,
              prepare: Callable[[], None] | None = None):
     """Decorator: register ``fn(instance, **params) -> MethodOutput`` as ``problem/name``.
@@ -203,8 +212,7 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
         if own is not None and own.default != objective:
             raise ValueError(f"{problem}/{name}: registered for {objective!r}, but its objective parameter "
                              f"defaults to {own.default!r}")
-        doc = (fn.__doc__ or "").strip().splitlines()
-        METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, doc[0] if doc else "", randomized,
+        METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, plain_summary(fn.__doc__), randomized,
                                               prepare)
         return fn
 
