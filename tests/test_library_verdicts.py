@@ -3,6 +3,7 @@ its hostile inputs (issue 49), and ``library_build.py --escalate``: every write 
 library under tmp_path; the last test checks that the real library's files did not change."""
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import iosched
 from iosched import library
 from iosched.cli import main
 from iosched.core import get_problem
@@ -341,6 +343,63 @@ sys.exit(main(["library", "record", {name!r}, sys.argv[1], "--method", "test", "
     assert rec["best_known"] == pytest.approx(library.check(name, best)["value"], rel=1e-12)  # the best of the ten
     values = [r["value"] for r in library.read_history("periodic") if r["instance"] == name and r["kind"] == "solution"]
     assert all(b > a for a, b in zip(values, values[1:])) and len(values) == 1 + sum(recorded)
+
+
+# --- escalation -----------------------------------------------------------------------------------------------
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("library_build", ROOT / "benchmarks" / "library_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_escalate_runs_the_open_instances_through_the_checked_path(scratch, monkeypatch):
+    build = _build_module()
+    set_best("malleable/grid3-1", later_grid3_1(2.0))  # open now: cpsat closes it (it ran under quick in the build)
+    first_fit = iosched.solve("window", "lib:window/small-0", "first-fit")
+    set_best("window/small-0", get_problem("window").solution_to_dict(first_fit.solution, first_fit.instance_data))
+    monkeypatch.setitem(build.ESCALATE, "malleable", [("no-such-method", {}, None), ("cpsat", {}, None),
+                                                      ("milp", {}, lambda e: True)])
+    lines = []
+    for name in ("malleable/grid3-1", "window/small-0"):
+        build.escalate(library.entry(name), "default", lines.append)
+    assert "  no-such-method: not registered in this build, skipped" in lines
+    for name, method in (("malleable/grid3-1", "cpsat"), ("window/small-0", "exact")):
+        problem = name.split("/")[0]
+        rec = library.summarize(problem)["instances"][name]
+        assert rec["status"] == "optimal" and rec["found_by"]["method"] == method
+        assert rec["found_by"]["profile"] == "default" and "profile default" in rec["found_by"]["solver"]
+        assert f"default/{method}" in rec["class_tried"] and rec["class"] != "open"
+        last = [r for r in library.read_history(problem) if r["instance"] == name][-1]
+        assert last["kind"] == "class" and last["method"] == method and last["profile"] == "default"
+    assert "  cpsat under quick" not in lines and "  cpsat under default" in lines  # quick/cpsat ran in the build
+    # run again: nothing left to do, nothing appended
+    before = library.history_path("malleable").read_bytes()
+    build.escalate(library.entry("malleable/grid3-1"), "thorough", lines.append)
+    assert library.history_path("malleable").read_bytes() == before
+
+
+def test_the_build_enters_a_new_instance_through_the_checked_path(tmp_path, monkeypatch):
+    build = _build_module()
+    real = library.summary("window")["window/small-0"]["best_known"]
+    monkeypatch.setattr(library, "DATA", tmp_path / "empty")
+    library.refresh()
+    monkeypatch.setitem(build.METHODS_RUN, "window", [("first-fit", {}), ("exact", {"profile": "quick"})])
+    try:
+        assert build.main(["--problem", "window", "--only", "small-0"]) == 0
+        rec = library.summarize("window")["instances"]["window/small-0"]
+        assert rec["best_known"] == pytest.approx(real, rel=1e-12)
+        assert rec["status"] == "optimal" and rec["class"] == "quick/exact" and rec["class_tried"] == ["quick/exact"]
+        kinds = [r["kind"] for r in library.read_history("window")]
+        assert kinds == ["bound", "solution", "solution", "class"]  # first-fit, then exact improves it
+        assert library.check("window/small-0", library.read_json_gz(library.entry("window/small-0").solution_path))[
+            "verdict"] == "matches"
+        before = library.history_path("window").read_bytes()
+        assert build.main(["--problem", "window", "--only", "small-0"]) == 0  # built: skipped
+        assert library.history_path("window").read_bytes() == before
+    finally:
+        library.refresh()
 
 
 def test_the_real_library_did_not_change():
