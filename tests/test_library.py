@@ -94,7 +94,8 @@ def test_the_class_names_what_closed_an_optimal_instance_and_is_open_exactly_whe
     for name in {"periodic": ["paper-set1", "paper-set9"], "forwarding": ["large-1", "medium-0", "medium-3"]}.get(
             problem, []):
         rec = library.summarize(problem)["instances"][f"{problem}/{name}"]
-        assert rec["status"] == "optimal" and rec["class"].startswith("none/"), rec["class"]
+        found = rec["found_by"]
+        assert rec["status"] == "optimal" and rec["class"] == f"{found['profile']}/{found['method']}", rec["class"]
 
 
 @pytest.mark.parametrize("problem", library.PROBLEMS)
