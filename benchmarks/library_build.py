@@ -38,6 +38,7 @@ from iosched import library  # noqa: E402
 from iosched.core import METHODS, Status, get_problem  # noqa: E402
 from iosched.errors import ParameterError  # noqa: E402
 from iosched.files import write_text  # noqa: E402
+from iosched.library import verdicts  # noqa: E402
 from iosched.solvers import backends, load_profile  # noqa: E402
 
 
@@ -198,13 +199,13 @@ def add_more_bounds(problem: str, log) -> None:
         found = more_bounds(e, library.load(e.name))
         if found is not None:
             value, method, backed, seconds = found
-            out = library.record_bound(e.name, value, method=method, backed_by=backed, time_s=seconds)
+            out = verdicts.record_bound(e.name, value, method=method, backed_by=backed, time_s=seconds)
             log(f"{e.name}: {method} {value}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
 
 
 def _run(e: library.Entry, method: str, params: dict, profile: str | None, log):
     """``method`` on ``e`` through iosched.solve under ``profile`` (None: its own params), its solution through
-    :func:`iosched.library.record` and its bound through :func:`iosched.library.record_bound`: the result (None
+    :func:`iosched.verdicts.record` and its bound through :func:`iosched.verdicts.record_bound`: the result (None
     where the method refused the instance, beyond its size limits) and the profile the run depended on
     (``none`` for a method that takes neither a profile nor a time limit)."""
     seed = 0 if METHODS[f"{e.problem}/{method}"].randomized else None
@@ -222,13 +223,13 @@ def _run(e: library.Entry, method: str, params: dict, profile: str | None, log):
         return None, used
     log(f"  {method}: {res.status.value} {res.objective} bound {res.bound} ({res.wall_time_s:.1f} s)")
     if res.solution is not None and res.evaluation is not None and res.evaluation.feasible:
-        out = library.record(e.name, res.to_dict(inst), method=method,
+        out = verdicts.record(e.name, res.to_dict(inst), method=method,
                              params={**run_params, "seed": seed} if seed is not None else run_params,
                              profile=used, solver=solver_text(used), time_s=res.wall_time_s)
         log(f"    {out['verdict']}{' (recorded)' if out['recorded'] else ''}"
             + (f": {out['not_recordable']}" if "not_recordable" in out else ""))
     if res.bound is not None and res.status != Status.ERROR:
-        out = library.record_bound(e.name, res.bound, method=method, profile=used, time_s=res.wall_time_s,
+        out = verdicts.record_bound(e.name, res.bound, method=method, profile=used, time_s=res.wall_time_s,
                                    backed_by=f"the bound {method} proved ({res.info.get('gap_against') or 'its own'}),"
                                              f" valid for every solution")
         log(f"    bound {res.bound}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
@@ -250,11 +251,11 @@ def run_instance(e: library.Entry, log) -> None:
     problem_bound = prob.bound(inst, e.objective)
     if problem_bound is not None:
         backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
-        library.record_bound(e.name, problem_bound, method=f"iosched bound {e.problem} (Problem.bound)",
+        verdicts.record_bound(e.name, problem_bound, method=f"iosched bound {e.problem} (Problem.bound)",
                              backed_by=backed, time_s=time.perf_counter() - t0)
     found = more_bounds(e, inst)
     if found is not None:
-        library.record_bound(e.name, found[0], method=found[1], backed_by=found[2], time_s=found[3])
+        verdicts.record_bound(e.name, found[0], method=found[1], backed_by=found[2], time_s=found[3])
     exact = EXACT[e.problem]
     for method, params in METHODS_RUN[e.problem]:
         if SKIP.get((e.problem, method), lambda _: False)(e):
@@ -262,7 +263,7 @@ def run_instance(e: library.Entry, log) -> None:
         res, used = _run(e, method, {k: v for k, v in params.items() if k != "profile"}, params.get("profile"), log)
         if res is not None and method == exact:
             met = _met(e, res)
-            library.record_run(e.name, method=method, profile=used, met=met,
+            verdicts.record_run(e.name, method=method, profile=used, met=met,
                                note="its value met the bound under the profile" if met else
                                "its value did not meet the bound under the profile")
     if library.summarize(e.problem)["instances"][e.name]["best_known"] is None:
@@ -290,7 +291,7 @@ def escalate(e: library.Entry, up_to: str, log) -> None:
             if res is None:
                 continue
             met = _met(e, res)
-            library.record_run(e.name, method=method, profile=used, met=met,
+            verdicts.record_run(e.name, method=method, profile=used, met=met,
                                note="its value met the bound under the profile" if met else
                                "its value did not meet the bound under the profile")
 

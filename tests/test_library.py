@@ -10,6 +10,7 @@ import iosched
 from iosched import library
 from iosched.cli import main
 from iosched.core import get_problem
+from iosched.library import verdicts
 
 ENTRIES = sorted(library.catalog().values(), key=lambda e: e.name)
 SUMMARY = library.summary()
@@ -63,7 +64,7 @@ def test_each_stored_solution_reproduces_its_value_and_respects_every_bound(e):
     assert ev.feasible, ev.violations[:3]
     value = prob.objective(ev, e.objective)
     assert library.relative_gap(rec["best_known"], value) <= e.tolerance, (value, rec["best_known"])
-    a = library.check(e.name, data)
+    a = verdicts.check(e.name, data)
     assert a["verdict"] == "matches" and a["strict"] and "contradicts_bound" not in a, a
     history = [r for r in library.read_history(e.problem) if r["instance"] == e.name]
     values = [r["value"] for r in history if r["kind"] == "solution"] + [value]
@@ -117,27 +118,27 @@ REAL_SOLUTION = _stored()  # read before any fixture points the library at a scr
 
 
 def test_the_stored_solution_matches():
-    a = library.check(NAME, _stored())
+    a = verdicts.check(NAME, _stored())
     assert a["verdict"] == "matches" and a["by"] <= 1e-12
 
 
 def test_a_worse_solution_is_worse_by_how_much():
     res = iosched.solve("window", f"lib:{NAME}", "first-fit")
-    a = library.check(NAME, res.to_dict(res.instance_data))  # the whole result, as solve --json writes it
+    a = verdicts.check(NAME, res.to_dict(res.instance_data))  # the whole result, as solve --json writes it
     assert a["verdict"] == "worse"
     assert a["by"] == pytest.approx(SUMMARY[NAME]["best_known"] - res.objective) and a["by"] > 0
 
 
 def test_an_infeasible_solution_gives_the_evaluators_violations():
     jobs = [j["id"] for j in library.read_json_gz(library.entry(NAME).instance_path)["jobs"]]
-    a = library.check(NAME, {"selected": jobs})
+    a = verdicts.check(NAME, {"selected": jobs})
     assert a["verdict"] == "infeasible" and a["violations"]
 
 
 @pytest.mark.parametrize("data, field", [({"selected": 5}, "selected"), ({"chosen": []}, "selected"),
                                          ({"problem": "periodic", "solution": {}}, "problem")])
 def test_a_malformed_solution_is_invalid_naming_the_field(data, field):
-    a = library.check(NAME, data)
+    a = verdicts.check(NAME, data)
     assert a["verdict"] == "invalid" and field in a["error"]
 
 
@@ -164,7 +165,7 @@ def scratch(tmp_path, monkeypatch):
 
 def test_an_improving_solution_is_recorded_and_the_history_only_grows(scratch, tmp_path, capsys):
     before = library.history_path("window").read_text()
-    a = library.check(NAME, REAL_SOLUTION)
+    a = verdicts.check(NAME, REAL_SOLUTION)
     assert a["verdict"] == "improves" and a["by"] == pytest.approx(SUMMARY[NAME]["best_known"] - scratch)
     path = tmp_path / "better.json"
     path.write_text(json.dumps(REAL_SOLUTION))
@@ -187,7 +188,7 @@ def test_an_improvement_past_the_bound_says_the_bound_is_wrong_and_is_not_record
                                        "backed_by": "a wrong bound", "scope": "every solution", "method": "test",
                                        "version": "0", "date": library.now()}])
     library.write_summary("window")
-    a = library.record(NAME, REAL_SOLUTION)
+    a = verdicts.record(NAME, REAL_SOLUTION)
     assert a["verdict"] == "improves" and "a wrong bound" in a["contradicts_bound"] and a["recorded"] is False
 
 

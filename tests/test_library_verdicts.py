@@ -20,6 +20,7 @@ from iosched import library
 from iosched.cli import main
 from iosched.core import get_problem
 from iosched.errors import ParameterError
+from iosched.library import verdicts
 from iosched.locks import folder_lock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,10 +99,10 @@ def later_grid3_1(dt: float = 2.0) -> dict:
 # --- tolerance -----------------------------------------------------------------------------------------------
 
 def test_every_problem_states_its_tolerance_and_the_reason():
-    assert set(library.TOLERANCES) == set(library.PROBLEMS)
-    assert all(t.evaluator and t.reason for t in library.TOLERANCES.values())
+    assert set(verdicts.TOLERANCES) == set(library.PROBLEMS)
+    assert all(t.evaluator and t.reason for t in verdicts.TOLERANCES.values())
     # a strict re-score where the evaluator has tolerances, none where it compares integers exactly
-    assert {p for p, t in library.TOLERANCES.items() if t.strict is not None} == {"periodic", "malleable"}
+    assert {p for p, t in verdicts.TOLERANCES.items() if t.strict is not None} == {"periodic", "malleable"}
 
 
 @pytest.mark.parametrize("name, shaved, value", [("malleable/grid3-1", shaved_grid3_1, 20.33333243),
@@ -111,13 +112,13 @@ def test_a_shaved_optimum_matches_and_is_not_recorded(name, shaved, value, scrat
     tolerance: 'matches', not 'improves', not 'the bound is wrong'; record refuses them."""
     rec = library.summary()[name]
     assert rec["status"] == "optimal"
-    a = library.check(name, shaved())
+    a = verdicts.check(name, shaved())
     assert a["value"] == pytest.approx(value, rel=1e-9, abs=0)
     assert library.better(a["sense"], a["value"], rec["bound"])  # it does pass the bound, by the tolerance
     assert a["verdict"] == "matches" and "contradicts_bound" not in a and a["strict"] is False
     assert "inside the margin" in a["within_tolerance"]
     before = library.history_path(name.split("/")[0]).read_bytes()
-    assert library.record(name, shaved())["recorded"] is False
+    assert verdicts.record(name, shaved())["recorded"] is False
     path = tmp_path / "shaved.json"
     path.write_text(json.dumps(shaved()))
     assert main(["library", "check", name, str(path)]) == 0
@@ -131,7 +132,7 @@ def test_a_shaved_optimum_matches_and_is_not_recorded(name, shaved, value, scrat
 def test_no_shave_inside_the_time_tolerance_improves_an_optimal_malleable_instance(dt, name):
     d = _stored(name)
     shaved = {"jobs": {j: [[s - dt, e - dt, n, k] for s, e, n, k in ivs] for j, ivs in d["jobs"].items()}}
-    a = library.check(name, shaved)
+    a = verdicts.check(name, shaved)
     assert a["verdict"] == "matches" and "contradicts_bound" not in a, a
 
 
@@ -143,7 +144,7 @@ def test_no_scaling_inside_the_rate_tolerance_improves_an_optimal_periodic_insta
         {"name": a["name"], "instances": [{"compute_start": i["compute_start"] * f,
                                            "io": [[s * f, e * f, r / f] for s, e, r in i["io"]]}
                                           for i in a["instances"]]} for a in d["applications"]]}
-    a = library.check(name, shaved)
+    a = verdicts.check(name, shaved)
     assert a["verdict"] in ("matches", "infeasible") and "contradicts_bound" not in a, a
 
 
@@ -154,13 +155,13 @@ def test_a_real_improvement_is_recorded_and_a_shaved_copy_of_it_is_not(scratch):
     # better by 1/3 s, far beyond the margin, but feasible only inside the tolerance: not recorded
     half = later_grid3_1(1.0)
     shaved = {"jobs": {j: [[s - 0.9e-6, e - 0.9e-6, n, k] for s, e, n, k in ivs] for j, ivs in half["jobs"].items()}}
-    a = library.record(name, shaved)
+    a = verdicts.record(name, shaved)
     assert a["verdict"] == "improves" and a["recorded"] is False and "only inside" in a["not_recordable"]
     # past the bound inside the tolerance: not recorded either
-    a = library.record(name, shaved_grid3_1())
+    a = verdicts.record(name, shaved_grid3_1())
     assert a["verdict"] == "improves" and a["recorded"] is False and "passes the recorded bound" in a["not_recordable"]
     # the optimum itself: recorded, and the instance closes
-    a = library.record(name, _stored(name), method="rigid-list")
+    a = verdicts.record(name, _stored(name), method="rigid-list")
     assert a["verdict"] == "improves" and a["strict"] and a["recorded"] is True
     assert a["by"] == pytest.approx(2 / 3)
     rec = library.summarize("malleable")["instances"][name]
@@ -174,7 +175,7 @@ def test_a_value_past_the_bound_by_more_than_the_margin_says_the_bound_is_wrong(
                                           "bound", "scope": "every solution", "method": "test", "version": "0",
                                           "date": library.now()}])
     library.write_summary("malleable")
-    a = library.record(name, _stored(name))
+    a = verdicts.record(name, _stored(name))
     assert "a wrong" not in a.get("within_tolerance", "") and "the bound is wrong" in a["contradicts_bound"]
     assert a["recorded"] is False
 
@@ -182,14 +183,14 @@ def test_a_value_past_the_bound_by_more_than_the_margin_says_the_bound_is_wrong(
 def test_a_bound_past_the_best_known_is_refused_and_a_tighter_one_recorded(scratch):
     name = "malleable/grid3-0"
     rec = library.summarize("malleable")["instances"][name]
-    out = library.record_bound(name, rec["best_known"] + 1, method="test", backed_by="a wrong bound")
+    out = verdicts.record_bound(name, rec["best_known"] + 1, method="test", backed_by="a wrong bound")
     assert out["recorded"] is False and "one is wrong" in out["why"]
-    out = library.record_bound(name, (rec["best_known"] + rec["bound"]) / 2, method="test", backed_by="a test bound",
+    out = verdicts.record_bound(name, (rec["best_known"] + rec["bound"]) / 2, method="test", backed_by="a test bound",
                                profile="quick")
     assert out["recorded"] is True
     rec2 = library.summarize("malleable")["instances"][name]
     assert rec2["bound"] > rec["bound"] and rec2["bound_backed_by"]["profile"] == "quick"
-    assert library.record_bound(name, rec["bound"], method="test", backed_by="looser")["recorded"] is False
+    assert verdicts.record_bound(name, rec["bound"], method="test", backed_by="looser")["recorded"] is False
 
 
 # --- what record stores -------------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ def test_a_solution_too_big_for_its_instance_is_refused_before_any_evaluation(mo
     deep = ["j1"]
     for _ in range(100):
         deep = [deep]
-    a = library.check("window/small-0", {"selected": deep})
+    a = verdicts.check("window/small-0", {"selected": deep})
     assert a["verdict"] == "invalid" and "nested more than" in a["error"]
 
 
@@ -340,7 +341,7 @@ sys.exit(main(["library", "record", {name!r}, sys.argv[1], "--method", "test", "
     assert library.content_hash(stored) == rec["solution_hash"]
     ev = prob.evaluate(library.load(name), prob.read_solution(stored))
     assert library.relative_gap(rec["best_known"], ev.sys_efficiency) <= 1e-9
-    assert rec["best_known"] == pytest.approx(library.check(name, best)["value"], rel=1e-12)  # the best of the ten
+    assert rec["best_known"] == pytest.approx(verdicts.check(name, best)["value"], rel=1e-12)  # the best of the ten
     values = [r["value"] for r in library.read_history("periodic") if r["instance"] == name and r["kind"] == "solution"]
     assert all(b > a for a, b in zip(values, values[1:])) and len(values) == 1 + sum(recorded)
 
@@ -393,7 +394,7 @@ def test_the_build_enters_a_new_instance_through_the_checked_path(tmp_path, monk
         assert rec["status"] == "optimal" and rec["class"] == "quick/exact" and rec["class_tried"] == ["quick/exact"]
         kinds = [r["kind"] for r in library.read_history("window")]
         assert kinds == ["bound", "solution", "solution", "class"]  # first-fit, then exact improves it
-        assert library.check("window/small-0", library.read_json_gz(library.entry("window/small-0").solution_path))[
+        assert verdicts.check("window/small-0", library.read_json_gz(library.entry("window/small-0").solution_path))[
             "verdict"] == "matches"
         before = library.history_path("window").read_bytes()
         assert build.main(["--problem", "window", "--only", "small-0"]) == 0  # built: skipped

@@ -67,6 +67,7 @@ def _verdict_text(a: dict) -> str:
 def cmd_library(args) -> int:
     """The instance library: list, show, check, record, summary (iosched.library)."""
     from iosched import library
+    from iosched.library import verdicts
 
     if args.action == "list":
         rows = [r for r in library.summary(args.problem).values()
@@ -95,9 +96,9 @@ def cmd_library(args) -> int:
         return 0
     data = _solution_file(args.solution)
     if args.action == "check":
-        answer = library.check(e.name, data)
+        answer = verdicts.check(e.name, data)
     else:
-        answer = library.record(e.name, data, method=args.method)
+        answer = verdicts.record(e.name, data, method=args.method)
     print(_dump(answer) if args.json else _verdict_text(answer))
     if answer["verdict"] == "invalid":
         return 2

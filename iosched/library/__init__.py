@@ -16,7 +16,7 @@ Per problem, in ``iosched/library/data/<problem>/``:
 
 Every change goes through :mod:`iosched.library.verdicts` (``check``, ``record``, ``record_bound``,
 ``record_run``), which judges values within the evaluators' tolerances and writes under the lock of
-the problem's folder (:func:`locked`).
+the problem's folder (:func:`locked`); this module holds the storage it reads and writes.
 
 A listed name loads wherever an instance spec does as ``lib:NAME`` (``lib:periodic/paper-set1``, or
 ``lib:paper-set1`` for the problem at hand).
@@ -347,6 +347,3 @@ def solution_of(result_or_solution: dict, e: Entry) -> dict:
 
 
 register_source("lib:", lambda name, problem: load(name, problem.name))
-
-# the verdicts and the checked writes (they use the storage above)
-from iosched.library.verdicts import TOLERANCES, check, record, record_bound, record_run  # noqa: E402, F401
