@@ -451,10 +451,38 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
           **params) -> Result:
     """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
 
-    Errors in the method become ``Status.ERROR`` with the message in ``info``;
-    bad parameters raise :class:`ParameterError` before anything runs. ``attach_bound=False``
-    skips the problem's bound (an LP on large instances): the result carries only the
-    method's own bound, if any, and a gap against it.
+    Parameters
+    ----------
+    problem : str
+        The problem's name (``periodic``, ``window``, ``forwarding``, ``filedomain``, ``malleable``).
+    instance : instance, dict or spec
+        As :func:`iosched.load_instance` takes it; loading a named instance counts against the method's budget.
+    method : str
+        A registered method of the problem (``iosched.methods(problem)``; ``iosched list PROBLEM``).
+    seed : int, optional
+        For a randomised method (required there for a reproducible run), in [0, 2^63 - 1].
+    attach_bound : bool
+        False skips the problem's bound (an LP on large instances): the result then carries only the method's own
+        bound, if any, and a gap against it.
+    **params
+        The method's parameters (``iosched.describe(problem, method)``), e.g. ``profile="quick"``,
+        ``time_limit=10``; each is checked against its declared range before anything runs.
+
+    Returns
+    -------
+    Result
+        The status (``optimal`` only where the evaluated value meets a bound valid for every solution), the
+        evaluated objective, that bound and the gap, the solution and its evaluation, times and ``info``.
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem, method or parameter, a value out of range, or an unreadable solver profile.
+    InstanceError
+        The instance cannot be read.
+
+    A method that fails while running is a result with status ``error`` (its message in ``info``), not an
+    exception.
     """
     prob = get_problem(problem)
     m = get_method(problem, method)
