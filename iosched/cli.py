@@ -297,8 +297,8 @@ def cmd_list(args) -> int:
         print(f"{name}: instances {', '.join(prob.builtins)}{models}")
         print(f"  instance specs: {plain_summary(prob.load.__doc__)}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
-            print(textwrap.fill(m.description, 118, initial_indent=f"  {m.name:24s} {m.objective:15s} ",
-                                subsequent_indent=" " * 43))
+            print(textwrap.fill(f"{m.description} [exact over: {m.exact_over or 'not stated'}]", 118,
+                                initial_indent=f"  {m.name:24s} {m.objective:15s} ", subsequent_indent=" " * 43))
     return 0
 
 

@@ -162,6 +162,7 @@ class Method:
     description: str
     randomized: bool = False
     prepare: Callable[[], None] | None = None  # run by solve before the method's clock (a JIT compilation)
+    exact_over: str | None = None  # what its answer is optimal over: EVERY_SOLUTION, HEURISTIC, or a scope's name
 
     def objective_of(self, params: dict) -> str:
         """The objective the method optimises with ``params``: the value of its ``objective``
@@ -197,9 +198,19 @@ def plain_summary(doc: str | None) -> str:
     return text.replace("``", "")
 
 
+EVERY_SOLUTION = "every solution"  # exact: its optimum and its bound hold over every solution of the instance
+HEURISTIC = "heuristic"  # no optimality claim (its value is still evaluated, and certified where it meets a bound)
+
+
 def register(problem: str, name: str, objective: str, randomized: bool = False,
-             prepare: Callable[[], None] | None = None):
+             prepare: Callable[[], None] | None = None, exact_over: str | None = None):
     """Decorator: register ``fn(instance, **params) -> MethodOutput`` as ``problem/name``.
+
+    ``exact_over`` says what the method's answer is optimal over, as ``iosched list`` and the docs' table
+    print it: :data:`EVERY_SOLUTION` (an exact method: where it ends, its value is optimal over every
+    solution of the instance, and it proves a bound valid for every solution), :data:`HEURISTIC`, or a short
+    phrase naming the restricted set (the scope) it optimises over, "a time grid, at most `segments` runs per
+    job" (its optimum is then reported in ``info`` with that scope, never as the result's bound).
 
     ``prepare`` is a one-off step that :func:`solve` runs before it starts the method's clock
     (compiling a kernel, or loading it from a cache); its time is reported apart. A method with an
@@ -213,7 +224,7 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
             raise ValueError(f"{problem}/{name}: registered for {objective!r}, but its objective parameter "
                              f"defaults to {own.default!r}")
         METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, plain_summary(fn.__doc__), randomized,
-                                              prepare)
+                                              prepare, exact_over)
         return fn
 
     return wrap
@@ -267,12 +278,14 @@ class MethodDescription:
     description: str
     randomized: bool
     parameters: list[Parameter]
+    exact_over: str | None = None
 
     def __str__(self) -> str:
         chosen = any(p.name == "objective" for p in self.parameters)
         other = " (or the one its objective parameter names)" if chosen else ""
         lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}{other}"
-                 + (" (randomised: give --seed)" if self.randomized else "")]
+                 + (" (randomised: give --seed)" if self.randomized else ""),
+                 f"  exact over: {self.exact_over or 'not stated'}"]
         if not self.parameters:
             lines.append("  no parameters")
         for p in self.parameters:
@@ -285,7 +298,8 @@ def describe(problem: str, method: str) -> MethodDescription:
     """``problem/method``'s objective, one-line description and parameters (defaults, accepted
     values, units); ``print`` it for the same text as ``iosched list PROBLEM METHOD``."""
     m = get_method(problem, method)
-    return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method))
+    return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method),
+                             m.exact_over)
 
 
 def get_problem(name: str) -> Problem:

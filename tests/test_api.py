@@ -71,3 +71,13 @@ def test_objectives_and_bounds_are_python_floats(problem, instance, method):
     """One type for every problem's numbers (window's came back as numpy.float64, issue 22)."""
     r = iosched.solve(problem, instance, method)
     assert type(r.objective) is float and (r.bound is None or type(r.bound) is float)
+
+
+def test_every_method_says_what_it_is_exact_over():
+    """iosched list and the docs' one table print it: every solution, a heuristic, or a named scope."""
+    from iosched.core import EVERY_SOLUTION, HEURISTIC, METHODS
+
+    for key, m in METHODS.items():
+        assert isinstance(m.exact_over, str) and m.exact_over.strip(), key
+        assert m.exact_over in (EVERY_SOLUTION, HEURISTIC) or len(m.exact_over.split()) >= 3, (key, m.exact_over)
+    assert "exact over: every solution" in str(iosched.describe("window", "exact"))

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, alone_time, dedicated_time, machine_times, node_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
@@ -37,7 +37,7 @@ def _status(deadline: Deadline) -> Status:
     return Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE
 
 
-@register("forwarding", "fixed", objective="total_io_time")
+@register("forwarding", "fixed", objective="total_io_time", exact_over=HEURISTIC)
 def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
     deadline = Deadline.for_method(time_limit)
@@ -45,7 +45,7 @@ def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodO
     return MethodOutput(out, _status(deadline))
 
 
-@register("forwarding", "round-robin", objective="total_io_time")
+@register("forwarding", "round-robin", objective="total_io_time", exact_over=HEURISTIC)
 def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32,
                 time_limit: TimeLimit = None) -> MethodOutput:
     """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1);
@@ -95,7 +95,7 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
     return disruptive or (a.bandwidth == "high" and b.iops == "high") or (a.iops == "high" and b.bandwidth == "high")
 
 
-@register("forwarding", "dfra", objective="total_io_time")
+@register("forwarding", "dfra", objective="total_io_time", exact_over=HEURISTIC)
 def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
          n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
          f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed",
@@ -216,7 +216,8 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
     return chosen[::-1], value
 
 
-@register("forwarding", "mckp", objective="total_io_time")
+@register("forwarding", "mckp", objective="total_io_time",
+          exact_over="0, 1, 2, 4 ... dedicated nodes per job, most total bandwidth (Bez et al.'s arbitration)")
 def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
 
@@ -319,7 +320,7 @@ def _search_moves(state: _State, job: Job, nodes: list[int], default: dict[int, 
     return out
 
 
-@register("forwarding", "search", objective="total_io_time")
+@register("forwarding", "search", objective="total_io_time", exact_over=HEURISTIC)
 def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "fixed", "dfra", "mckp"))] = "best",
            objective: Annotated[str, OneOf(("total_io_time", "total_slowdown"))] = "total_io_time",
            time_limit: TimeLimit = None) -> MethodOutput:

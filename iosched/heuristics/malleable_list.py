@@ -21,7 +21,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline
@@ -111,7 +111,7 @@ def initial(instance: MalleableInstance) -> list[tuple[list[int], np.ndarray]]:
     return [(sizes, np.array([p * j.time(p) for j, p in zip(jobs, sizes)])) for sizes in (smallest, second, preferred)]
 
 
-@register("malleable", "rigid-list", objective="mean_completion", randomized=True)
+@register("malleable", "rigid-list", objective="mean_completion", exact_over=HEURISTIC, randomized=True)
 def rigid_list(instance: MalleableInstance, iterations: Annotated[int, Integer(0, 10**7)] = 1000,
                restarts: Annotated[int, Integer(1, 10**4)] = 10, seed: Annotated[int | None, Integer(0)] = 0,
                time_limit: TimeLimit = None) -> MethodOutput:

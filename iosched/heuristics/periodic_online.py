@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Trace
@@ -150,4 +150,4 @@ def _online(policy):
 
 for _policy in ONLINE_POLICIES:
     register("periodic", _policy if _policy == "fairshare" else f"online-{_policy}",
-             objective="sys_efficiency")(_online(_policy))
+             objective="sys_efficiency", exact_over=HEURISTIC)(_online(_policy))

@@ -71,7 +71,7 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import FileDomainInstance
@@ -126,7 +126,7 @@ SCOPES = {
 }
 
 
-@register("filedomain", "exact", objective="time")
+@register("filedomain", "exact", objective="time", exact_over=EVERY_SOLUTION)
 def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "auto",
           granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
           early: Annotated[bool, Boolean()] = True) -> MethodOutput:
