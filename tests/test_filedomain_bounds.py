@@ -1,5 +1,5 @@
 """The safe bounds of issue 47: every bound below every partition, by enumeration of every partition of tiny
-regions byte by byte; the library's closures from the stored data."""
+regions byte by byte; the certificate's two answers; the library's five closures from the stored data."""
 
 import itertools
 import math
@@ -24,6 +24,7 @@ from iosched.models.filedomain_bounds import (
     next_up,
     rates,
 )
+from iosched.models.filedomain_certify import certify
 from iosched.models.filedomain_relax import time_bound
 
 SLOW_GB = 1e-6  # 1000 bytes/s: a byte takes 1 ms, beside lock costs of milliseconds
@@ -77,7 +78,7 @@ def tiny_instances(draw):
 @given(tiny_instances())
 def test_every_bound_is_below_every_partition(inst):
     """The bounds are in the evaluator's own arithmetic: never above the least evaluated time, with no
-    tolerance at all."""
+    tolerance at all; the certificate proves that least time a bound and finds it from just above."""
     best, second = brute_optimum(inst)
     lo = cheap_bound(inst)
     assert data_bound(inst) <= best and counting_bound(inst) <= best and lo <= best
@@ -85,6 +86,11 @@ def test_every_bound_is_below_every_partition(inst):
     assert lo <= found.value <= best, found
     assert found.exact or found.note
     assert time_bound(inst, best) <= best
+    result, domains = certify(inst, best, 600)
+    assert (result, domains) == ("infeasible", None)  # no partition takes less than the optimum
+    if second < math.inf:  # below the second time, the optimum is found
+        result, domains = certify(inst, second, 600)
+        assert result == "feasible" and evaluate(inst, domains).time == best
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,8 +169,8 @@ CLOSED = ["small-4", "medium-4", "token-1", "sweep-8-12", "sweep-8-30"]
 
 @pytest.mark.parametrize("name", CLOSED)
 def test_the_library_closures_from_the_stored_solutions(name):
-    """Each stored best known, re-scored by the evaluator, is at least the count relaxation's bound (its
-    search given the stored value as the upper end), and equal to it where counting closes it."""
+    """Each stored best known, re-scored by the evaluator, equals a bound proved for every partition: the
+    count relaxation's (its search given the stored value as the upper end) or the certificate's."""
     e = library.entry(f"filedomain/{name}")
     inst = library.load(e.name)
     value = evaluate(inst, Domains.from_dict(library.read_json_gz(e.solution_path))).time
@@ -172,8 +178,20 @@ def test_the_library_closures_from_the_stored_solutions(name):
     assert lo <= value
     found = relax.count_bound(inst, lo, value, wall_s=math.inf)
     assert found.value <= value
-    if name != "token-1":  # contiguity of runs closes token-1
+    if name != "token-1":  # contiguity of runs closes token-1: the certificate's segments
         assert found.exact and found.value == value
+    else:
+        assert found.value < value and certify(inst, value, 600) == ("infeasible", None)
+
+
+def test_the_exact_method_certifies_its_optimum_in_integers():
+    """token-1: the segment search proves its optimum within HiGHS's tolerances only (a bound deflated by
+    BOUND_SLACK); the certificate then proves no partition takes less, and the bound is the value itself."""
+    import iosched
+
+    res = iosched.solve("filedomain", "lib:filedomain/token-1", "exact")
+    assert res.status.value == "optimal" and res.bound == res.objective, res.info
+    assert res.info["certificate"][-1]["result"] == "infeasible"
 
 
 def test_no_stored_filedomain_value_is_below_the_cheap_bound():

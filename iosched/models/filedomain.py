@@ -63,7 +63,11 @@ bounds are reported 10^-6 (relative) lower than it gives them: its tolerances pu
 to ~10^-8 above the true optimum. CP-SAT works in whole nanoseconds with each time per byte
 rounded down to a fraction of denominator <= 1000 and lock costs rounded down to whole
 nanoseconds, so each of its constraints is a relaxation of the true one and its bound less
-1 ns is valid; its optimum is declared optimal only if its true time meets that bound.
+1 ns is valid; its optimum is declared optimal only if its true time meets that bound. Such a
+deflated bound never meets a solution within 10^-9: where time is left (a quarter of the profile's
+limit at most), the best value is then checked by the certificate in integers of
+:mod:`iosched.models.filedomain_certify` (no partition takes less, proved by CP-SAT on integer rows),
+which makes that value itself the bound, or finds better domains.
 
 This module is the ``exact`` method (the engine's choice, the heuristics' starts, the best of the
 candidates); importing it registers the method, and the engines' public names are importable from
@@ -179,8 +183,11 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         name, domains = min(starts, key=lambda c: times[c[0]])
         bound = time_bound(instance, times[name], deadline)
         if times[name] - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * times[name]:
+            name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
             info.update(chosen=name, candidates={name: times[name]}, bound_is="valid for every solution",
-                        certified_by="the counting bound (time_bound): no model solved")
+                        certified_by="the certificate in integers (filedomain_certify): no model solved"
+                        if bound == times[name] and info.get("certificate") else
+                        "the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
     if engine == "segments":
         name, incumbent = min(starts, key=lambda c: times[c[0]])
@@ -282,14 +289,17 @@ def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None
              info: dict, proven: bool = False, starts: list | None = None, times: dict | None = None,
              deadline: Deadline | None = None) -> MethodOutput:
     """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
-    when not given; ``times``: those already evaluated, by name); OPTIMAL when the solver proved its
-    scope is every solution (``proven``) or the best meets the bound (one for every solution) within
-    the profile's gap (at least twice the bound's deflation)."""
+    when not given; ``times``: those already evaluated, by name), certified where time is left
+    (:func:`_certified`); OPTIMAL when the solver proved its scope is every solution (``proven``) or
+    the best meets the bound (one for every solution) within the profile's gap (at least twice the
+    bound's deflation)."""
     candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
     times = dict(times or {})
     times.update({name: evaluate(instance, d).time for name, d in candidates if name not in times})
     name, domains = min(candidates, key=lambda c: times[c[0]])
     bound = max(time_bound(instance, times[name], deadline), bound if bound is not None else 0.0)
+    if deadline is not None:
+        name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
     info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}
     info["chosen"] = name
     info["bound_is"] = "valid for every solution" if bound is not None else "none proven"
@@ -297,6 +307,39 @@ def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None
     if proven or (bound is not None and times[name] - bound <= tolerance * times[name]):
         return MethodOutput(domains, Status.OPTIMAL, bound, info)
     return MethodOutput(domains, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, bound, info)
+
+
+CERTIFY_SHARE = 0.25  # of the profile's time limit, at most, for the certificates of one run
+
+
+def _certified(instance: FileDomainInstance, name: str, domains: Domains, times: dict, bound: float,
+               prof: Profile, deadline: Deadline, info: dict) -> tuple[str, Domains, float]:
+    """(name, domains, bound) after the certificate in integers (:func:`filedomain_certify.certify`) at
+    the best value, where it lies above the bound by more than CERTIFIED_GAP (a float solver's bound, or
+    a relaxation's): "infeasible" makes the value itself the bound (gap 0); "feasible" gives better
+    domains (evaluated; named ``certificate N``), tried again at their value. Within the time left and
+    CERTIFY_SHARE of the profile's limit; each attempt in ``info["certificate"]``."""
+    from iosched.core import CERTIFIED_GAP
+    from iosched.models.filedomain_certify import certify
+
+    budget = Deadline(min(deadline.remaining(), CERTIFY_SHARE * prof.time_limit))
+    value, attempts = times[name], []
+    while value - bound > CERTIFIED_GAP * value and budget.remaining() > 0.01:
+        began = time.perf_counter()
+        result, better = certify(instance, value, budget.remaining(), budget)
+        attempts.append({"below_s": value, "result": result, "wall_s": round(time.perf_counter() - began, 3)})
+        if result == "infeasible":
+            bound = value
+        if result != "feasible":
+            break
+        t = evaluate(instance, better).time
+        if t >= value:  # the model's point is no better once evaluated: stop (it should not happen)
+            break
+        name, domains, value = f"certificate {len(attempts)}", better, t
+        times[name] = t
+    if attempts:
+        info["certificate"] = attempts
+    return name, domains, bound
 
 
 def _with_relaxation_layout(instance: FileDomainInstance, starts: list, times: dict, deadline: Deadline):
