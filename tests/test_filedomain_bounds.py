@@ -157,9 +157,13 @@ def test_next_event_is_the_next_value_a_term_takes():
     inst = load("sweep:8:30")
     seqs = relax.bound_sequences(inst)
     x = byte_time(5 * MiB - 1, 0.25e9)
-    assert relax.next_event(inst, seqs, x, 1.0) == byte_time(5 * MiB, 0.25e9) == next_up(x) or \
-        relax.next_event(inst, seqs, x, 1.0) == byte_time(5 * MiB, 0.25e9)
+    assert relax.next_event(inst, seqs, x, 0.025) == byte_time(5 * MiB, 0.25e9)  # no lock level in between
     assert relax.event_below(inst, seqs, 0.02097152) == x
+    level = relax.lock_levels(inst, seqs, 0.02, 0.025)[0]  # 16 MiB at 1 GB/s, 3 grants, 2 + 1 conflicts
+    assert level == 0.016777216 + (1e-4 * 3 + 1e-3 * 3)
+    assert relax.next_event(inst, seqs, 0.02, 0.025) == byte_time(5_000_001, 0.25e9)  # a byte event comes first
+    assert relax.lock_levels(inst, seqs, x, 1.0) is None  # too many levels to list: the float above, then
+    assert relax.next_event(inst, seqs, x, 1.0) == next_up(x)
 
 
 # --- item 5: the closures of item 2 reproduced from the stored data -----------------------------------------
@@ -182,6 +186,33 @@ def test_the_library_closures_from_the_stored_solutions(name):
         assert found.exact and found.value == value
     else:
         assert found.value < value and certify(inst, value, 600) == ("infeasible", None)
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_moving_a_boundary_of_a_stored_optimum_never_beats_its_bound(name):
+    """No tolerance to game (item 5): filedomain's evaluator checks partitions exactly and its times come
+    from integers, so a stored optimum with any boundary moved by a few bytes evaluates at or above the
+    bound, itself computed in the evaluator's arithmetic."""
+    e = library.entry(f"filedomain/{name}")
+    inst = library.load(e.name)
+    starts, ends, owners = Domains.from_dict(library.read_json_gz(e.solution_path)).owners()
+    order = np.argsort(starts)
+    starts, ends, owners = starts[order], ends[order], owners[order]
+    value = evaluate(inst, Domains.from_owners(starts, ends, owners, inst.aggregators)).time
+    bound = relax.count_bound(inst, cheap_bound(inst), value, wall_s=math.inf).value
+    if name == "token-1":
+        bound = value if certify(inst, value, 600)[0] == "infeasible" else bound
+    assert bound == value
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(starts) - 1, size=min(12, len(starts) - 1), replace=False):
+        for shift in (-4096, -1, 1, 4096):
+            s2, e2 = starts.copy(), ends.copy()
+            e2[i] += shift
+            s2[i + 1] += shift
+            if e2[i] <= s2[i] or e2[i + 1] <= s2[i + 1]:
+                continue
+            ev = evaluate(inst, Domains.from_owners(s2, e2, owners, inst.aggregators))
+            assert ev.feasible and ev.time >= bound, (i, shift, ev.time, bound)
 
 
 def test_the_exact_method_certifies_its_optimum_in_integers():

@@ -17,17 +17,17 @@ q, whole units m_j of each weight class j, pieces p in split units and their byt
 aggregator and node the byte capacity. Every partition whose terms are all <= T gives a point
 (the argument per constraint is in :func:`relaxed_test`), so "no point" proves that every
 partition has a term > T, hence >= the next value a term can take (the next *event*, see
-:func:`count_bound`). That is each step of :func:`count_bound`'s search on T; the model is solved by
-CP-SAT, whose arithmetic on integers is exact, so no tolerance enters the proof, and where the search
-closes its result is an event, a value the evaluator itself can produce: it can meet a solution's
-evaluated time exactly.
+:func:`count_bound`). That is each step of :func:`count_bound`'s search on T. A step is proved by
+counting alone (:func:`setting`: integers compared, no solver) or by CP-SAT on the model, whose
+arithmetic on integers is exact: no tolerance enters the proof, and where the search closes, its
+result is an event, a value the evaluator itself produces, so it can meet a solution's evaluated
+time exactly.
 
-On the library's sweep:8:30 (8 servers x 16 stripes of 1 MiB, 30 aggregators at 0.25 GB/s) this
-is the argument of issue 47: below 5 MiB / 0.25 GB/s every aggregator holds < 5 MiB, a server's
-lock staircase allows 4 runs and no split unit, so its runs are whole 4-stripe blocks (runs <= 4
-MiB in whole stripes, 4 of them for 16 MiB), one per aggregator, and 32 runs need 32 > 30
-aggregators: the LP of the model sees it at once through the per-aggregator cut Σ_k ρ_k n_ka <=
-cap_a (ρ_k the least bytes a run can hold: D_k less the most the other Y_k - 1 runs can hold).
+On the library's sweep:8:30 (8 servers x 16 stripes of 1 MiB, 30 aggregators at 0.25 GB/s) the
+counting is issue 47's argument: below 5 MiB / 0.25 GB/s every aggregator holds < 5 MiB, so each
+server's 16 MiB needs 4 runs; with 4 runs its lock staircase admits no dirty cut, so its runs are
+whole stripes, at most 4 MiB each: 4 runs of exactly 4 MiB, and an aggregator (< 5 MiB) holds one
+such run at most; 8 x 4 = 32 runs > 30 aggregators.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iosched.errors import ParameterError
+from iosched.evaluate.filedomain import evaluate
 from iosched.instances.filedomain import FileDomainInstance
 from iosched.models.filedomain_bounds import (
     Capacities,
@@ -258,7 +259,8 @@ def relaxed_test(instance: FileDomainInstance, seqs: list[Sequence], T: float, d
     Relaxed, .) with a point, or ('unknown', None, .) when CP-SAT's budget ran out.
 
     Validity, constraint by constraint, for a partition in the rearranged form whose terms are <= T
-    (module docstring): (Y_k, E_k) lies under the staircase; Σ_a n_ka = Y_k (each run has one owner);
+    (module docstring): (Y_k, E_k) lies under the staircase, Y_k >= ⌈D_k / L_k⌉ (:func:`setting`);
+    Σ_a n_ka = Y_k (each run has one owner);
     Σ_a q_ka = D_k; n_ka <= q_ka (a run holds a byte) and q_ka <= L_k n_ka (no run holds more than L_k,
     see :func:`longest_run`: with no dirty cut allowed a run is whole units); q_ka >= D_k - L_k (Y_k -
     n_ka) (the other runs hold at most L_k each); units of weight class j are whole to one owner or
@@ -412,25 +414,32 @@ class CountBound:
 
 def lock_levels(instance: FileDomainInstance, seqs: list[Sequence], lo: float, hi: float) -> list[float] | None:
     """The lock terms lock_term(base_k, Y, Y - 1 + E), E < Y, in (lo, hi], sorted, the token servers'
-    floor among them: where a staircase changes (None when there are more than MAX_LEVELS)."""
+    floor among them: where a staircase changes (None when there are more than MAX_LEVELS, or more
+    than that many pairs to look at). The pairs start a little below where the real-valued terms
+    pass ``lo``."""
+    A, R = instance.acquire_s, instance.revoke_s
     out: set[float] = set()
     if instance.locking == "token":
         floor = float((instance.server_bytes() / rates(instance.bandwidth.server)).max())
         out |= {floor} if lo < floor <= hi else set()
+    looked = 0
     for base in {s.base for s in seqs}:
-        if instance.acquire_s + instance.revoke_s == 0:  # every pair gives the same term
+        b = base if instance.locking == "extent" else 0.0
+        if A + R == 0:  # every pair gives the same term
             v = lock_term(instance, base, 1, 0)
             out |= {v} if lo < v <= hi else set()
             continue
-        y = 1
+        y = max(1, math.floor((lo - b + 2 * R) / (A + 2 * R)) - 2)  # below it, even E = Y - 1 stays <= lo
         while lock_term(instance, base, y, y - 1) <= hi:
-            for e in range(y):
+            e0 = 0 if R == 0 else max(0, min(y - 1, math.floor((lo - b - A * y - R * (y - 1)) / R) - 2))
+            for e in range(e0, y):
                 v = lock_term(instance, base, y, y - 1 + e)
+                looked += 1
                 if v > hi:
                     break
                 if v > lo:
                     out.add(v)
-            if len(out) > MAX_LEVELS:
+            if len(out) > MAX_LEVELS or looked > 10 * MAX_LEVELS:
                 return None
             y += 1
     return sorted(out)
@@ -497,7 +506,7 @@ def count_bound(instance: FileDomainInstance, lo: float, hi: float | None = None
                 det_s: float = RELAX_DETERMINISTIC_S, wall_s: float = RELAX_WALL_S) -> CountBound:
     """The least T at which the count relaxation has a point, searched in [lo, hi]: ``lo`` is a bound
     already proved (every partition's time is >= lo), ``hi`` the evaluated time of some partition
-    (default :func:`trivial_time`), where the relaxation has a point.
+    (at most :func:`trivial_time`, the default), where the relaxation has a point.
 
     **Events.** Everything the relaxation at T is built from (:func:`setting`) is a function of T that
     changes only at *events*: the lock levels (:func:`lock_levels`, the token servers' floor among
@@ -527,7 +536,7 @@ def count_bound(instance: FileDomainInstance, lo: float, hi: float | None = None
     seqs = bound_sequences(instance)
     if relaxation_size(instance, seqs) > MAX_RELAX_CELLS:
         return CountBound(lo, False, None, tests, "too large for the count relaxation", final=True)
-    hi = trivial_time(instance, seqs) if hi is None else hi
+    hi = trivial_time(instance, seqs) if hi is None else min(hi, trivial_time(instance, seqs))
     if lo >= hi:
         return CountBound(lo, True, None, tests, final=True)
     caps = Capacities(instance)
@@ -633,15 +642,16 @@ def time_bound(instance: FileDomainInstance, upper: float | None = None, deadlin
     if known is not None and (known[1] or wall <= known[2] or upper is not None and known[0] >= upper):
         return known[0]
     lo = cheap_bound(instance)
-    if not fits_relaxation(instance):
+    if not fits_relaxation(instance) or wall <= 0:
         return lo
+    start = time.perf_counter()
     if upper is None:
-        upper = heuristics_best(instance)
-    found = count_bound(instance, lo, upper, wall_s=wall) if wall > 0 else None
-    value = lo if found is None else max(lo, found.value)
+        upper = heuristics_best(instance, Deadline(wall))
+    found = count_bound(instance, lo, upper, wall_s=wall - (time.perf_counter() - start))
+    value = max(lo, found.value)
     if len(_BOUNDS) >= 16:
         del _BOUNDS[next(iter(_BOUNDS))]
-    _BOUNDS[instance] = (value, found is not None and found.final, wall, found.point if found else None)
+    _BOUNDS[instance] = (value, found.final, wall, found.point)
     return value
 
 
@@ -652,14 +662,16 @@ def relaxation_point(instance: FileDomainInstance):
     return known[3] if known is not None else None
 
 
-def heuristics_best(instance: FileDomainInstance) -> float:
-    """The least evaluated time among the registered heuristics' domains (an upper end for the search)."""
+def heuristics_best(instance: FileDomainInstance, deadline: Deadline | None = None) -> float:
+    """The least evaluated time among the registered heuristics' domains (an upper end for the search;
+    inf where none runs), those started before ``deadline``."""
     from iosched.core import METHODS
-    from iosched.evaluate.filedomain import evaluate
 
     best = math.inf
     for method in METHODS.values():
         if method.problem == "filedomain" and method.name != "exact":
+            if deadline is not None and deadline.expired():
+                break
             try:
                 domains = method.run(instance).solution
             except ParameterError:
