@@ -20,7 +20,7 @@ solved, and past the deadline every unexplored level's next skeleton and every o
 lower bound on the sum of completions of the schedules in it; these regions cover every schedule that
 could beat U. So the least of these bounds and U is a lower bound on the sum of completions of every
 schedule (the closure's minimum is at most each schedule's value, since the models only relax the
-evaluator's strict inequalities). It is ``exact`` 's bound, named "every schedule"; where the search
+evaluator's strict inequalities). It is the bound of ``exact``, valid for every schedule; where the search
 ends it equals the value of the schedule found up to the exact proof of the last leaves (zero where
 their bases check out exactly). The schedule is built from the exact optimum in Fractions and goes
 through the evaluator like every method's.
@@ -58,6 +58,7 @@ SCOPE = "every schedule the evaluator accepts"
 TIE = Fraction(1, 10**9)  # relative: the search prunes at a start's value times (1 + TIE), to find it again itself
 CERTIFIED = Fraction(1, 10**9)  # relative gap at or below which the search calls its schedule optimal
 CPSAT_SHARE = 0.2  # of the budget: cpsat's start (it proves its grid scope's optimum on 3 to 6 jobs in seconds)
+CPSAT_MAX_S = 10.0  # s: at most, whatever the budget (the search makes better use of the rest)
 LIST_SHARE = 0.05  # of the budget: rigid-list's start
 MAX_SKELETONS = 200_000  # per job: beyond, the instance is refused as too large to enumerate
 
@@ -98,7 +99,7 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
     """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget) and the
     serial schedule; and what each gave."""
     tried = []
-    calls = [("cpsat", lambda s: _cpsat_start(instance, profile, s), CPSAT_SHARE),
+    calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
              ("dmr", lambda s: dmr(instance, time_limit=s).solution, LIST_SHARE),
              ("serial", lambda s: _serial(instance), 0.0)]
@@ -290,8 +291,10 @@ def _float_below(x: Fraction) -> float:
 @register("malleable", "exact", objective="mean_completion")
 def exact(instance: MalleableInstance, objective: Objective = "mean_completion", profile: str = "default",
           max_skeletons: Skeletons = MAX_SKELETONS) -> MethodOutput:
-    """Exact over every schedule: skeleton enumeration and a continuous-time capacity model, certified in
-    exact arithmetic; its bound is valid for every schedule (up to ``max_skeletons`` per job)."""
+    """Exact over every schedule (no grid, no segment cap); its bound is valid for every schedule.
+
+    Skeleton enumeration and a continuous-time capacity model, proven in exact arithmetic (module docstring);
+    mean completion only; refuses an instance with more than ``max_skeletons`` skeletons for a job."""
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)
     start, tried = _starts(instance, profile, deadline)
@@ -300,9 +303,11 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
     began = time.perf_counter()
     try:
         search = Search(instance, start, prof.solver, deadline, max_skeletons)
-    except TimeoutError:
-        info.update(model_status="time_limit", error="the time limit passed while listing the skeletons")
-        return MethodOutput(start.schedule, Status.TIME_LIMIT, info=info)
+    except TimeoutError:  # no enumeration bound: each job's shortest run time still bounds its C - a
+        floor = _float_below(min(sum(Fraction(min(j.times)) for j in instance.jobs), start.sum) / n)
+        info.update(model_status="time_limit", model_bound=floor,
+                    error="the time limit passed while listing the skeletons")
+        return MethodOutput(start.schedule, Status.TIME_LIMIT, bound=floor, info=info)
     info["skeletons"] = {j.id: len(lst) for j, lst in zip(instance.jobs, search.lists)}
     search.run()
     if search.best is not None:

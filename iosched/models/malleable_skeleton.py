@@ -186,9 +186,11 @@ def shape(job: JobData, sk: Skeleton) -> Shape:
         stall_max.append(min(job.timeout, room))
     points: list[Affine] = [(Fraction(0), ((0, Fraction(1)),))]
     for i in range(1, m + 1):
-        if i in var:
+        if i in var:  # an expansion with its stall: the new size from the stall's end
             points.append((checks[i - 1] * P, ((0, Fraction(1)), (var[i], Fraction(1)))))
-        else:
+        elif sizes[i] > sizes[i - 1]:  # an expansion without (timeout 0): the new size from the check
+            points.append((checks[i - 1] * P, ((0, Fraction(1)),)))
+        else:  # a shrink: the old size until the reconfiguration ends
             points.append((checks[i - 1] * P + cost[i], ((0, Fraction(1)),)))
     if m == 0:
         points.append((t[sizes[0]], ((0, Fraction(1)),)))
