@@ -8,10 +8,16 @@ a lower bound on its C_i - a_i in any schedule). Up to the dominance rules of
 :mod:`iosched.models.malleable_skeleton` (each keeps, for every schedule, one no worse at every
 instant for every job), every schedule is a point of one *tuple* of skeletons, one per job, whose own
 minima F_j sum to at most its value; each job has finitely many skeletons with F_j <= D_j. The tuples
-are enumerated depth first (jobs with fewest skeletons first, each job's skeletons by F ascending) and
-a partial tuple is cut where sum of its F_j plus the other jobs' Tmin reaches U (every completion of
-it has at least that sum; the later skeletons of a level have larger F, so the whole rest of the
-level goes). Each remaining tuple is solved by the branch and bound of
+are enumerated depth first (jobs with fewest skeletons first) and a partial tuple is cut where the sum
+of its F_j plus the other jobs' least F reaches U (every completion of it has at least that sum).
+Lagrangian prices on the nodes over time (:mod:`iosched.models.malleable_prices`, a share of the budget)
+give every skeleton a priced bound g >= its share of any tuple's sum, less a constant charge: each job's
+skeletons are taken by g ascending, and a level ends where the sum of g (the chosen ones', this one's and
+the later jobs' least) less the charge reaches U (the later skeletons of the level have larger g); a
+skeleton that cannot stay below U with every other job's least g is dropped at once. On grid6-0 the own
+minima leave 61,551 tuples below U, the prices 14. A partial tuple of two jobs or more is also cut where the
+branch and bound below, on its jobs alone (a relaxation: the others' blocks dropped), plus the others' least
+F reaches U. Each remaining tuple is solved by the branch and bound of
 :mod:`iosched.models.malleable_capacity` (continuous start times and stalls, block orders, LPs on the
 profile's backend certified exactly); a better schedule lowers U at once.
 
@@ -50,6 +56,7 @@ from iosched.heuristics.malleable_list import rigid_list
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.malleable_capacity import TupleModel, solve_tuple
 from iosched.models.malleable_cpsat import cpsat
+from iosched.models.malleable_prices import prices
 from iosched.models.malleable_skeleton import JobData, Shape, Skeleton, job_data, shape, skeletons
 from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer, OneOf
@@ -61,6 +68,7 @@ CPSAT_SHARE = 0.2  # of the budget: cpsat's start (it proves its grid scope's op
 CPSAT_MAX_S = 10.0  # s: at most, whatever the budget (the search makes better use of the rest)
 LIST_SHARE = 0.05  # of the budget: rigid-list's start
 MAX_SKELETONS = 200_000  # per job: beyond, the instance is refused as too large to enumerate
+PRICE_SHARE = 0.25  # of the time left after the skeletons: the search for Lagrangian prices, at most
 
 Objective = Annotated[str, OneOf(("mean_completion",))]
 Skeletons = Annotated[int, Integer(1, 10**7)]
@@ -84,7 +92,7 @@ def _within(seconds: float, call):
         METHOD_START.reset(token)
 
 
-def _serial(instance: MalleableInstance) -> Schedule:
+def serial_schedule(instance: MalleableInstance) -> Schedule:
     """Jobs in arrival order, one at a time, each at its fastest size: always feasible."""
     out, free = {}, -math.inf
     for job in sorted(instance.jobs, key=lambda j: (j.arrival, j.id)):
@@ -102,7 +110,7 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
     calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
              ("dmr", lambda s: dmr(instance, time_limit=s).solution, LIST_SHARE),
-             ("serial", lambda s: _serial(instance), 0.0)]
+             ("serial", lambda s: serial_schedule(instance), 0.0)]
     best = None
     for name, call, share in calls:
         began = time.perf_counter()
@@ -174,6 +182,11 @@ class Search:
         self.notes: set[str] = set()
         fastest = sum(j.fastest for j in self.jobs)
         self.lists = [skeletons(j, self.cut - (fastest - j.fastest), deadline, cap) for j in self.jobs]
+        self.listed = [len(lst) for lst in self.lists]
+        self.charge, self.priced_bound, self.price_steps = 0.0, None, 0
+        self.g = [[float(s.own) for s in lst] for lst in self.lists]  # no prices: g = F (charge 0)
+        if all(self.lists):
+            self._price(Deadline(PRICE_SHARE * deadline.remaining()))
         self.order = sorted(range(len(self.jobs)), key=lambda j: (len(self.lists[j]), j))
         self.shapes: dict[tuple[int, Skeleton], Shape] = {}
 
@@ -196,7 +209,7 @@ class Search:
             self.best = (schedule, total)
         return total
 
-    def _shapes(self, chosen: list[Skeleton | None]) -> tuple[list[int], list[Shape]]:
+    def shapes_of(self, chosen: list[Skeleton | None]) -> tuple[list[int], list[Shape]]:
         """The jobs with a skeleton in ``chosen`` and their shapes."""
         which, shapes = [], []
         for j, sk in enumerate(chosen):
@@ -210,7 +223,7 @@ class Search:
         return which, shapes
 
     def _tuple(self, chosen: list[Skeleton]) -> None:
-        _, shapes = self._shapes(chosen)
+        _, shapes = self.shapes_of(chosen)
         model = TupleModel(self.jobs, shapes, self.instance.nodes, self.cut)
         res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x))
         self._count(res)
@@ -229,7 +242,7 @@ class Search:
         """A lower bound on the sum of every completion of the partial tuple ``chosen``: the capacity
         problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the other
         jobs' least own minima; solved only to the extent of telling whether it reaches the cut."""
-        which, shapes = self._shapes(chosen)
+        which, shapes = self.shapes_of(chosen)
         if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:
             return sum(sh.skeleton.own for sh in shapes) + rest  # no overload possible among them
         model = TupleModel([self.jobs[j] for j in which], shapes, self.instance.nodes, self.cut - rest)
@@ -238,12 +251,34 @@ class Search:
         self.counts["partial"] += 1
         return res.lower + rest
 
+    def _price(self, deadline: Deadline) -> None:
+        """Lagrangian prices (:mod:`iosched.models.malleable_prices`): each job's skeletons get their priced
+        bound g, the lists are sorted by it, and a skeleton whose g with every other job's least g reaches
+        the cut is dropped (no tuple below the cut holds it)."""
+        priced = prices(self.jobs, self.lists, self.instance.nodes, float(self.cut), deadline)
+        self.charge, self.priced_bound, self.price_steps = priced.charge, priced.bound, priced.iterations
+        least = [float(v.min()) for v in priced.values]
+        for j, (lst, values) in enumerate(zip(self.lists, priced.values)):
+            others = sum(least) - least[j] - self.charge
+            keep = sorted((float(v), n) for n, v in enumerate(values) if v + others < self.cut)
+            self.lists[j] = [lst[n] for _, n in keep]
+            self.g[j] = [v for v, _ in keep]
+
     def run(self) -> None:
-        """Depth first over the jobs in ``order``; at each level the skeletons by own minimum."""
-        n, order, lists = len(self.jobs), self.order, self.lists
-        rest = [sum(lists[order[e]][0].own if lists[order[e]] else math.inf for e in range(d, n))
-                for d in range(n + 1)]  # each later job's least own minimum
-        idx, part, chosen = [0] * n, [Fraction(0)] * (n + 1), [None] * n
+        """Depth first over the jobs in ``order``; at each level the skeletons by priced bound g (the own
+        minimum F where there are no prices). A skeleton is passed over where the sum of F (its own, the
+        chosen ones' and the later jobs' least) reaches the cut, and the level ends where the sum of g less
+        the charge does (the later skeletons have larger g)."""
+        n, order, lists, g = len(self.jobs), self.order, self.lists, self.g
+        if not all(lists):  # a job with no skeleton below the cut: no schedule beats the incumbent
+            return
+        rest = [sum(min(s.own for s in lists[order[e]]) for e in range(d, n)) for d in range(n + 1)]
+        rest_g = [sum(g[order[e]][0] for e in range(d, n)) for d in range(n + 1)]
+        least_after = []  # per level, the least F from each index on (the frontier's bound)
+        for e in range(n):
+            own = [s.own for s in lists[order[e]]]
+            least_after.append([min(own[k:]) for k in range(len(own))])
+        idx, part, part_g, chosen = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1), [None] * n
         d = 0
         while d >= 0:
             level = lists[order[d]]
@@ -252,7 +287,8 @@ class Search:
                 for e in range(d + 1):
                     k = idx[e] + (e < d)
                     if k < len(lists[order[e]]):
-                        self.lower = min(self.lower, part[e] + lists[order[e]][k].own + rest[e + 1])
+                        self.lower = min(self.lower, max(part[e] + least_after[e][k] + rest[e + 1],
+                                                         part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge))
                 return
             if idx[d] >= len(level):
                 chosen[order[d]] = None
@@ -260,14 +296,19 @@ class Search:
                 if d >= 0:
                     idx[d] += 1
                 continue
-            sk = level[idx[d]]
-            lb = part[d] + sk.own + rest[d + 1]
-            if lb >= self.cut:  # this skeleton and the level's later ones (larger F) cannot beat the incumbent
+            sk, value = level[idx[d]], g[order[d]][idx[d]]
+            lb = part_g[d] + value + rest_g[d + 1] - self.charge
+            if lb >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
                 self.lower = min(self.lower, lb)
                 idx[d] = len(level)
                 continue
+            lb = part[d] + sk.own + rest[d + 1]
+            if lb >= self.cut:  # nor can this one, by the own minima
+                self.lower = min(self.lower, lb)
+                idx[d] += 1
+                continue
             chosen[order[d]] = sk
-            part[d + 1] = part[d] + sk.own
+            part[d + 1], part_g[d + 1] = part[d] + sk.own, part_g[d] + value
             if d == n - 1:
                 self._tuple(chosen)
                 idx[d] += 1
@@ -308,7 +349,10 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
         info.update(model_status="time_limit", model_bound=floor,
                     error="the time limit passed while listing the skeletons")
         return MethodOutput(start.schedule, Status.TIME_LIMIT, bound=floor, info=info)
-    info["skeletons"] = {j.id: len(lst) for j, lst in zip(instance.jobs, search.lists)}
+    info["skeletons"] = {j.id: [listed, len(lst)] for j, listed, lst in zip(instance.jobs, search.listed, search.lists)}
+    lagrangian = search.priced_bound  # floating point, as found: the pruning uses it lowered by its margins
+    finite = lagrangian is not None and math.isfinite(lagrangian)
+    info["prices"] = {"steps": search.price_steps, "lagrangian_mean": lagrangian / n if finite else None}
     search.run()
     if search.best is not None:
         schedule, total = search.best
