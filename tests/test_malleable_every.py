@@ -352,3 +352,13 @@ def test_the_priced_bound_never_exceeds_a_tuples_minimum():
             assert sum(g[k] for g, k in zip(search.g, picks)) - search.charge <= res.value + 1e-9
             checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("solver", ["scip", "gurobi"])
+def test_the_lps_run_on_the_profiles_backend(solver):
+    """Another backend solves the node LPs (one LP built per node through iosched.solvers.lp.LP, where HiGHS
+    keeps one model per tuple): the same optimum, proven the same way."""
+    res = solve("malleable", "lib:malleable/grid4-7", "exact", attach_bound=False, profile=f"{ROOMY}:{solver}")
+    assert res.status == Status.OPTIMAL and res.info["solver"] == solver
+    assert res.objective == pytest.approx(29.75, abs=1e-12) and res.bound == pytest.approx(29.75, abs=1e-12)
+    assert res.info["lps"] >= 1 and res.info["unresolved"] == 0

@@ -162,7 +162,7 @@ class RationalLP:
         rows, and a sign that does not match a row's side, count as 0). ``phase_one``: with the objective 0
         instead, a bound above 0 proving that no point satisfies the rows (a Farkas certificate); it is also
         the bound on ``min sum v`` of the elastic LP, whose v columns (cost 1, coefficient +-1) have
-        d = 1 - |y_r| >= 0 for |y_r| <= 1 and lower bound 0, so they add 0. ``-math.inf`` where a d_j != 0
+        d = 1 - abs(y_r) >= 0 for abs(y_r) <= 1 and lower bound 0, so they add 0. ``-math.inf`` where a d_j != 0
         meets an infinite bound."""
         total = Fraction(0) if phase_one else self.constant
         d = [Fraction(0)] * self.n if phase_one else list(self.cost)
