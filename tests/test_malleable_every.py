@@ -362,3 +362,15 @@ def test_the_lps_run_on_the_profiles_backend(solver):
     assert res.status == Status.OPTIMAL and res.info["solver"] == solver
     assert res.objective == pytest.approx(29.75, abs=1e-12) and res.bound == pytest.approx(29.75, abs=1e-12)
     assert res.info["lps"] >= 1 and res.info["unresolved"] == 0
+
+
+def test_a_start_that_refuses_the_instance_is_skipped():
+    """Resizes of 10^12 s: cpsat's grid refuses the instance (a ParameterError), exact goes on from rigid-list,
+    and with no resize worth its cost the best rigid schedule of grid3-0's jobs (83/3) is optimal."""
+    base = generate(0, 3, "grid")
+    instance = MalleableInstance(base.nodes, tuple(replace(j, reconfig_s=1e12) for j in base.jobs), "huge-resizes")
+    res = solve("malleable", instance, "exact", attach_bound=False, profile=ROOMY)
+    tried = {row["heuristic"]: row for row in res.info["start"]["tried"]}
+    assert "horizon" in tried["cpsat"]["error"] and tried["cpsat"]["value"] is None
+    assert res.status == Status.OPTIMAL and res.objective == pytest.approx(83 / 3, abs=1e-12)
+    assert res.bound <= 83 / 3 and res.bound == pytest.approx(83 / 3, abs=1e-12)

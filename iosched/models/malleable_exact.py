@@ -113,11 +113,14 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
              ("serial", lambda s: serial_schedule(instance), 0.0)]
     best = None
     for name, call, share in calls:
-        began = time.perf_counter()
-        schedule = _within(min(share * deadline.seconds, deadline.remaining()), call) if share else call(0)
+        began, error = time.perf_counter(), None
+        try:
+            schedule = _within(min(share * deadline.seconds, deadline.remaining()), call) if share else call(0)
+        except Exception as e:  # noqa: BLE001 - a start that fails (cpsat's grid refusing the instance) is skipped
+            schedule, error = None, f"{type(e).__name__}: {e}"
         ev = evaluate(instance, schedule) if schedule is not None else None
         row = {"heuristic": name, "value": ev.mean_completion if ev is not None and ev.feasible else None,
-               "time_s": round(time.perf_counter() - began, 3)}
+               "time_s": round(time.perf_counter() - began, 3), **({"error": error} if error else {})}
         tried.append(row)
         if row["value"] is None:
             continue
