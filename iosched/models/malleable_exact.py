@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated
 
-from iosched.core import METHOD_START, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, METHOD_START, MethodOutput, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable import dmr
 from iosched.heuristics.malleable_list import rigid_list
@@ -332,7 +332,7 @@ def _float_below(x: Fraction) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
-@register("malleable", "exact", objective="mean_completion")
+@register("malleable", "exact", objective="mean_completion", exact_over=EVERY_SOLUTION)
 def exact(instance: MalleableInstance, objective: Objective = "mean_completion", profile: str = "default",
           max_skeletons: Skeletons = MAX_SKELETONS) -> MethodOutput:
     """Exact over every schedule (no grid, no segment cap); its bound is valid for every schedule.
