@@ -171,7 +171,7 @@ def paths(out: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "m.mps")
         t = time.perf_counter()
-        h = m._highs(prof)
+        h = m.highs(prof)
         h.writeModel(path)
         lines.append(f"| arrays to highspy and MPS written ({os.path.getsize(path) / 1e6:.0f} MB) | "
                      f"{time.perf_counter() - t:.2f} |")
