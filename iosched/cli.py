@@ -24,7 +24,7 @@ from iosched.commands.simulate import cmd_simulate
 from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
-from iosched.solvers import backends
+from iosched.solvers import backends, profile_source
 
 
 def _stream(obj, stream) -> None:
@@ -304,7 +304,9 @@ def cmd_solvers(args) -> int:
     rows = backends.inventory()
     if args.json:
         print(json.dumps(rows, indent=2))
+        print(f"solver profiles: {profile_source()}", file=sys.stderr)
         return 0
+    print(f"solver profiles: {profile_source()}")
     for r in rows:
         if r["version"] is None:
             print(f"{r['solver']:7s} not installed ({r['install']})")

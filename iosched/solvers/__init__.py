@@ -24,7 +24,7 @@ from pathlib import Path
 from iosched import validate
 from iosched.errors import ParameterError
 from iosched.solvers import backends
-from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing  # noqa: F401  (re-exported)
+from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing, shown  # noqa: F401  (re-exported)
 from iosched.solvers.backends.cpsat import CPSAT, solve_cpsat  # noqa: F401  (re-exported)
 from iosched.solvers.outcome import Profile, SolveOutcome, Stop  # noqa: F401  (re-exported)
 from iosched.status import METHOD_START
@@ -112,7 +112,7 @@ def load_profile(name: str = "default", path: str | Path | None = None) -> Profi
     ``NAME:SOLVER`` is profile NAME solved on backend SOLVER (which must be installed)."""
     file = profile_path(path)
     if not isinstance(name, str):
-        raise ParameterError(f"profile must be a profile name, got {name!r}")
+        raise ParameterError(f"profile must be a profile name, got {shown(name)}")
     base, _, solver = name.partition(":")
     try:
         content = file.read_bytes()
@@ -122,7 +122,7 @@ def load_profile(name: str = "default", path: str | Path | None = None) -> Profi
     if not solver:
         return profile
     if solver not in BACKENDS:
-        raise ParameterError(f"profile {name!r}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
+        raise ParameterError(f"profile {shown(name)}: solver must be one of {', '.join(BACKENDS)}, got {shown(solver)}")
     chosen = backends.require(solver)
     chosen.check_options(chosen.raw(profile), f"{file}: profile {base!r}")
     return replace(profile, name=name, solver=solver)
@@ -140,14 +140,14 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
     except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
         raise ParameterError(f"{file} is nested too deeply to be a solver profile file") from None
     if name not in profiles:
-        raise ParameterError(f"unknown solver profile {name!r} in {file}; known: {', '.join(profiles)}")
+        raise ParameterError(f"unknown solver profile {shown(name)} in {file}; known: {shown(list(profiles))}")
     p = profiles[name]
     where = f"{file}: profile {name!r}"
     if not isinstance(p, dict):
-        raise ParameterError(f"{where} must be a table ([{name}]), got {p!r}")
+        raise ParameterError(f"{where} must be a table ([{name}]), got {shown(p)}")
     unknown = set(p) - _KEYS
     if unknown:
-        raise ParameterError(f"{where}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(_KEYS))}")
+        raise ParameterError(f"{where}: unknown key {shown(sorted(unknown)[0])}; known: {', '.join(sorted(_KEYS))}")
     missing = {"time_limit", "rel_gap", "threads", "seed"} - set(p)
     if missing:
         raise ParameterError(f"{where} lacks {sorted(missing)[0]!r}")
@@ -157,13 +157,13 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
     seed = validate.integer(f"{where}: seed", p["seed"], 0, 2**31 - 1, error=ParameterError)
     solver = p.get("solver", "highs")
     if not isinstance(solver, str) or solver not in BACKENDS:
-        raise ParameterError(f"{where}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
+        raise ParameterError(f"{where}: solver must be one of {', '.join(BACKENDS)}, got {shown(solver)}")
     backends.require(solver)
     raw = {}
     for table, engine in _RAW.items():
         options = p.get(table, {})
         if not isinstance(options, dict):
-            raise ParameterError(f"{where}: {table} must be a table ([{name}.{table}]), got {options!r}")
+            raise ParameterError(f"{where}: {table} must be a table ([{name}.{table}]), got {shown(options)}")
         if table == solver or (options and engine.version() is not None):
             engine.check_options(options, where)  # an absent backend's table waits until it is chosen
         raw[table] = dict(options)

@@ -15,7 +15,7 @@ in :data:`BACKENDS`.
 from __future__ import annotations
 
 from iosched.errors import ParameterError
-from iosched.solvers.backends.base import Backend, LicenceLimit, SolverMissing  # noqa: F401  (re-exported)
+from iosched.solvers.backends.base import Backend, LicenceLimit, SolverMissing, shown  # noqa: F401  (re-exported)
 from iosched.solvers.backends.cbc import Cbc
 from iosched.solvers.backends.cplex import Cplex
 from iosched.solvers.backends.gurobi import Gurobi
@@ -30,7 +30,7 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (Highs(), Gurobi(), Scip(), C
 def backend(name: str) -> Backend:
     """The backend ``name`` (a ParameterError naming the known ones otherwise)."""
     if name not in BACKENDS:
-        raise ParameterError(f"solver must be one of {', '.join(BACKENDS)}, got {name!r}")
+        raise ParameterError(f"solver must be one of {', '.join(BACKENDS)}, got {shown(name)}")
     return BACKENDS[name]
 
 

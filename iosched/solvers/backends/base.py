@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import re
+import reprlib
 import tempfile
 import time
 import warnings
@@ -47,6 +48,15 @@ class LicenceLimit(ParameterError):
 # columns" (code 10010)
 LICENCE_REFUSAL = re.compile(r"size-limited license|Problem size limits exceeded|too many rows and columns|"
                              r"Error\s+1016|\b10010\b", re.IGNORECASE)
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict = 3, 60, 60, 4, 4
+
+
+def shown(value) -> str:
+    """``repr(value)`` cut short: a value from a file may be megabytes long or nested thousands deep."""
+    return _SHOWN.repr(value)
+
 
 # the profile's limits and how each is handed over
 CASTS = {"time_limit": float, "rel_gap": float, "threads": int, "seed": int}
@@ -208,8 +218,8 @@ class Backend:
         label = self.label or self.name
         for key in options:
             if str(key).lower().lstrip("-") in self.FILE_OPTIONS:
-                raise ParameterError(f"{where}.{self.name}: option {key!r} makes {label} write files, which a "
-                                     f"profile file may not ask for (give it in Python if you need it)")
+                raise ParameterError(f"{where}.{self.name}: option {shown(key)} makes {label} read or write files, "
+                                     f"which a profile file may not ask for (give it in Python if you need it)")
         self.require()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Xpress warns about its community licence
@@ -218,8 +228,8 @@ class Backend:
                 try:
                     setter(key, value)
                 except Exception:  # each backend raises its own errors (and TypeError) for a bad name or value
-                    raise ParameterError(f"{where}.{self.name}: {label} has no option {key!r} taking "
-                                         f"{value!r}") from None
+                    raise ParameterError(f"{where}.{self.name}: {label} has no option {shown(key)} taking "
+                                         f"{shown(value)}") from None
 
     # --- MIP starts and licences ---------------------------------------------------------------------
 

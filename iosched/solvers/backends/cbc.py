@@ -15,7 +15,7 @@ import tempfile
 import numpy as np
 
 from iosched.errors import ParameterError
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, SolverMissing, keep
+from iosched.solvers.backends.base import Backend, Pending, RootWatch, SolverMissing, keep, shown
 from iosched.solvers.backends.highs import highs_model
 from iosched.solvers.backends.pyomo_path import LegacyPyomo
 from iosched.solvers.outcome import Answer, Profile, Stop
@@ -150,12 +150,12 @@ class Cbc(LegacyPyomo, Backend):
         for key, value in options.items():
             word = str(key).lower().lstrip("-")
             if not re.fullmatch(r"[a-z][a-z0-9]*", word):
-                raise ParameterError(f"{where}.cbc: option {key!r} must be one word of letters and digits")
+                raise ParameterError(f"{where}.cbc: option {shown(key)} must be one word of letters and digits")
             if any(command.startswith(word) for command in FILE_COMMANDS):
-                raise ParameterError(f"{where}.cbc: option {key!r} names a CBC command that reads or writes files, "
-                                     f"which a profile file may not ask for")
+                raise ParameterError(f"{where}.cbc: option {shown(key)} names a CBC command that reads or writes "
+                                     f"files, which a profile file may not ask for")
             if not re.fullmatch(r"[-+]?[0-9.eE+-]+|[A-Za-z0-9_.]+", str(value)):
-                raise ParameterError(f"{where}.cbc: option {key!r} takes one word or number, got {value!r}")
+                raise ParameterError(f"{where}.cbc: option {shown(key)} takes one word or number, got {shown(value)}")
         super().check_options(options, where)
 
     def option_setter(self):

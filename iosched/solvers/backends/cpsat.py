@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from iosched.errors import ParameterError
-from iosched.solvers.backends.base import Backend
+from iosched.solvers.backends.base import Backend, shown
 from iosched.solvers.outcome import Profile, SolveOutcome, Stop
 
 # CP-SAT's solve status (CpSolverStatus), by name. CP-SAT does not say which limit stopped it: a FEASIBLE answer
@@ -49,7 +49,8 @@ class CpSat(Backend):
                     raise AttributeError(key)
                 setattr(prm, key, value)
             except (AttributeError, TypeError, ValueError):
-                raise ParameterError(f"{where}.cpsat: CP-SAT has no parameter {key!r} taking {value!r}") from None
+                raise ParameterError(f"{where}.cpsat: CP-SAT has no parameter {shown(key)} taking "
+                                     f"{shown(value)}") from None
 
     def solve(self, model, profile: Profile):
         """Solve the CP-SAT ``model`` under ``profile``: the outcome and the solver (to read values). CP-SAT
