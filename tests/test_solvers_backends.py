@@ -327,3 +327,21 @@ def test_window_front_is_whole_despite_a_backends_integrality_tolerance():
     assert ref.status == res.status == Status.OPTIMAL
     assert res.objective == pytest.approx(ref.objective, rel=1e-9)
     assert res.solution.front == ref.solution.front
+
+
+def test_a_failed_cbc_solve_leaves_no_pyomo_files(tmp_path, monkeypatch):
+    """Pyomo's cbc interface writes its LP file before it escapes the options: one it cannot escape used to
+    leave tmp*.pyomo.lp in the temporary folder. Its files now go in a folder removed whatever happens."""
+    import tempfile
+
+    if shutil.which("cbc") is None:
+        pytest.skip("the cbc program is not on PATH (see test_cbc_is_installed)")
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    prof = iosched.solvers.Profile("p", 5.0, 0.0, 1, 0, solver="cbc", raw={"cbc": {"a b": 1}})  # not from a file
+    out = solve_pyomo(_knapsack(), prof)
+    assert out.status == Status.ERROR and "escape" in out.message
+    assert solve_pyomo(_knapsack(), iosched.solvers.Profile("p", 5.0, 0.0, 1, 0, solver="cbc")).status == \
+        Status.OPTIMAL
+    assert list(folder.iterdir()) == []
