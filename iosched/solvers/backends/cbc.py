@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,10 +63,20 @@ def program_version(path: str | None) -> str | None:
     return found.group(1) if found else "unknown"
 
 
-def run_cbc(path: str, args: list[str], timeout: float) -> tuple[str, float | None, dict, str]:
+@dataclass
+class CbcRun:
+    """What one run of CBC left: its solution file's status line and objective, {row or column name: (value,
+    dual or reduced cost)}, and its output."""
+
+    head: str
+    objective: float | None = None
+    values: dict = field(default_factory=dict)
+    output: str = ""
+
+
+def run_cbc(path: str, args: list[str], timeout: float) -> CbcRun:
     """Run CBC on the MPS file ``path`` with the command-line ``args`` (ending with the action: ``-solve``,
-    ``-dualS``, ...): (the solution file's status line, its objective, {row or column name: (value, dual or
-    reduced cost)}, CBC's output). ``timeout`` (s): a safety net beyond CBC's own ``-sec``."""
+    ``-dualS``, ...). ``timeout`` (s): a safety net beyond CBC's own ``-sec``."""
     with tempfile.TemporaryDirectory(prefix="iosched-cbc-") as folder:
         sol = os.path.join(folder, "solution.txt")
         out = subprocess.run([shutil.which("cbc"), path, *args, "-printingOptions", "all", "-solu", sol],
@@ -74,7 +85,7 @@ def run_cbc(path: str, args: list[str], timeout: float) -> tuple[str, float | No
             with open(sol, encoding="utf-8", errors="replace") as f:
                 lines = f.read().splitlines()
         except OSError:
-            return "no solution file", None, {}, out.stdout + out.stderr
+            return CbcRun("no solution file", output=out.stdout + out.stderr)
     head = lines[0] if lines else ""
     found = re.search(r"objective value\s+(\S+)", head)
     objective = float(found.group(1)) if found else None
@@ -83,7 +94,7 @@ def run_cbc(path: str, args: list[str], timeout: float) -> tuple[str, float | No
         parts = line.replace("**", " ").split()
         if len(parts) >= 4:
             values[parts[1]] = (float(parts[2]), float(parts[3]))
-    return head, objective, values, out.stdout
+    return CbcRun(head, objective, values, out.stdout)
 
 
 def root_from_log(text: str) -> float | None:
@@ -219,18 +230,19 @@ class Cbc(LegacyPyomo, Backend):
             with open(start_file, "w", encoding="utf-8") as f:
                 f.writelines(f"{j} c{j} {v!r}\n" for j, v in enumerate(start.tolist()) if v)
             args += ["-mipstart", start_file]
-        head, obj, values, text = run_cbc(path, [*args, "-solve"], timeout=profile.time_limit + 60)
+        run = run_cbc(path, [*args, "-solve"], timeout=profile.time_limit + 60)
         with open(log_file, "w", encoding="utf-8") as f:
-            f.write(text)
-        has = obj is not None and abs(obj) < 1e49 and not head.startswith(("Infeasible", "Integer infeasible")) \
-            and "no integer solution" not in head
-        code, message = self.status_of(head)
+            f.write(run.output)
+        obj = run.objective
+        has = obj is not None and abs(obj) < 1e49 and not run.head.startswith(("Infeasible", "Integer infeasible")) \
+            and "no integer solution" not in run.head
+        code, message = self.status_of(run.head)
         answer = self.answer(code, has, message, objective=obj)
-        found = re.search(r"Lower bound:\s+(\S+)", text)
+        found = re.search(r"Lower bound:\s+(\S+)", run.output)
         answer.bound = obj if answer.stop is Stop.OPTIMAL else (float(found.group(1)) if found else None)
-        cols = {int(k[1:]): v for k, (v, _) in values.items() if k[:1] == "c" and k[1:].isdigit()}  # all printed
+        cols = {int(k[1:]): v for k, (v, _) in run.values.items() if k[:1] == "c" and k[1:].isdigit()}  # all printed
         answer.x = np.array([cols.get(j, 0.0) for j in range(len(cols))]) if has else None
-        answer.root_bound = None if root is None else root_from_log(text)
+        answer.root_bound = None if root is None else root_from_log(run.output)
         return answer
 
     # --- array LPs (the whole LP, as MPS, each solve) -------------------------------------------------------
@@ -246,11 +258,11 @@ class Cbc(LegacyPyomo, Backend):
             path = os.path.join(folder, "lp.mps")
             h.writeModel(path)
             action = {"dual": "-dualS", "primal": "-primalS", "barrier": "-barrier"}[lp.algorithm]
-            head, value, values, text = run_cbc(path, ["-sec", str(float(time_limit)), action], timeout=time_limit + 60)
-        code, message = self.status_of(head)
+            run = run_cbc(path, ["-sec", str(float(time_limit)), action], timeout=time_limit + 60)
+        code, message = self.status_of(run.head)
         answer = self.answer(code, False, message)
         if answer.stop is Stop.OPTIMAL:
-            answer.has_solution, answer.objective = True, value
-            answer.x = np.array([values.get(f"c{j}", (0.0, 0.0))[0] for j in range(len(whole.cost))])
-            answer.duals = np.array([values.get(f"r{i}", (0.0, 0.0))[1] for i in range(len(whole.row_lo))])
+            answer.has_solution, answer.objective = True, run.objective
+            answer.x = np.array([run.values.get(f"c{j}", (0.0, 0.0))[0] for j in range(len(whole.cost))])
+            answer.duals = np.array([run.values.get(f"r{i}", (0.0, 0.0))[1] for i in range(len(whole.row_lo))])
         return answer
