@@ -47,8 +47,32 @@ LARGE = [
 PROFILES = {"small": "default", "large": "quick"}
 
 
+class _Logged:
+    """The warnings iosched.solvers logs meanwhile (a status code missing from a backend's table)."""
+
+    def __enter__(self) -> list[str]:
+        import logging
+
+        self.seen: list[str] = []
+        self.handler = logging.Handler(logging.WARNING)
+        self.handler.emit = lambda record: self.seen.append(record.getMessage())
+        logging.getLogger("iosched.solvers").addHandler(self.handler)
+        return self.seen
+
+    def __exit__(self, *exc) -> None:
+        import logging
+
+        logging.getLogger("iosched.solvers").removeHandler(self.handler)
+
+
 def run_one(problem: str, instance: str, method: str, params: dict, solver: str, profile: str = "default") -> dict:
     """One solve in this process: a row of the table (a licence refusal or a missing backend as its error)."""
+    with _Logged() as logged:
+        row = _run_one(problem, instance, method, params, solver, profile)
+    return {**row, "logged": logged}
+
+
+def _run_one(problem: str, instance: str, method: str, params: dict, solver: str, profile: str) -> dict:
     import warnings
 
     import iosched
@@ -60,6 +84,8 @@ def run_one(problem: str, instance: str, method: str, params: dict, solver: str,
         backends.interface(solver)  # Pyomo, its solver plugins and the backend imported before the clock
     except ParameterError:
         pass  # the solve below reports it
+    import scipy.optimize  # noqa: F401  (and SciPy, which import iosched no longer loads: the LPs' first use)
+    import scipy.sparse  # noqa: F401
     start = time.perf_counter()
     row = {"problem": problem, "instance": instance, "method": method, "params": params, "solver": solver}
     try:
@@ -140,8 +166,11 @@ def table(out: Path) -> None:
                              + " |")
                 print(lines[-1], flush=True)
     bad = disagreements(rows, max(load_profile(p).rel_gap for p in PROFILES.values()))
+    logged = sorted({m for r in rows for m in r.get("logged", [])})
     lines += ["", "Where two backends proved the model optimal, their values agree within the gap: "
-              + ("yes, on every case." if not bad else "NO: " + "; ".join(bad))]
+              + ("yes, on every case." if not bad else "NO: " + "; ".join(bad)),
+              "", "Status codes missing from a backend's table (logged): " + ("none." if not logged else
+                                                                            "; ".join(logged))]
     _write_section(out, "Solver table", lines)
 
 
@@ -209,12 +238,15 @@ def lp_one(instance: str, solver: str) -> dict:
     grid, and what a licence refused, as said by its warning)."""
     import warnings
 
+    import scipy.optimize  # noqa: F401  (imported before the clocks, as import iosched did before it left SciPy)
+    import scipy.sparse  # noqa: F401
+
     from iosched.core import get_problem
     from iosched.models import malleable_lp as mlp
 
     inst = get_problem("malleable").read_instance(instance)
     row = {"instance": instance, "solver": solver, "jobs": len(inst.jobs)}
-    with warnings.catch_warnings(record=True) as said:
+    with warnings.catch_warnings(record=True) as said, _Logged() as logged:
         warnings.simplefilter("always", mlp.LicenceWarning)
         for name, run in (("interval", lambda: mlp.interval_lp_bound(inst, "mean_completion", solver=solver)),
                           ("order", lambda: mlp.order_lp_bound(inst, "mean_completion", solver=solver)),
@@ -225,6 +257,7 @@ def lp_one(instance: str, solver: str) -> dict:
     row["grid"] = next((k for (i, o, k, s), v in mlp._LPS.items() if s == solver and o == "mean_completion"
                         and isinstance(v, tuple)), None)
     row["refused"] = sorted({str(w.message).split(":")[0] for w in said if issubclass(w.category, mlp.LicenceWarning)})
+    row["logged"] = logged
     return row
 
 
@@ -264,9 +297,11 @@ def lps(out: Path) -> None:
              "coarser one: a weaker bound). The Lagrangian's column generation stops after 20 s.", "",
              "| instance | jobs | solver | interval LP | grid | s | order LP | s | Lagrangian | s | refused |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    logged: set[str] = set()
     for instance in LP_CASES:
         for s in solvers:
             r = _fresh(f"lp_one({instance!r}, {s!r})")
+            logged.update(r.get("logged", []))
             if "error" in r:
                 lines.append(f"| {instance} | | {s} | crashed: {r['error'][-80:]} | | | | | | | |")
             else:
@@ -284,6 +319,7 @@ def lps(out: Path) -> None:
         else:
             lines.append(f"| {s} | {r.get('refused', r.get('error', ''))[:100]} | | {_fmt(r.get('time_s'))} |")
         print(lines[-1], flush=True)
+    lines += ["", "Status codes missing from a backend's table (logged): " + ("; ".join(sorted(logged)) or "none.")]
     _write_section(out, "Array LPs", lines)
 
 

@@ -73,6 +73,8 @@ def test_cbc_status_words_are_read_from_its_solution_file_header():
     assert cbc.header_status("Stopped on time (no integer solution - continuous used) - objective value -2918.4") \
         == "Stopped on time"
     assert cbc.header_status("Integer infeasible - objective value 2.00000000") == "Integer infeasible"
+    assert BACKENDS["cbc"].stop(cbc.header_status("Optimal (within gap tolerance) - objective value 12664.27")) \
+        is Stop.OPTIMAL  # forwarding random:0:200's DFRA-space MILP under the quick profile
     assert cbc.header_status("") == "no solution file"
     assert all(BACKENDS["cbc"].stop(cbc.header_status(f"{w} - objective value 1")) is s
                for w, s in BACKENDS["cbc"].STATUS.items() if w != "no solution file")

@@ -25,7 +25,8 @@ from iosched.solvers.outcome import Answer, Profile, Stop
 # "no solution file" is iosched's word for a run that wrote none
 STATUS_DOC = "https://github.com/coin-or/Cbc/blob/master/src/CbcSolver.cpp (the solution file's header)"
 STATUS = {
-    "Optimal": Stop.OPTIMAL,  # within -ratio, the profile's rel_gap
+    "Optimal": Stop.OPTIMAL,
+    "Optimal (within gap tolerance)": Stop.OPTIMAL,  # -ratio, the profile's rel_gap, reached
     "Infeasible": Stop.INFEASIBLE,
     "Integer infeasible": Stop.INFEASIBLE,
     "Unbounded": Stop.UNBOUNDED,
