@@ -8,8 +8,9 @@ The profile's four limits mean the same everywhere (each backend's ``LIMITS`` na
 ``time_limit`` (s), ``rel_gap`` (stop once |incumbent - bound| <= rel_gap |incumbent|; SCIP's divides by
 min(|incumbent|, |bound|), so it stops no later), ``threads``, ``seed``.
 
-A new backend is one module here (a :class:`~iosched.solvers.backends.base.Backend` subclass) and its line
-in :data:`BACKENDS`.
+A new backend is one module here (a :class:`~iosched.solvers.backends.base.Backend` subclass), its import
+below and its place in :data:`BACKENDS`: profiles, ``iosched solvers``, ``bound --solver`` and the tests
+find it there.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A backend says, as class attributes: what to install, its profile limits in its own option names
 (``LIMITS``), its one table from native status codes to :class:`~iosched.solvers.outcome.Stop`
-(``STATUS``, with the vendor's page of codes in ``STATUS_DOC``), which raw options write files
+(``STATUS``, with the vendor's page of codes in ``STATUS_DOC``), which raw options read or write files
 (``FILE_OPTIONS``, refused from a profile file), how its log says a MIP start was taken (``START_TAKEN``),
 and what it can do (``mip_start``, ``root_bound``, ``incremental_lp``, ``size_limit``), which callers and
 tests ask instead of comparing names. Its methods solve a Pyomo model (through
@@ -143,7 +143,7 @@ class Backend:
     LIMITS: dict[str, str] = {}  # profile field -> the backend's option for it
     STATUS: dict = {}  # native status code -> Stop
     STATUS_DOC = ""  # the vendor's page of those codes
-    FILE_OPTIONS: tuple[str, ...] = ()  # raw options (lower case) that write files: refused from a profile file
+    FILE_OPTIONS: tuple[str, ...] = ()  # raw options (lower case) naming files: refused from a profile file
     START_TAKEN: re.Pattern | None = None  # its log's line for a MIP start taken, the value in a group
     mip_start = True  # hands a Pyomo model's variable values over as a MIP start
     mip_start_why = ""  # why not, where it does not
