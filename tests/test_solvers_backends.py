@@ -321,9 +321,10 @@ def test_periodic_milp_starts_from_persched_on_the_grid(solver):
 def test_window_front_is_whole_despite_a_backends_integrality_tolerance():
     """Gurobi's integrality tolerance (1e-5) let the ε-constraint's first step claim one node total too many at
     front point 5 of random:0:30, and the second step, nodes fixed there, was then infeasible: the front stopped
-    at 4 points (time_limit, 0.547994). The first step is now solved again below that value."""
-    ref = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="quick")
-    res = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="quick:gurobi")
+    at 4 points (time_limit, 0.547994). The first step is now solved again below that value. Under the default
+    profile: quick's 10 s left HiGHS's front unfinished on a loaded machine (8 or 10 points proved)."""
+    ref = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="default")
+    res = iosched.solve("window", "random:0:30", "exact", engine="milp", profile="default:gurobi")
     assert ref.status == res.status == Status.OPTIMAL
     assert res.objective == pytest.approx(ref.objective, rel=1e-9)
     assert res.solution.front == ref.solution.front
