@@ -16,9 +16,14 @@ interval LP, completion-order LP and Lagrangian bound (mean completion), and per
 PerSched's pattern (``trace-compact``'s first), each instance in a fresh process: value, time, and where a
 licence refused the interval LP's grid, the grid it was solved on instead.
 
-    python benchmarks/solvers.py table|paths|lps [--out benchmarks/solvers.md]
+``compare OTHER``: every case of ``table`` run on this checkout and on the checkout OTHER (an older
+commit's, e.g. ``git archive``'d), alternately, so that both see the same load: one JSON line per case
+and backend on stdout, saying whether status, value, bound, model status and start taken are the same.
 
-Each writes its section of the Markdown file (the other sections are kept).
+    python benchmarks/solvers.py table|paths|lps [--out benchmarks/solvers.md]
+    python benchmarks/solvers.py compare OTHER > compare.jsonl
+
+Each of the first three writes its section of the Markdown file (the other sections are kept).
 """
 
 from __future__ import annotations
@@ -367,7 +372,39 @@ def _write_section(out: Path, title: str, lines: list[str]) -> None:
                                                                     sections.values()), encoding="utf-8")
 
 
+def compare(other: str) -> None:
+    """Each case on this checkout and on ``other``, alternately (see the module's docstring)."""
+    import os
+
+    from iosched.solvers.backends import BACKENDS, version
+
+    trees = {"other": str(Path(other).resolve()), "this": str(Path(__file__).resolve().parents[1])}
+    cases = [(c, PROFILES["small"]) for c in SMALL] + [(c, PROFILES["large"]) for c in LARGE]
+    for (problem, instance, method, params), profile in cases:
+        for s in (s for s in BACKENDS if version(s) is not None):
+            rows = {}
+            for name, tree in trees.items():
+                call = f"run_one({problem!r}, {instance!r}, {method!r}, {params!r}, {s!r}, {profile!r})"
+                code = (f"import json, sys; sys.path.insert(0, {tree + '/benchmarks'!r}); import solvers; "
+                        f"print(json.dumps(solvers.{call}))")
+                out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                                     cwd=tree, env={**os.environ, "PYTHONPATH": tree})
+                lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+                rows[name] = json.loads(lines[-1]) if lines else {"status": "crashed", "error": out.stderr[-300:]}
+            said = {name: {"status": r.get("status"), "objective": r.get("objective"), "bound": r.get("bound"),
+                           "model": r.get("model_status"), "start_taken": (r.get("start") or {}).get("solver_taken"),
+                           "time_s": r.get("time_s"), "logged": r.get("logged"), "error": r.get("error")}
+                    for name, r in rows.items()}
+            same = all(said["this"][k] == said["other"][k] for k in ("status", "objective", "bound", "model",
+                                                                   "start_taken"))
+            print(json.dumps({"case": [problem, instance, method, params], "solver": s, "profile": profile,
+                              "same": same, "load": os.getloadavg()[0], **said}), flush=True)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "compare":
+        compare(args[1])
+        sys.exit(0)
     target = Path(args[args.index("--out") + 1]) if "--out" in args else Path(__file__).with_suffix(".md")
     {"table": table, "paths": paths, "lps": lps}[args[0] if args else "table"](target)
