@@ -34,7 +34,7 @@ from iosched.core import (
 )
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
-from iosched.solvers import DEFAULT_PROFILES, backends, profile_path
+from iosched.solvers import backends, profile_source
 
 
 def _stream(obj, stream) -> None:
@@ -324,14 +324,9 @@ def cmd_compile(args) -> int:
 
 
 def cmd_solvers(args) -> int:
-    """The MILP/LP backends a profile can name: installed or not, version, licence limit."""
+    """The MILP/LP backends a profile can name: installed or not, version, licence limit; and the profile file."""
     rows = backends.inventory()
-    try:
-        where = profile_path()
-        origin = " (the package's defaults)" if where == DEFAULT_PROFILES else ""
-        in_force = f"profiles: {where}{origin}"
-    except ParameterError as e:
-        in_force = f"profiles: none readable: {e}"
+    in_force = f"solver profiles: {profile_source()}"
     if args.json:
         print(in_force, file=sys.stderr)
         print(json.dumps(rows, indent=2))

@@ -252,13 +252,15 @@ def test_an_empty_folder_solves_with_the_packaged_profiles(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "IOSCHED_SOLVERS"}
     iosched_cmd = str(Path(sys.executable).parent / "iosched")
     out = subprocess.run([iosched_cmd, "solvers"], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert out.returncode == 0 and "the package's defaults" in out.stdout.splitlines()[0], out
+    assert out.returncode == 0 and "(iosched's own)" in out.stdout.splitlines()[0], out
     res = subprocess.run([iosched_cmd, "solve", "window", "paper:example", "--method", "exact", "--profile", "quick"],
                          cwd=tmp_path, env=env, capture_output=True, text=True)
     assert res.returncode == 0 and "optimal" in res.stdout.splitlines()[0], res
     (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 5\nrel_gap = 0\nthreads = 1\nseed = 0\n")
     out = subprocess.run([iosched_cmd, "solvers"], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert out.stdout.splitlines()[0] == "profiles: solvers.toml", out  # the folder's own file overrides them
+    first = out.stdout.splitlines()[0]  # the folder's own file overrides them, and a warning says so
+    assert first == f"solver profiles: {tmp_path.resolve() / 'solvers.toml'} (the working folder's)", out
+    assert "the working folder's solvers.toml" in out.stderr
 
 
 def test_output_file_keeps_the_summary_on_stdout(capsys, tmp_path):
