@@ -31,7 +31,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-from iosched.solvers.lp import LP, highs_model
+from iosched.solvers.backends.highs import highs_model
+from iosched.solvers.lp import LP
 from iosched.status import Status
 
 DENOMINATOR = 10**6  # duals rounded to rationals of at most this denominator (any y of the right signs is valid)
