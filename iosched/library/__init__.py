@@ -255,10 +255,12 @@ def record_profile(r: dict, records: list[dict]) -> str:
 
 def _closed_by(best: dict, bound: dict, records: list[dict]) -> dict:
     """The cheapest (profile, method) known to close an optimal instance: the best known's and the bound's
-    records (the costlier profile of the two names it), or an exact method's run that met the bound."""
+    records (the costlier profile of the two names it; at the same profile, the method that proved the bound),
+    or an exact method's run that met the bound."""
     ps, pb = record_profile(best, records), record_profile(bound, records)
-    if profile_cost(pb) > profile_cost(ps):
-        found = {"profile": pb, "method": bound["method"], "by": "the bound"}
+    proved_by_a_method = f"{bound['instance'].split('/')[0]}/{bound['method']}" in METHODS  # not Problem.bound
+    if profile_cost(pb) > profile_cost(ps) or (profile_cost(pb) == profile_cost(ps) and proved_by_a_method):
+        found = {"profile": pb, "method": bound["method"], "by": "the bound"}  # (a tie: the proof names it)
     else:
         found = {"profile": ps, "method": best["method"], "by": "the best known"}
     for c in records:
