@@ -386,11 +386,13 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
     jobs started for this run (:mod:`iosched.harness.slurm`), these options over the suite's ``[slurm]``."""
     out = Path(out)
     if slurm is not None:
-        from iosched.harness.slurm import options
+        from iosched.harness.slurm import check_interface, check_paths, options
 
         if scheduler or workers is not None:
             raise ParameterError("--slurm starts its own Dask cluster: give it neither --scheduler nor --workers")
         slurm = options({**suite.slurm, **slurm}, "--slurm-opt / the suite's [slurm]")
+        check_interface(slurm["interface"])
+        check_paths(out)
     if workers is not None:
         validate.integer("--workers", workers, 1, 1024, error=ParameterError)
     if memory_mb is not None:

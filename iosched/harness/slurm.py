@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import time
@@ -34,15 +35,24 @@ KEYS = {
     "cores": (int, 1, "CPUs per job (sbatch --cpus-per-task); task slots = cores // profile threads"),
     "memory": (str, "2GB", "memory per job (sbatch --mem), e.g. 4GB"),
     "walltime": (str, "01:00:00", "time limit per job (sbatch -t), e.g. 00:30:00 or 1-00:00:00"),
-    "job_extra_directives": (list, [], "more #SBATCH lines, e.g. [\"--qos=debug\"]"),
-    "job_script_prologue": (list, [], "shell lines run before the worker, e.g. [\"module load python\"]"),
+    "job_extra_directives": (list, [], "more #SBATCH lines, one --option[=value] each, e.g. [\"--qos=debug\"]"),
+    "job_script_prologue": (list, [], "shell lines run before the worker, one line each, e.g. "
+                                      "[\"module load python\"]"),
     "interface": (str, None, "network interface of the scheduler and workers, e.g. ib0 (lo on one node)"),
     "start_timeout": (float, 300.0, "s to wait for a worker, at the start and whenever none is left"),
     "retries": (int, 2, "times a task may be lost with its worker before it is an ERROR"),
     "restarts": (int, 10, "worker jobs submitted in place of ended ones, per bench"),
 }
-_WALLTIME = re.compile(r"^(\d+-\d+(:\d+(:\d+)?)?|\d+(:\d+(:\d+)?)?)$")  # Slurm's -t forms
-_MEMORY = re.compile(r"^\d+(\.\d+)?\s*[KMGT]i?B?$", re.IGNORECASE)
+# What each value may be: it is written into the job script (#SBATCH lines and the worker's command line),
+# so anything beyond what Slurm accepts there (a newline above all: it starts a shell command, and sbatch
+# reads no #SBATCH line after the first command) is refused, naming the key.
+_NAME = re.compile(r"[A-Za-z0-9_.,:-]+")  # partition and account names (a comma list of partitions too)
+_WALLTIME = re.compile(r"\d+-\d+(:\d+(:\d+)?)?|\d+(:\d+(:\d+)?)?")  # Slurm's -t forms
+_MEMORY = re.compile(r"\d+(\.\d+)? ?[KMGT]i?B?", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=[!-~]+)?")  # one long option, its value printable, no space
+_INTERFACE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")  # Linux's IFNAMSIZ - 1
+_PATH = re.compile(r"[A-Za-z0-9_./,:+@=~-]+")  # a path written unquoted into #SBATCH -o and the worker's command
+_LINE = re.compile(r"[^\x00-\x1f\x7f]*")  # one line of a prologue: no newline, carriage return or control
 POLL_S = 2.0  # s between two looks at squeue while the suite runs
 GONE = {"COMPLETING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
         "DEADLINE", "OUT_OF_MEMORY"}
@@ -70,20 +80,61 @@ def options(table: dict, where: str = "[slurm]") -> dict:
         bad = {"jobs": lambda v: not 1 <= v <= 1024, "cores": lambda v: not 1 <= v <= 1024,
                "retries": lambda v: not 0 <= v <= 100, "restarts": lambda v: not 0 <= v <= 10_000,
                "start_timeout": lambda v: not 0 < v <= 7 * 86400,
-               "memory": lambda v: not _MEMORY.match(v), "walltime": lambda v: not _WALLTIME.match(v),
-               "job_extra_directives": lambda v: not all(isinstance(x, str) for x in v),
-               "job_script_prologue": lambda v: not all(isinstance(x, str) for x in v),
-               "partition": lambda v: not v.strip(), "account": lambda v: not v.strip(),
-               "interface": lambda v: not v.strip()}[key]
+               "memory": lambda v: not _MEMORY.fullmatch(v) or _bytes(v) < 2**20,
+               "walltime": lambda v: not _WALLTIME.fullmatch(v),
+               "job_extra_directives": lambda v: not all(isinstance(x, str) and _DIRECTIVE.fullmatch(x) for x in v),
+               "job_script_prologue": lambda v: not all(isinstance(x, str) and _LINE.fullmatch(x)
+                                                        and not x.lstrip().upper().startswith("#SBATCH") for x in v),
+               "partition": lambda v: not _NAME.fullmatch(v), "account": lambda v: not _NAME.fullmatch(v),
+               "interface": lambda v: not _INTERFACE.fullmatch(v)}[key]
         if bad(value):
-            raise ParameterError(f"{where}: bad {key} {value!r} ({KEYS[key][2]})")
+            raise ParameterError(f"{where}: bad {key} {value!r} ({KEYS[key][2]}{_ACCEPTS.get(key, '')})")
         out[key] = value
     return {**{k: v[1] for k, v in KEYS.items()}, **out}
+
+
+_ACCEPTS = {"partition": "; letters, digits and _.,:- only", "account": "; letters, digits and _.,:- only",
+            "memory": "; at least 1MB", "job_extra_directives": "; each one --option or --option=value, no space",
+            "job_script_prologue": "; one line each, no control character; #SBATCH lines go in job_extra_directives",
+            "interface": "; letters, digits and _.:@- only"}
+
+
+def _bytes(memory: str) -> int:
+    from dask.utils import parse_bytes
+
+    return parse_bytes(memory)
+
+
+def check_paths(*paths: Path) -> None:
+    """Folders written unquoted into the job script (its ``#SBATCH -o`` lines, the worker's TLS files): a
+    character beyond ``_PATH``'s (a space, a newline, a quote, ``%``) is refused, naming ``--out``."""
+    for path in paths:
+        if not _PATH.fullmatch(str(path)):
+            raise ParameterError(f"--out {str(path)!r}: with --slurm its path goes into the Slurm job script, "
+                                 "where only letters, digits and _./,:+@=~- are safe; choose another --out")
+
+
+def check_interface(name: str | None) -> None:
+    """``interface`` names a network interface of this host with an IPv4 address (the scheduler binds to
+    it; Dask would raise a ValueError later)."""
+    if name is None:
+        return
+    import psutil
+
+    addresses = psutil.net_if_addrs()
+    if name not in addresses:
+        raise ParameterError(f"[slurm] interface {name!r} is not a network interface of this host; its "
+                             f"interfaces: {', '.join(sorted(addresses))}")
+    if not any(a.family == socket.AF_INET for a in addresses[name]):
+        raise ParameterError(f"[slurm] interface {name!r} has no IPv4 address on this host")
 
 
 def parse_opt(text: str) -> tuple[str, object]:
     """``KEY=VALUE`` of ``--slurm-opt``: VALUE read as a TOML value (``4``, ``["--qos=debug"]``), else as
     a string (``debug``, ``00:10:00``)."""
+    if not _LINE.fullmatch(text):
+        raise ParameterError(f"--slurm-opt {text!r}: a newline or another control character; each value "
+                             "goes into the Slurm job script, one line")
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -120,6 +171,16 @@ def _job_states(ids: list[str]) -> dict[str, str] | None:
     return states
 
 
+def job_options(opts: dict, threads: int, log_dir: Path) -> dict:
+    """The keywords of dask-jobqueue's ``SLURMJob`` (and ``SLURMCluster``) for checked :func:`options`:
+    everything of the job script but the scheduler's address."""
+    return {"queue": opts["partition"], "account": opts["account"], "walltime": opts["walltime"],
+            "cores": max(1, opts["cores"] // threads), "job_cpu": opts["cores"], "memory": opts["memory"],
+            "processes": 1, "job_name": "iosched-bench", "log_directory": str(log_dir),
+            "job_extra_directives": opts["job_extra_directives"], "job_script_prologue": opts["job_script_prologue"],
+            **({"interface": opts["interface"]} if opts["interface"] else {})}
+
+
 class SlurmWorkers:
     """A started ``SLURMCluster``: :meth:`check` replaces jobs that ended; :meth:`close` cancels the rest."""
 
@@ -134,14 +195,8 @@ class SlurmWorkers:
         self.restarts_left = opts["restarts"]
         self.idle_since: float | None = None
         self.seen: dict[str, str] = {}  # worker name: job id, of every job submitted
-        kwargs = {"queue": opts["partition"], "account": opts["account"], "walltime": opts["walltime"],
-                  "cores": max(1, opts["cores"] // threads), "job_cpu": opts["cores"], "memory": opts["memory"],
-                  "processes": 1, "job_name": "iosched-bench", "log_directory": str(log_dir),
-                  "job_extra_directives": opts["job_extra_directives"],
-                  "job_script_prologue": opts["job_script_prologue"],
+        kwargs = {**job_options(opts, threads, log_dir),
                   "scheduler_options": {"allowed_failures": opts["retries"], "dashboard_address": ":0"}}
-        if opts["interface"]:
-            kwargs["interface"] = opts["interface"]
         self.cluster = SLURMCluster(**kwargs)
 
     def submit(self) -> None:
