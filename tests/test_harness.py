@@ -497,3 +497,58 @@ def test_a_method_that_gives_up_early_is_not_starved():
     assert _starved("TIME_LIMIT", 9.0, 0.5, 10.0)  # its whole budget on the clock, little CPU
     assert not _starved("TIME_LIMIT", 1.3, 0.5, 10.0)  # refused on its own estimate after 1.3 s of 10
     assert not _starved("TIME_LIMIT", 9.0, 8.0, 10.0) and not _starved("OK", 9.0, 0.5, 10.0)
+
+
+def test_a_tls_scheduler_of_ones_own_with_the_dask_tls_configuration(tmp_path):
+    """--scheduler tls://: the client takes Dask's TLS configuration (issue 49.2); without it, exit 2 before
+    connecting; a scheduler that is not there, or not an address, exit 2 too."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("dask.distributed")
+    from iosched.harness.tls import temporary_security
+
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    security, folder = temporary_security(tmp_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None,
+                                  protocol="tls://", security=security) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        with pytest.raises(ParameterError, match="a tls:// scheduler needs Dask's TLS configuration for a client"):
+            run_suite(suite, tmp_path / "none", scheduler=address, progress=False)
+        assert not (tmp_path / "none").exists()
+        config = {"distributed.comm.tls.ca-file": str(folder / "cert.pem"),
+                  "distributed.comm.tls.client.cert": str(folder / "cert.pem"),
+                  "distributed.comm.tls.client.key": str(folder / "key.pem")}
+        with dask.config.set(config):
+            counts = run_suite(suite, tmp_path / "out", scheduler=address, progress=False)
+    assert counts["done"] == 4 and counts["failed"] == 0
+    assert {r["scheduler"] for r in results(tmp_path / "out")} == {address}
+
+
+@pytest.mark.parametrize("address, message", [
+    ("garbage", "not a Dask scheduler address"), ("foo://x:1", "the scheme must be tls://"),
+    ("ucx://127.0.0.1:1", "the scheme must be tls://"), ("tcp://127.0.0.1:1", "cannot use the Dask scheduler"),
+])
+def test_a_scheduler_address_that_cannot_serve_exits_2(capsys, tmp_path, address, message):
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.distributed")
+    from iosched.cli import main
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        code = main(["bench", str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))), "--out", str(tmp_path / "o"),
+                     "--scheduler", address, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_plain_tcp_to_another_host_warns():
+    pytest.importorskip("dask.distributed")
+    from iosched.harness.tls import InsecureSchedulerWarning, checked_address
+
+    with pytest.warns(InsecureSchedulerWarning, match="plain TCP to another host"):
+        checked_address("tcp://192.0.2.1:8786")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checked_address("tcp://127.0.0.1:8786")
+        checked_address("tcp://localhost:8786")

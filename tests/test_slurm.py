@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import slurm_node
+from dask.distributed import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -303,6 +304,80 @@ def test_a_newline_in_any_slurm_opt_or_slurm_table_is_refused_before_anything_is
                          text=True, timeout=120)
     assert cli.returncode == 2 and "bad.toml, line 13: [slurm]: bad partition" in cli.stderr, cli.stderr
     assert not (tmp_path / "o").exists() and not slurm.jobs()
+
+
+def _refused_without_the_certificate(address: str) -> str:
+    """How the scheduler at ``address`` answers TLS clients without its certificate: a plain TLS client (no
+    certificate), a Dask client with a certificate of its own, a plain TCP client. Raises if one gets in."""
+    import socket
+    import ssl
+
+    from distributed.security import Security
+
+    from iosched.harness.tls import temporary_security
+
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        try:
+            with ctx.wrap_socket(raw) as tls:  # TLS 1.3: the server says no once it has seen no certificate
+                tls.sendall(b"\x00" * 64)
+                answer = tls.recv(64)
+            assert answer == b"", f"a client without a certificate was answered {answer!r}"
+            said = "closed"
+        except (ssl.SSLError, ConnectionResetError) as e:
+            said = str(e)
+    with tempfile.TemporaryDirectory() as other:
+        own, _ = temporary_security(Path(other))  # a certificate the scheduler never trusted
+        own = Security(**{k: getattr(own, k) for k in ("tls_ca_file", "tls_client_cert", "tls_client_key")},
+                       require_encryption=True)
+        with pytest.raises((OSError, TimeoutError)):
+            Client(address, security=own, timeout=5)
+    with pytest.raises((OSError, TimeoutError)):
+        Client(address.replace("tls://", "tcp://"), timeout=5)
+    return said
+
+
+def test_the_scheduler_takes_tls_only_on_one_address_and_refuses_a_client_without_its_certificate(slurm, tmp_path):
+    import psutil
+
+    path = tmp_path / "ga.toml"
+    path.write_text(GA.format(seeds=2, jobs=1, walltime="00:10:00", time_limit=2).replace('interface = "lo"\n', ""))
+    out = tmp_path / "out"
+    proc = _bench([path, "--out", out, "--slurm", "--progress"])
+    try:
+        _wait_for_results(out, 1, proc)
+        address = next(iter(_records(out).values()))["scheduler"]
+        assert address.startswith("tls://") and not address.startswith(("tls://0.0.0.0", "tls://["))
+        (folder,) = (out / "slurm-logs").glob(".tls-*")  # the certificate, readable by this user alone
+        assert folder.stat().st_mode & 0o777 == 0o700 and (folder / "key.pem").stat().st_mode & 0o077 == 0
+        listening = {c.laddr.ip for c in psutil.Process(proc.pid).net_connections("inet") if c.status == "LISTEN"}
+        host = address.removeprefix("tls://").rsplit(":", 1)[0]
+        assert listening == {host, "127.0.0.1"}, listening  # the scheduler on its address, HTTP on localhost only
+        said = _refused_without_the_certificate(address)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert f"Dask scheduler at {address}" in err and said
+    assert {r["scheduler"] for r in _records(out).values()} == {address}
+    assert all(r["status"] in ("OK", "TIME_LIMIT") for r in _records(out).values())
+    assert not list((out / "slurm-logs").glob(".tls-*"))  # removed at the end
+    assert _no_jobs_left(slurm)
+
+
+def test_insecure_runs_on_plain_tcp_with_a_warning(slurm, tmp_path):
+    path = tmp_path / "ga.toml"
+    path.write_text(GA.format(seeds=1, jobs=1, walltime="00:10:00", time_limit=0.5))
+    out = tmp_path / "out"
+    done = subprocess.run([*IOSCHED, "bench", str(path), "--out", str(out), "--slurm", "--slurm-opt", "insecure=true"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "warning: [slurm] insecure = true: the scheduler and the workers talk plain TCP" in done.stderr
+    assert {r["scheduler"][:16] for r in _records(out).values()} == {"tcp://127.0.0.1:"}
+    assert not list((out / "slurm-logs").glob(".tls-*"))
+    assert _no_jobs_left(slurm)
 
 
 # without Slurm: the options

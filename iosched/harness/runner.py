@@ -393,6 +393,10 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
         slurm = options({**suite.slurm, **slurm}, "--slurm-opt / the suite's [slurm]")
         check_interface(slurm["interface"])
         check_paths(out)
+    if scheduler is not None:
+        from iosched.harness.tls import checked_address
+
+        checked_address(scheduler)
     if workers is not None:
         validate.integer("--workers", workers, 1, 1024, error=ParameterError)
     if memory_mb is not None:
@@ -412,7 +416,7 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
     write_text(out / "suite.json", json.dumps({"name": suite.name, "problem": suite.problem,
                                               "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
     todo = pending(suite, out, retry_failed, retry_starved)
-    env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name}
+    env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name, "scheduler": None}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
     from tqdm import tqdm
 
@@ -434,6 +438,9 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         workers_ = SlurmWorkers(slurm, _threads(suite.profile), out / "slurm-logs",
                                 note=lambda line: bar.write(line, file=sys.stderr))
         try:
+            env["scheduler"] = workers_.address
+            if progress:
+                bar.write(f"iosched: Dask scheduler at {workers_.address}", file=sys.stderr)
             workers_.submit()
             with Client(workers_.cluster) as client:
                 workers_.wait_for_worker(client)
@@ -441,9 +448,10 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         finally:
             workers_.close()
     elif scheduler:
-        from dask.distributed import Client
+        from iosched.harness.tls import connect
 
-        with Client(scheduler) as client:
+        env["scheduler"] = scheduler
+        with connect(scheduler) as client:
             _run_dask(client, todo, suite.timeout, memory_mb, finish)
     elif not slurm:
         workers = workers or max(1, (os.cpu_count() or 1) // _threads(suite.profile))

@@ -1,6 +1,7 @@
 """A suite on Slurm: ``dask_jobqueue.SLURMCluster`` worker jobs, watched while the suite runs.
 
-The bench process (on the login node) holds the Dask scheduler and writes every result; each Slurm
+The bench process (on the login node) holds the Dask scheduler, on TLS with a temporary certificate
+(:mod:`iosched.harness.tls`), on one address, and writes every result; each Slurm
 job runs one ``dask worker`` (under its nanny) with ``cores // profile threads`` task slots, which
 runs solver-free tasks itself and each solver task in a subprocess, as on any Dask cluster. Before
 a job is submitted, ``sbatch --test-only`` checks the job script, so a partition or account that
@@ -18,14 +19,17 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import tempfile
 import time
 import tomllib
+import warnings
 from pathlib import Path
 
 from iosched.errors import ParameterError
+from iosched.harness.tls import InsecureSchedulerWarning, remove_stale, temporary_security
 
 # key: (type, default, what it is); the [slurm] table of a suite and --slurm-opt KEY=VALUE
 KEYS = {
@@ -42,6 +46,9 @@ KEYS = {
     "start_timeout": (float, 300.0, "s to wait for a worker, at the start and whenever none is left"),
     "retries": (int, 2, "times a task may be lost with its worker before it is an ERROR"),
     "restarts": (int, 10, "worker jobs submitted in place of ended ones, per bench"),
+    "dashboard": (str, None, "HOST:PORT of the scheduler's dashboard, e.g. 127.0.0.1:8787 (default: none)"),
+    "insecure": (bool, False, "plain TCP instead of TLS between the scheduler and the workers (a warning: "
+                              "whoever reaches the scheduler runs code as you)"),
 }
 # What each value may be: it is written into the job script (#SBATCH lines and the worker's command line),
 # so anything beyond what Slurm accepts there (a newline above all: it starts a shell command, and sbatch
@@ -52,6 +59,7 @@ _MEMORY = re.compile(r"\d+(\.\d+)? ?[KMGT]i?B?", re.IGNORECASE)
 _DIRECTIVE = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=[!-~]+)?")  # one long option, its value printable, no space
 _INTERFACE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")  # Linux's IFNAMSIZ - 1
 _PATH = re.compile(r"[A-Za-z0-9_./,:+@=~-]+")  # a path written unquoted into #SBATCH -o and the worker's command
+_ADDRESS = re.compile(r"[A-Za-z0-9_.:\[\]-]*:\d{1,5}")  # a dashboard's HOST:PORT (HOST may be empty: all)
 _LINE = re.compile(r"[^\x00-\x1f\x7f]*")  # one line of a prologue: no newline, carriage return or control
 POLL_S = 2.0  # s between two looks at squeue while the suite runs
 GONE = {"COMPLETING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
@@ -74,7 +82,7 @@ def options(table: dict, where: str = "[slurm]") -> dict:
         kind = KEYS[key][0]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, kind) or isinstance(value, bool):
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise ParameterError(f"{where}: {key} must be a{'n' if kind is int else ''} {kind.__name__}, "
                                  f"got {value!r}")
         bad = {"jobs": lambda v: not 1 <= v <= 1024, "cores": lambda v: not 1 <= v <= 1024,
@@ -86,7 +94,8 @@ def options(table: dict, where: str = "[slurm]") -> dict:
                "job_script_prologue": lambda v: not all(isinstance(x, str) and _LINE.fullmatch(x)
                                                         and not x.lstrip().upper().startswith("#SBATCH") for x in v),
                "partition": lambda v: not _NAME.fullmatch(v), "account": lambda v: not _NAME.fullmatch(v),
-               "interface": lambda v: not _INTERFACE.fullmatch(v)}[key]
+               "interface": lambda v: not _INTERFACE.fullmatch(v), "dashboard": lambda v: not _ADDRESS.fullmatch(v),
+               "insecure": lambda v: False}[key]
         if bad(value):
             raise ParameterError(f"{where}: bad {key} {value!r} ({KEYS[key][2]}{_ACCEPTS.get(key, '')})")
         out[key] = value
@@ -96,7 +105,7 @@ def options(table: dict, where: str = "[slurm]") -> dict:
 _ACCEPTS = {"partition": "; letters, digits and _.,:- only", "account": "; letters, digits and _.,:- only",
             "memory": "; at least 1MB", "job_extra_directives": "; each one --option or --option=value, no space",
             "job_script_prologue": "; one line each, no control character; #SBATCH lines go in job_extra_directives",
-            "interface": "; letters, digits and _.:@- only"}
+            "interface": "; letters, digits and _.:@- only", "dashboard": "; HOST:PORT"}
 
 
 def _bytes(memory: str) -> int:
@@ -195,9 +204,38 @@ class SlurmWorkers:
         self.restarts_left = opts["restarts"]
         self.idle_since: float | None = None
         self.seen: dict[str, str] = {}  # worker name: job id, of every job submitted
+        self.tls_folder: Path | None = None
+        if opts["interface"]:  # SLURMCluster binds the scheduler to it too
+            where = {}
+        else:  # the login node's own address (the one its default route leaves by), not every interface
+            from distributed.utils import get_ip
+
+            where = {"host": get_ip()}
+        dashboard = {"dashboard": True, "dashboard_address": opts["dashboard"]} if opts["dashboard"] else \
+            {"dashboard": False, "dashboard_address": "127.0.0.1:0"}  # its other HTTP routes on localhost only
         kwargs = {**job_options(opts, threads, log_dir),
-                  "scheduler_options": {"allowed_failures": opts["retries"], "dashboard_address": ":0"}}
-        self.cluster = SLURMCluster(**kwargs)
+                  "scheduler_options": {"allowed_failures": opts["retries"], **where, **dashboard}}
+        if opts["insecure"]:
+            warnings.warn("[slurm] insecure = true: the scheduler and the workers talk plain TCP; whoever can reach "
+                          "them runs code as you", InsecureSchedulerWarning, stacklevel=2)
+        else:
+            remove_stale(log_dir)
+            security, self.tls_folder = temporary_security(log_dir)
+            kwargs.update(security=security, protocol="tls://")
+        try:
+            self.cluster = SLURMCluster(**kwargs)
+        except BaseException:
+            self._remove_tls()
+            raise
+
+    @property
+    def address(self) -> str:
+        """The scheduler's address (``tls://HOST:PORT``, or ``tcp://`` with ``insecure``)."""
+        return self.cluster.scheduler_address
+
+    def _remove_tls(self) -> None:
+        if self.tls_folder is not None:
+            shutil.rmtree(self.tls_folder, ignore_errors=True)
 
     def submit(self) -> None:
         """Check the job script with ``sbatch --test-only``, then submit ``jobs`` of them."""
@@ -277,6 +315,9 @@ class SlurmWorkers:
                              f"Job output: {self.log_dir}")
 
     def close(self) -> None:
-        """Cancel every job (``scancel``) and stop the scheduler."""
-        with contextlib.suppress(Exception):
-            self.cluster.close(timeout=60)
+        """Cancel every job (``scancel``), stop the scheduler and remove the temporary certificate."""
+        try:
+            with contextlib.suppress(Exception):
+                self.cluster.close(timeout=60)
+        finally:
+            self._remove_tls()
