@@ -434,10 +434,10 @@ def cmd_report(args) -> int:
     from iosched.harness import report
 
     skipped: list[Path] = []
-    rows = report.load_results(args.dir, skipped)
+    reasons: dict[Path, str] = {}
+    rows = report.load_results(args.dir, skipped, reasons)
     for path in skipped:
-        print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
-              file=sys.stderr)
+        print(f"iosched: skipped {path}: it {reasons[path]}; 'iosched bench' runs it again", file=sys.stderr)
     if not rows:
         raise ParameterError(f"no results in {args.dir}/results")
     table = report.summarize(rows)

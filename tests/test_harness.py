@@ -179,10 +179,7 @@ def _row(instance, method, objective, bound, t=1.0, status="OK", sense="max"):
 def test_report_of_a_hand_made_directory(tmp_path):
     rows = [_row("a", "h", 0.8, 1.0, t=1.0), _row("a", "x", 0.9, 0.95, t=3.0),
             _row("b", "h", 0.5, 0.6, t=0.0), _row("b", "x", None, None, t=7.0, status="TIME_LIMIT")]
-    (tmp_path / "results").mkdir()
-    for r in rows:
-        (tmp_path / "results" / f"{r['key']}.json").write_text(json.dumps(r))
-    loaded = report.load_results(tmp_path)
+    loaded = rows  # (hand-made values, so not from files: load_results would find no solution to score them)
     best = report.best_known(loaded)
     assert best["a", "sys_efficiency"] == {"sense": "max", "value": 0.9, "bound": 0.95}
     assert best["b", "sys_efficiency"] == {"sense": "max", "value": 0.5, "bound": 0.6}
@@ -394,7 +391,7 @@ def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path, mon
     for t in suite.tasks:
         starved = t.method == "naive" and t.instance == "paper:example"
         (tmp_path / "out" / "results" / f"{t.key}.json").write_text(json.dumps(
-            {"key": t.key, "status": "TIME_LIMIT" if starved else "OK", "starved": starved}))
+            {**t.to_dict(), "key": t.key, "status": "TIME_LIMIT" if starved else "OK", "starved": starved}))
     assert pending(suite, tmp_path / "out") == []
     assert [(t.method, t.instance) for t in pending(suite, tmp_path / "out", retry_starved=True)] == \
         [("naive", "paper:example")]
@@ -457,21 +454,32 @@ def test_window_dominated_column_matches_brute_force(seed):
             assert cols["node_loss_pts"] == cols["bb_loss_pts"] == 0
 
 
-def test_results_of_the_earlier_harness_still_load(tmp_path):
-    """A record as main at ba38a5b wrote it (no CPU time, load, columns or starved flag) loads,
-    is summarised and plotted."""
+def test_results_of_the_earlier_harness_are_named_and_run_again(tmp_path, capsys):
+    """A record as main at ba38a5b wrote it (no CPU time, load, columns, starved flag, nor solution) is
+    summarised and plotted by report.summarize as before; but it stores no solution to score again, so
+    ``report`` names it and leaves it out, and ``bench`` runs its task again (issue 49.5)."""
+    from iosched.cli import main
+    from iosched.harness.suite import Task
+
+    task = Task("window", "random:0:20", "exact", {"profile": "quick"}, None)
     old = {"problem": "window", "instance": "random:0:20", "method": "exact", "params": {"profile": "quick"},
-           "seed": None, "key": "0123456789abcdef", "status": "OK", "solver_status": "optimal",
+           "seed": None, "key": task.key, "status": "OK", "solver_status": "optimal",
            "objective_name": "hypervolume", "sense": "max", "objective": 0.5, "bound": 0.5, "gap": 0.0,
            "feasible": True, "load_s": 0.1, "prepare_s": 0.0, "solve_s": 0.2, "bound_s": 0.1, "message": "",
            "peak_rss_mb": 100.0, "process_s": 0.5, "process_cpu_s": 0.5, "pid": 1, "worker": "fresh"}
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "0123456789abcdef.json").write_text(json.dumps(old))
-    rows = report.load_results(tmp_path)
-    (row,) = report.summarize(rows)
+    (row,) = report.summarize([old])
     assert row["config"] == "exact[profile=quick]" and row["mean_gap_bound"] == 0 and row["starved"] == 0
     assert row["sd_gap_bound"] is None and row["solved"] == 1
-    assert all(p.stat().st_size > 5000 for p in report.plot(rows, tmp_path / "plots"))
+    assert all(p.stat().st_size > 5000 for p in report.plot([old], tmp_path / "plots"))
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / f"{task.key}.json"
+    path.write_text(json.dumps(old))
+    assert main(["report", str(tmp_path)]) == 2
+    assert f"{path}: it claims an objective but stores no solution to score again" in capsys.readouterr().err
+    suite = load_suite(str(write(tmp_path, 'problem = "window"\nprofile = "quick"\n[instances]\n'
+                                           'names = ["random:0:20"]\n[[methods]]\nname = "exact"\n')))
+    assert run_suite(suite, tmp_path, progress=False) == {"done": 1, "failed": 0, "skipped": 0}
+    assert report.load_results(tmp_path)[0]["solution"]["selected"]
 
 
 def test_dask_workers_under_their_nanny_run_every_task(tmp_path):

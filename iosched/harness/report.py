@@ -28,19 +28,20 @@ from pathlib import Path
 SHIFT_S = 1.0
 
 
-def load_results(out: str | Path, skipped: list[Path] | None = None) -> list[dict]:
-    """Every result that reads back; the paths of those that do not go to ``skipped``."""
-    from iosched.harness.runner import read_result
+def load_results(out: str | Path, skipped: list[Path] | None = None, reasons: dict[Path, str] | None = None) \
+        -> list[dict]:
+    """Every result that holds: read, checked and its solution scored again by the problem's evaluator, its
+    bound not beaten by a value of the folder (:mod:`iosched.harness.records`). The paths of the others go to
+    ``skipped``, and why to ``reasons``."""
+    from iosched.harness.records import load_checked
 
-    rows = []
-    for p in sorted(Path(out, "results").glob("[!.]*.json")):  # (a write in progress is a dot file)
-        record = read_result(p)
-        if record is None:
-            if skipped is not None:
-                skipped.append(p)
-            continue
-        rows.append(record)
-    return rows
+    paths = sorted(Path(out, "results").glob("[!.]*.json"))  # (a write in progress is a dot file)
+    good, bad = load_checked(paths)
+    if skipped is not None:
+        skipped.extend(p for p in paths if p in bad)
+    if reasons is not None:
+        reasons.update(bad)
+    return [good[p] for p in paths if p in good]
 
 
 def _better(sense: str, a: float, b: float) -> bool:

@@ -107,6 +107,7 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
     try:
         import iosched
         from iosched.core import get_problem
+        from iosched.harness.records import stored_solution
         from iosched.harness.suite import load_instance
 
         inst = load_instance(task["problem"], task["instance"])
@@ -122,9 +123,12 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
                   "bound_s": res.bound_time_s, "solve_cpu_s": solve_cpu,
                   "starved": _starved(status, res.method_time_s, solve_cpu, budget(task["params"])),
                   "message": res.info.get("error", "")}
-        columns = get_problem(task["problem"]).report_columns
-        if columns is not None:
-            record["columns"] = columns(inst, res)
+        prob = get_problem(task["problem"])
+        if prob.report_columns is not None:
+            record["columns"] = prob.report_columns(inst, res)
+        # the solution itself, so that report and a resumed bench can score it again (iosched.harness.records)
+        record.update(stored_solution(prob.solution_to_dict(res.solution, inst) if res.solution is not None
+                                      else None))
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}
     except Exception as e:  # a crash is a result too
@@ -321,25 +325,32 @@ def _write(out: Path, record: dict, env: dict) -> None:
 
 
 def read_result(path: Path) -> dict | None:
-    """A result file's record, or None when it does not read back as one (truncated, garbled)."""
+    """A result file's record when it reads back as one (a regular file of JSON whose fields are those a run
+    writes, :mod:`iosched.harness.records`), else None. Its solution is not scored again here: see
+    :func:`pending` and :func:`iosched.harness.report.load_results`."""
+    from iosched.harness.records import BadRecord, check_fields, read_record
+
     try:
-        record = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(record, dict) or record.get("key") != path.stem or "status" not in record:
+        record = read_record(path)
+        check_fields(record, path.stem)
+    except BadRecord:
         return None
     return record
 
 
-def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: bool = False) -> list[Task]:
-    """The tasks without a readable result yet (and, with ``retry_failed``, those that failed; with
-    ``retry_starved``, those starved of CPU)."""
-    done = set()
-    for path in (out / "results").glob("[!.]*.json"):
-        record = read_result(path)
-        if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)) \
-                and not (retry_starved and record.get("starved")):
-            done.add(path.stem)
+def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: bool = False,
+            rejected: dict[Path, str] | None = None) -> list[Task]:
+    """The tasks without a result that holds yet (read, checked and its solution re-scored:
+    :mod:`iosched.harness.records`; those that do not go to ``rejected`` with the reason), and, with
+    ``retry_failed``, those that failed; with ``retry_starved``, those starved of CPU."""
+    from iosched.harness.records import load_checked
+
+    keys = {t.key for t in suite.tasks}
+    good, bad = load_checked(sorted((out / "results").glob("[!.]*.json")), keys)
+    if rejected is not None:
+        rejected.update(bad)
+    done = {path.stem for path, record in good.items() if not (retry_failed and record["status"] in (ERROR, OOM))
+            and not (retry_starved and record.get("starved"))}
     return [t for t in suite.tasks if t.key not in done]
 
 
@@ -415,7 +426,10 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
 def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved, slurm) -> dict:
     write_text(out / "suite.json", json.dumps({"name": suite.name, "problem": suite.problem,
                                               "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
-    todo = pending(suite, out, retry_failed, retry_starved)
+    rejected: dict[Path, str] = {}
+    todo = pending(suite, out, retry_failed, retry_starved, rejected)
+    for path, why in sorted(rejected.items()):
+        print(f"iosched: skipped {path}: it {why}; its task runs again", file=sys.stderr)
     env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name, "scheduler": None}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
     from tqdm import tqdm
