@@ -411,9 +411,10 @@ def _progress_flags(parser) -> None:
 
 
 def cmd_bench(args) -> int:
-    from iosched.harness.runner import run_suite
+    from iosched.harness.runner import check_out, run_suite
     from iosched.harness.suite import load_suite
 
+    check_out(args.out)  # before the suite's instances are generated
     suite = load_suite(args.suite)
     slurm = None
     if args.slurm or args.slurm_opt:

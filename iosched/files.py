@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,3 +62,30 @@ def make_writable_folder(folder: str | Path) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tempfile.TemporaryFile(dir=folder).close()
+
+
+class NotRegularFile(OSError):
+    """A path that is a FIFO, a device, a socket or a directory (or a symlink, where they are refused)."""
+
+
+def read_regular(path: str | Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, opened so that a FIFO cannot block (``O_NONBLOCK``, checked
+    on the open file, so nothing can be swapped in between): NotRegularFile for anything else (a symlink too
+    without ``follow_symlinks``), OverflowError past ``max_bytes``, OSError as opening raises it."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if not follow_symlinks and os.path.islink(path):
+            raise NotRegularFile(f"{os.fspath(path)!r} is a symbolic link") from None
+        raise e
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(f"{os.fspath(path)!r} is not a regular file")
+        if info.st_size > max_bytes:
+            raise OverflowError(f"{os.fspath(path)!r} is {info.st_size} bytes, more than {max_bytes}")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OverflowError(f"{os.fspath(path)!r} is more than {max_bytes} bytes")
+    return data

@@ -24,12 +24,12 @@ import binascii
 import json
 import math
 import os
-import stat
 import zlib
 from pathlib import Path
 
 from iosched.core import BOUND_TOLERANCE, get_problem
 from iosched.errors import InstanceError, ParameterError
+from iosched.files import NotRegularFile, read_regular
 
 MAX_BYTES = 256 * 2**20  # a result file (or its solution, decompressed) beyond this is refused
 INLINE_BYTES = 2**20  # a solution up to this in compact JSON is stored as it is, a larger one compressed
@@ -72,18 +72,14 @@ class BadRecord(Exception):
 def read_record(path: Path) -> dict:
     """The JSON object in the regular file ``path``; BadRecord naming what is wrong with the file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO opens at once, a symlink fails
+        data = read_regular(path, MAX_BYTES, follow_symlinks=False)
+    except NotRegularFile:
+        raise BadRecord("is a symbolic link, not a result file" if os.path.islink(path)
+                        else "is not a regular file (a FIFO, a device or a socket)") from None
+    except OverflowError:
+        raise BadRecord(f"is more than the {MAX_BYTES // 2**20} MiB a result may be") from None
     except OSError as e:
-        raise BadRecord(f"cannot be read: {e.strerror or e}" if not os.path.islink(path)
-                        else "is a symbolic link, not a result file") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise BadRecord("is not a regular file (a FIFO, a device or a socket)")
-        if info.st_size > MAX_BYTES:
-            raise BadRecord(f"is {info.st_size / 2**20:.0f} MiB, more than the {MAX_BYTES // 2**20} MiB a result "
-                            "may be")
-        data = f.read(MAX_BYTES + 1)
+        raise BadRecord(f"cannot be read: {e.strerror or e}") from None
     try:
         record = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

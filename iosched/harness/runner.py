@@ -358,8 +358,17 @@ def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: 
 def _lock(out: Path):
     """One bench at a time on a results directory: a second one stops with a clear error."""
     import fcntl
+    import stat
 
-    handle = open(out / ".lock", "a+")
+    try:  # never through a symlink or into a FIFO someone left there (the lock file is truncated below)
+        fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as e:
+        raise ParameterError(f"cannot use {str(out / '.lock')!r} as the bench's lock file: {e.strerror or e} (a "
+                             "symbolic link? remove it)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ParameterError(f"{str(out / '.lock')!r} is not a regular file: remove it")
+    handle = os.fdopen(fd, "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -380,6 +389,24 @@ def _lock(out: Path):
         yield
     finally:
         handle.close()
+
+
+def check_out(out: str | Path) -> None:
+    """``--out`` can be a results folder, found without making anything (so before a suite's instances are
+    generated: a bad --out was said only after a 100,000-instance suite was generated, 101.6 s): each part
+    of ``OUT/results`` that exists is a folder, and the deepest that exists is one this process may write
+    in. :func:`run_suite` still proves it by making a file there."""
+    out = Path(out)
+    for part in (out / "results", out):
+        if part.exists() and not part.is_dir():
+            raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(part)!r} is not a folder")
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(probe)!r} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(probe)!r} may not be written")
 
 
 def _prepare(out: Path) -> None:
