@@ -9,7 +9,9 @@ file and raises :class:`OutputError` naming the path and the cause (the CLI exit
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -18,18 +20,31 @@ from pathlib import Path
 from iosched.errors import OutputError
 
 
+def _new_file(folder: Path, prefix: str, suffix: str) -> Path:
+    """A new empty file in ``folder`` under a random name, of mode 0666 less the umask (as ``open(..., "w")``
+    would make it: ``tempfile.mkstemp`` makes 0600, which left every result in a shared folder unreadable
+    to the group whatever the umask). Never through a symlink, never over an existing file."""
+    for _ in range(100):
+        path = folder / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, f"no free temporary name in {folder}")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffixes, so writers that go by the extension still
-    do); renamed onto ``path`` when the block ends without an error, removed otherwise."""
+    do); renamed onto ``path`` when the block ends without an error, removed otherwise. The file gets
+    the mode a plain write would (0666 less the umask)."""
     target = Path(path)
     folder = target.parent
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp" + "".join(target.suffixes))
-        os.close(fd)
+        tmp = _new_file(folder, f".{target.name}.", ".tmp" + "".join(target.suffixes))
     except OSError as e:
         raise OutputError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
-    tmp = Path(tmp)
     try:
         yield tmp
         os.replace(tmp, target)

@@ -189,8 +189,11 @@ def to_parquet(rows: list[dict], path: str | Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from iosched.files import atomic_path
+
     flat = [{k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows]
-    pq.write_table(pa.Table.from_pylist(flat), str(path))
+    with atomic_path(path) as tmp:  # whole or not at all, with the umask's mode, never through a symlink
+        pq.write_table(pa.Table.from_pylist(flat), str(tmp))
 
 
 def curves(rows: list[dict]) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
@@ -232,8 +235,13 @@ def plot(rows: list[dict], folder: str | Path) -> list[Path]:
     named in the legend as such rather than left out."""
     from iosched.plots import figure, finish
 
+    from iosched.errors import OutputError
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot make the plots' folder {str(folder)!r}: {e.strerror or e}") from None
     data = curves(rows)
     labels = sorted({config(r) for r in rows})
     paths = []
