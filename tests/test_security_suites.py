@@ -291,8 +291,21 @@ def test_fuzzed_report_and_bench_end_in_0_or_2(capsys, tmp_path, record_folder):
             record[key] = rng.choice(values)
         (out / "results" / f"{i:016x}.json").write_text(json.dumps(record))
     (out / "results" / record_folder.name).write_text(record_folder.read_text())
-    code, _, err = run(capsys, "report", out, "--plots", tmp_path / "plots")
+    with within(300):
+        code, _, err = run(capsys, "report", out, "--plots", tmp_path / "plots")
     assert code == 0 and err.count("iosched: skipped") == 20 and "Traceback" not in err
     Path(out / "results" / record_folder.name).unlink()
     code, _, err = run(capsys, "report", out)
     assert code == 2 and "no results in" in err
+    suite = record_folder.parent.parent.parent / "s.toml"
+    own = out / "results" / record_folder.name  # the suite's one task, its file fuzzed: bench runs it again
+    for _ in range(4):
+        record = dict(original)
+        for key in rng.sample(list(CRITICAL), 2):
+            record[key] = rng.choice(values)
+        own.write_text(json.dumps(record))
+        with within(300):
+            code, text, err = run(capsys, "bench", suite, "--out", out, "--workers", "1", "--quiet")
+        assert code == 0 and "Traceback" not in err
+        assert ("1 run (0 failed)" in text and f"skipped {own}: it" in err) or "1 already done" in text, (text, err)
+        assert json.loads(own.read_text())["objective"] == original["objective"] or "1 already done" in text

@@ -233,9 +233,8 @@ def plot(rows: list[dict], folder: str | Path) -> list[Path]:
     """A Dolan-Moré performance profile of time and the distribution of gaps to the best bound,
     one line per configuration (:func:`curves`); a configuration without a finished run is
     named in the legend as such rather than left out."""
-    from iosched.plots import figure, finish
-
     from iosched.errors import OutputError
+    from iosched.plots import figure, finish
 
     folder = Path(folder)
     try:
