@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 
 from iosched.core import BOUND_TOLERANCE, get_problem
-from iosched.errors import InstanceError, ParameterError
+from iosched.errors import ParameterError
 from iosched.files import NotRegularFile, read_regular
 
 MAX_BYTES = 256 * 2**20  # a result file (or its solution, decompressed) beyond this is refused
@@ -182,7 +182,7 @@ class Rescorer:
         prob = get_problem(record["problem"])
         try:
             inst = self.instance(record["problem"], record["instance"])
-        except (InstanceError, ParameterError) as e:
+        except Exception as e:  # a spec from the file: whatever its loader raises, the record is refused
             raise BadRecord(f"its instance {_short(record['instance'])} does not load to re-score it: {e}") from None
         try:
             evaluation = prob.evaluate(inst, prob.read_solution(solution))

@@ -22,7 +22,10 @@ bench process dies), or on an existing Dask cluster given its scheduler address 
 iosched[dask]``): default ``dask worker`` processes (under their nanny) run solver-free tasks
 themselves, importing iosched once, and start each solver task with ``subprocess``; or on Slurm
 worker jobs started for the run (``slurm``: :mod:`iosched.harness.slurm`). A record from a Dask
-worker says where it ran: ``worker_host`` and ``slurm_job_id``.
+worker says where it ran: ``worker_host`` and ``slurm_job_id``; every record names the run's Dask
+``scheduler`` address (``tls://...`` on Slurm; null for a local pool). Each record stores its solution,
+so that a resumed run and the report score it again (:mod:`iosched.harness.records`): a result file that
+does not hold (edited, truncated, a FIFO) is named on stderr and its task runs again.
 """
 
 from __future__ import annotations
@@ -480,8 +483,7 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
                                 note=lambda line: bar.write(line, file=sys.stderr))
         try:
             env["scheduler"] = workers_.address
-            if progress:
-                bar.write(f"iosched: Dask scheduler at {workers_.address}", file=sys.stderr)
+            bar.write(f"iosched: Dask scheduler at {workers_.address}", file=sys.stderr)
             workers_.submit()
             with Client(workers_.cluster) as client:
                 workers_.wait_for_worker(client)
