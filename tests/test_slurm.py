@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import slurm_node
 from dask.distributed import Client
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from iosched.errors import ParameterError
@@ -498,6 +498,7 @@ def test_whatever_string_a_key_is_given_the_job_script_keeps_its_header(key, val
 @settings(max_examples=100, deadline=None)
 @given(key=st.sampled_from(["job_extra_directives", "job_script_prologue"]),
        value=st.lists(st.text(st.characters(codec="utf-8"), max_size=20), max_size=3))
+@example(key="job_script_prologue", value=["\x85"])  # a line break to Python's splitlines (NEL), not to bash
 def test_whatever_lines_are_given_the_job_script_keeps_its_header(key, value):
     try:
         opts = options({key: value})
@@ -512,3 +513,14 @@ def test_whatever_lines_are_given_the_job_script_keeps_its_header(key, value):
     kept = [line for line in value if line]  # (dask-jobqueue drops empty ones)
     if key == "job_script_prologue" and kept:  # each given line is one line of the script, after the directives
         assert script.splitlines()[-1 - len(kept):-1] == kept
+
+
+def test_the_dashboard_and_insecure_options_are_typed():
+    assert options({})["dashboard"] is None and options({})["insecure"] is False
+    assert options({"dashboard": "127.0.0.1:8787"})["dashboard"] == "127.0.0.1:8787"
+    assert parse_opt("insecure=true") == ("insecure", True) and options({"insecure": True})["insecure"] is True
+    for table, needle in [({"insecure": "yes"}, "insecure must be a bool"),
+                          ({"insecure": 1}, "insecure must be a bool"), ({"dashboard": "8787"}, "bad dashboard '8787'"),
+                          ({"dashboard": "localhost:1\nid"}, "bad dashboard")]:
+        with pytest.raises(ParameterError, match=needle):
+            options(table)

@@ -60,7 +60,8 @@ _DIRECTIVE = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=[!-~]+)?")  # one long option
 _INTERFACE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")  # Linux's IFNAMSIZ - 1
 _PATH = re.compile(r"[A-Za-z0-9_./,:+@=~-]+")  # a path written unquoted into #SBATCH -o and the worker's command
 _ADDRESS = re.compile(r"[A-Za-z0-9_.:\[\]-]*:\d{1,5}")  # a dashboard's HOST:PORT (HOST may be empty: all)
-_LINE = re.compile(r"[^\x00-\x1f\x7f]*")  # one line of a prologue: no newline, carriage return or control
+_LINE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]*")  # one line: no newline, no control character, no
+#                                                            line break of any kind (NEL, U+2028 ...)
 POLL_S = 2.0  # s between two looks at squeue while the suite runs
 GONE = {"COMPLETING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
         "DEADLINE", "OUT_OF_MEMORY"}
