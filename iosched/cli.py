@@ -438,9 +438,10 @@ def _progress_flags(parser) -> None:
 
 
 def cmd_bench(args) -> int:
-    from iosched.harness.runner import run_suite
+    from iosched.harness.runner import check_out, run_suite
     from iosched.harness.suite import load_suite
 
+    check_out(args.out)  # before the suite's instances are generated
     suite = load_suite(args.suite)
     slurm = None
     if args.slurm or args.slurm_opt:
@@ -461,10 +462,10 @@ def cmd_report(args) -> int:
     from iosched.harness import report
 
     skipped: list[Path] = []
-    rows = report.load_results(args.dir, skipped)
+    reasons: dict[Path, str] = {}
+    rows = report.load_results(args.dir, skipped, reasons)
     for path in skipped:
-        print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
-              file=sys.stderr)
+        print(f"iosched: skipped {path}: it {reasons[path]}; 'iosched bench' runs it again", file=sys.stderr)
     if not rows:
         raise ParameterError(f"no results in {Path(args.dir) / 'results'}")
     table = report.summarize(rows)
@@ -554,13 +555,14 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("suite", help="a suite file or a built-in suite (iosched list --suites)")
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
-    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
+    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tls://host:port with Dask's "
+                                                           "TLS configuration, or tcp://host:port)")
     be.add_argument("--slurm", action="store_true",
                     help="run on Slurm worker jobs started for this run (the suite's [slurm] table; docs/harness.md)")
     be.add_argument("--slurm-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="a Slurm option over the suite's [slurm] (partition, account, jobs, cores, memory, "
                          "walltime, job_extra_directives, job_script_prologue, interface, start_timeout, "
-                         "retries, restarts)")
+                         "retries, restarts, dashboard, insecure)")
     be.add_argument("--memory-mb", type=int,
                     help="address-space limit per task (at least 512); beyond it the task is OOM")
     be.add_argument("--retry-failed", action="store_true",

@@ -53,7 +53,7 @@ register_problem(Problem(
     builtins=periodic_instances.BUILTIN,
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
     instance_type=periodic_instances.PeriodicInstance,
-    solution_from_dict=periodic_eval.Pattern.from_dict,
+    solution_from_dict=periodic_eval.solution_from_dict,
 ))
 
 

@@ -220,6 +220,27 @@ def test_logs_that_crash_libdarshan_util_are_refused(tmp_path, monkeypatch):
         dx.read(IOR)
 
 
+def test_a_reader_that_crashes_leaves_no_core_file(tmp_path, monkeypatch):
+    """With core dumps on (ulimit -c unlimited), an abort of libdarshan-util left a 76 MB core in the working
+    folder (issue 49.8): the reader's child runs with RLIMIT_CORE 0."""
+    import resource
+
+    monkeypatch.setattr(dx, "_read", lambda path, modules: resource.getrlimit(resource.RLIMIT_CORE))
+    assert dx.read(IOR) == (0, 0)  # what the child's _read saw
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    if hard != resource.RLIM_INFINITY and hard < 2**30:
+        pytest.skip(f"core dumps cannot be turned on here (hard limit {hard})")
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(dx, "_read", lambda path, modules: os.abort())
+    try:
+        with pytest.raises(InstanceError, match="libdarshan-util crashed reading it"):
+            dx.read(IOR)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("core")]
+
+
 def test_cli_import_then_solve(tmp_path, capsys):
     out = tmp_path / "fd.json"
     assert main(["import", "darshan", str(IOR), "--problem", "filedomain", "--out", str(out),

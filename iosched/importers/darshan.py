@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import resource
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +152,9 @@ def read(path: str | Path, modules: tuple[str, ...] | None = None) -> DarshanLog
 def _child(send, path: Path, modules) -> None:
     """Read the log and send ("log", DarshanLog) or ("error", message); leave without running the
     report's destructor (which asserts on a handle that failed to open). The C library's messages
-    outside a read (an abort's) go to /dev/null: the parent reports the crash."""
+    outside a read (an abort's) go to /dev/null: the parent reports the crash. No core file either (a
+    crash left a 76 MB ``core`` in the working folder where core dumps are on)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     try:
         send.send(("log", _read(path, modules)))
