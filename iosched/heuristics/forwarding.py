@@ -130,7 +130,7 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
         if h is not None and h.volume > v_min and h.io_nodes >= n_min and h.metadata_wait < w_meta:
             ratio = h.io_nodes / f  # inf when f is subnormal: as many nodes as there are
             s = math.ceil(ratio) if math.isfinite(ratio) else math.inf
-            k = min(s, len(idle), j.nodes)
+            k = int(min(s, len(idle), j.nodes))  # finite: len(idle) is
             if k:
                 dedicated[j.id] = [idle.pop(0) for _ in range(k)]
                 rules[j.id] = f"scale: {k} dedicated nodes (S = {s})"
@@ -190,7 +190,7 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
     weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
     item and the value; exact (O(items x capacity x choices)); TimeoutError once ``deadline`` has passed."""
     best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
-    picks = []
+    picks: list[np.ndarray] = []
     for w, v in zip(weights, values):
         if deadline is not None and deadline.expired():
             raise TimeoutError(f"the knapsack had {len(picks)} of {len(weights)} items when the time limit of "
@@ -336,18 +336,21 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
     names = list(starts) if start == "best" else [start]
     weight = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j)
               for j in instance.running + instance.jobs}
-    best, best_value = None, math.inf
+    best: _State | None = None
+    best_value, origin = math.inf, names[0]
     for name in names:
         alloc = starts[name](instance, time_limit=time_limit).solution
         mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
         state = _State(instance, mapping, weight)
         value = sum(weight[u] * t for u, t in state.time.items())
-        if value < best_value:
+        if best is None or value < best_value:
             best, best_value, origin = state, value, name
         if deadline.expired():
             break
+    assert best is not None  # names holds at least one start
     state = best
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    # the instance's check: a dedicated running job has its forwarding
+    banned = {f for r in instance.running if r.dedicated and r.forwarding is not None for f, _ in r.forwarding}
     nodes = [f.id for f in instance.forwarding_nodes if f.id not in banned]
     defaults = {j.id: _merged(instance.default_groups(j)) for j in instance.jobs}
     moves, rounds, status = 0, 0, Status.FEASIBLE
@@ -367,9 +370,9 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
             if deltas[k] < -1e-9 * max(1.0, abs(best_value)):
                 state.move(j.id, cands[k], apply=True)
                 moves, improved = moves + 1, True
-    mapping = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
-    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return MethodOutput(Allocation(mapping, frozenset(), avoid), status,
+    final = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
+    avoid = not any(instance.node[f].anomalous for groups in final.values() for f, _ in groups)
+    return MethodOutput(Allocation(final, frozenset(), avoid), status,
                         info={"start": origin, "moves": moves, "rounds": rounds, "objective": objective})
 
 

@@ -188,7 +188,7 @@ def load(name: str, problem: str | None = None):
     data = read_json_gz(e.instance_path)
     if instance_hash(data) != e.hash:
         raise InstanceError(f"library instance {e.name}: {e.instance_path.name} does not match its catalogue hash")
-    return get_problem(e.problem).instance_type.from_dict({**data, "name": f"lib:{e.name}"})
+    return get_problem(e.problem).read_instance({**data, "name": f"lib:{e.name}"})
 
 
 def read_history(problem: str) -> list[dict]:
@@ -294,7 +294,7 @@ def summarize(problem: str) -> dict:
                 bound = r
         gap = relative_gap(best["value"], bound["value"]) if best and bound else None
         status = "optimal" if gap is not None and gap <= e.tolerance else "open"
-        closed = _closed_by(best, bound, records) if status == "optimal" else None
+        closed = _closed_by(best, bound, records) if status == "optimal" and best and bound else None
         out[name] = {
             "name": name, "problem": e.problem, "objective": e.objective, "sense": e.sense, "units": e.units,
             "size": e.size, "tags": list(e.tags),
