@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import numpy as np
+
 from iosched.status import Status, relative_gap
 
 
@@ -104,9 +106,9 @@ class Answer:
     objective: float | None = None
     bound: float | None = None
     message: str = ""
-    log: str = ""
-    x: object = None  # numpy array of column values, array models and LPs only
-    duals: object = None  # numpy array of row duals, LPs only
+    log: str | None = ""  # None where the backend's log file could not be read (a MIP start's report unknown)
+    x: np.ndarray | None = None  # column values, array models and LPs only
+    duals: np.ndarray | None = None  # row duals, LPs only
     root_bound: float | None = None
     root_why: str = ""
 

@@ -26,11 +26,15 @@ import time
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iosched.errors import ParameterError
 from iosched.solvers.outcome import Answer, Profile, SolveOutcome, Stop
+
+if TYPE_CHECKING:  # SciPy is imported where a matrix is built: not on import iosched (issue 50 item 5)
+    import scipy.sparse
 
 log = logging.getLogger("iosched.solvers")
 
@@ -77,7 +81,7 @@ class Pending:
     cost: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
-    A: object  # scipy.sparse.csc_matrix
+    A: scipy.sparse.csc_matrix  # CSR once joined
 
     @classmethod
     def join(cls, blocks: list[Pending]) -> Pending:
@@ -130,7 +134,8 @@ class RootWatch:
 class Backend:
     """One MILP/LP backend. A subclass sets the class attributes below and implements the paths it offers:
     :meth:`solve_mps` (array models, by default through the MPS file HiGHS writes), :meth:`lp_send` and
-    :meth:`lp_solve` (array LPs), and a Pyomo path (a mix-in of :mod:`iosched.solvers.backends.pyomo_path`)."""
+    :meth:`lp_solve` (array LPs), and a Pyomo path (deriving from ContribPyomo or LegacyPyomo of
+    :mod:`iosched.solvers.backends.pyomo_path`)."""
 
     name = ""
     label = ""  # how its messages name it (the name where empty)
@@ -233,7 +238,7 @@ class Backend:
 
     # --- MIP starts and licences ---------------------------------------------------------------------
 
-    def start_report(self, text: str) -> dict:
+    def start_report(self, text: str | None) -> dict:
         """Whether its log ``text`` shows the MIP start taken, and its value there (None where not printed)."""
         found = self.START_TAKEN.search(text or "") if self.START_TAKEN is not None else None
         if not found:
@@ -255,7 +260,18 @@ class Backend:
                             f"solver (a profile with solver = \"highs\" or \"scip\", e.g. --profile default:highs) or "
                             f"with a full {self.name} licence")
 
-    # --- Pyomo models (the mix-ins of pyomo_path implement these) ------------------------------------
+    # --- Pyomo models (the classes of pyomo_path implement these) ----------------------------------
+
+    def solve_pyomo(self, model, profile: Profile, load: bool = True, warm: bool = False,
+                    root: bool = False) -> SolveOutcome:
+        """Solve the Pyomo ``model`` under the profile's limits (see
+        :meth:`iosched.solvers.backends.pyomo_path.PyomoPath.solve_pyomo`)."""
+        raise NotImplementedError
+
+    def solve_relaxation(self, model, profile: Profile) -> SolveOutcome:
+        """The LP relaxation of the Pyomo ``model``, solved under ``profile`` (see
+        :meth:`iosched.solvers.backends.pyomo_path.PyomoPath.solve_relaxation`)."""
+        raise NotImplementedError
 
     def interface(self, warm: bool = False, root: RootWatch | None = None):
         """Pyomo's interface to this backend (with ``warm``, one that hands the variables' values over as a MIP

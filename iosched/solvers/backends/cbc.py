@@ -75,12 +75,20 @@ class CbcRun:
     output: str = ""
 
 
+def program() -> str:
+    """The path of the cbc program on PATH (SolverMissing where it has gone since the backend was required)."""
+    found = shutil.which("cbc")
+    if found is None:
+        raise SolverMissing("solver 'cbc' is not installed: no cbc program on PATH")
+    return found
+
+
 def run_cbc(path: str, args: list[str], timeout: float) -> CbcRun:
     """Run CBC on the MPS file ``path`` with the command-line ``args`` (ending with the action: ``-solve``,
     ``-dualS``, ...). ``timeout`` (s): a safety net beyond CBC's own ``-sec``."""
     with tempfile.TemporaryDirectory(prefix="iosched-cbc-") as folder:
         sol = os.path.join(folder, "solution.txt")
-        out = subprocess.run([shutil.which("cbc"), path, *args, "-printingOptions", "all", "-solu", sol],
+        out = subprocess.run([program(), path, *args, "-printingOptions", "all", "-solu", sol],
                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         try:
             with open(sol, encoding="utf-8", errors="replace") as f:
@@ -126,7 +134,7 @@ def _pyomo_cbc():
     return Headed()
 
 
-class Cbc(LegacyPyomo, Backend):
+class Cbc(LegacyPyomo):
     name = "cbc"
     package = "coinor-cbc"
     executable = "cbc"
@@ -173,7 +181,7 @@ class Cbc(LegacyPyomo, Backend):
     def option_setter(self):
         def set_option(key, value):
             """Raise where CBC does not know the command-line option ``-key value`` (CBC itself says)."""
-            out = subprocess.run([shutil.which("cbc"), f"-{key}", str(value), "-quit"], capture_output=True,
+            out = subprocess.run([program(), f"-{key}", str(value), "-quit"], capture_output=True,
                                  text=True, timeout=30, stdin=subprocess.DEVNULL).stdout
             said = re.search(r".*(?:No match for|illegal|out of range|Possible options for).*", out, re.IGNORECASE)
             if said:

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, clip, senses
+from iosched.solvers.backends.base import Pending, RootWatch, clip, senses
 from iosched.solvers.backends.pyomo_path import LegacyPyomo
 from iosched.solvers.outcome import Answer, Profile, Stop
 
@@ -94,7 +94,7 @@ def _pyomo_cplex(root: RootWatch):
     return Hooked()
 
 
-class Cplex(LegacyPyomo, Backend):
+class Cplex(LegacyPyomo):
     name = "cplex"
     package = module = "cplex"
     pyomo = "cplex_direct"

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, clip, senses
+from iosched.solvers.backends.base import Pending, RootWatch, clip, senses
 from iosched.solvers.backends.pyomo_path import ContribPyomo
 from iosched.solvers.outcome import Answer, Profile, Stop
 
@@ -60,7 +60,7 @@ def _quiet_env():
     return env
 
 
-class Gurobi(ContribPyomo, Backend):
+class Gurobi(ContribPyomo):
     name = "gurobi"
     package = module = "gurobipy"
     pyomo = "gurobi_direct"

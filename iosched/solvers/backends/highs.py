@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, clip, keep, senses
+from iosched.solvers.backends.base import Pending, RootWatch, clip, keep, senses
 from iosched.solvers.backends.pyomo_path import ContribPyomo
 from iosched.solvers.outcome import Answer, Profile, SolveOutcome, Stop
 
@@ -97,7 +97,7 @@ def _pyomo_highs(warm: bool, root: RootWatch | None):
     return Hooked()
 
 
-class Highs(ContribPyomo, Backend):
+class Highs(ContribPyomo):
     name = "highs"
     label = "HiGHS"
     package = module = "highspy"

@@ -13,7 +13,7 @@ import time
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
 
-from iosched.solvers.backends.base import RootWatch, finite
+from iosched.solvers.backends.base import Backend, RootWatch, finite
 from iosched.solvers.outcome import Answer, Profile, SolveOutcome, Stop
 from iosched.status import Status
 
@@ -36,9 +36,18 @@ def objective_sense(model) -> int:
     return 1 if obj.is_minimizing() else -1
 
 
-class PyomoPath:
+class PyomoPath(Backend):
     """What both of Pyomo's interfaces share: one solve that reports the same on every backend, and the LP
-    relaxation."""
+    relaxation. The backend gives ``pyomo_native(opt, res)`` (its own solver object after a solve) and
+    ``status_of(native)`` (its status code and message, read from that object)."""
+
+    def pyomo_native(self, opt, res):
+        """The backend's own solver object behind Pyomo's interface ``opt`` after the solve that gave ``res``."""
+        raise NotImplementedError
+
+    def status_of(self, native) -> tuple[int | str, str]:
+        """The native status code (a key of ``STATUS``) and the backend's message, read from ``native``."""
+        raise NotImplementedError
 
     def solve_pyomo(self, model, profile: Profile, load: bool = True, warm: bool = False,
                     root: bool = False) -> SolveOutcome:
@@ -86,8 +95,7 @@ class PyomoPath:
 
 
 class ContribPyomo(PyomoPath):
-    """A backend solved through Pyomo's newer interface. The backend gives ``status_of(native)`` (its code
-    and message from its solver object) and ``pyomo_native(opt, res)`` (that object after a solve)."""
+    """A backend solved through Pyomo's newer interface."""
 
     pyomo_warm_flag = True  # Pyomo's own MIP start (warmstart_discrete_vars) hands the values over
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, clip
+from iosched.solvers.backends.base import Pending, RootWatch, clip
 from iosched.solvers.backends.pyomo_path import ContribPyomo
 from iosched.solvers.outcome import Answer, Profile, Stop
 
@@ -76,7 +76,7 @@ def _pyomo_scip(root: RootWatch):
     return Hooked()
 
 
-class Scip(ContribPyomo, Backend):
+class Scip(ContribPyomo):
     name = "scip"
     package = module = "pyscipopt"
     pyomo = "scip_direct"

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from iosched.solvers.backends.base import Backend, Pending, RootWatch, clip, senses
+from iosched.solvers.backends.base import Pending, RootWatch, clip, senses
 from iosched.solvers.backends.pyomo_path import LegacyPyomo
 from iosched.solvers.outcome import Answer, Profile, Stop
 
@@ -66,7 +66,7 @@ def _pyomo_xpress(root: RootWatch):
     return Hooked()
 
 
-class Xpress(LegacyPyomo, Backend):
+class Xpress(LegacyPyomo):
     name = "xpress"
     package = module = "xpress"
     pyomo = "xpress_direct"
