@@ -44,6 +44,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from importlib import metadata
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from iosched import validate
@@ -76,7 +78,7 @@ def budget(params: dict) -> float:
 
 def environment() -> dict:
     """Versions, host and git revision, recorded with every result."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in ("iosched", "pyomo", "highspy", "scipy", "gurobipy", "pyscipopt", "cplex", "xpress", "ortools", "pymoo",
                 "numpy", "numba"):  # every solver backend (None where not installed) and what else solves
         try:
@@ -265,31 +267,33 @@ class WarmWorker:
 
     def __init__(self, memory_mb: int | None = None):
         self.memory_mb = memory_mb
-        self.proc = None
-        self.conn = None
+        self.proc: BaseProcess | None = None
+        self.conn: Connection | None = None  # to the process, set with it
 
-    def _start(self) -> bool:
+    def _start(self) -> Connection | None:
+        """Start the process: the connection to it once it says it is ready, else None."""
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_serve, args=(child, self.memory_mb, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         try:
-            return self.conn.poll(START_TIMEOUT) and self.conn.recv() == "ready"
+            return self.conn if self.conn.poll(START_TIMEOUT) and self.conn.recv() == "ready" else None
         except EOFError:
-            return False
+            return None
 
     def run(self, task: Task, timeout: float) -> dict:
         """The task's record; a worker that gave no answer (or ran out of memory) is replaced next time."""
-        if self.proc is None and not self._start():
+        conn = self.conn if self.proc is not None else self._start()
+        if conn is None:
             exitcode = self.close(kill=True)
             return {**task.to_dict(), "key": task.key, **_lost(0.0, timeout, exitcode, self.memory_mb)}
         start = time.perf_counter()
         record = None
         try:
-            self.conn.send(task.to_dict())
-            if self.conn.poll(timeout):
-                record = self.conn.recv()
+            conn.send(task.to_dict())
+            if conn.poll(timeout):
+                record = conn.recv()
         except (EOFError, OSError):
             record = None
         if record is None or record["status"] == OOM:
@@ -300,16 +304,16 @@ class WarmWorker:
 
     def close(self, kill: bool = False) -> int | None:
         """Stop the process (at once with ``kill``); its exit code."""
-        proc, self.proc = self.proc, None
-        if proc is None:
+        proc, conn, self.proc, self.conn = self.proc, self.conn, None, None
+        if proc is None or conn is None:
             return None
         if kill:
             proc.kill()
         else:
             with contextlib.suppress(OSError):
-                self.conn.send(None)
+                conn.send(None)
         _stop(proc)
-        self.conn.close()
+        conn.close()
         return proc.exitcode
 
 
@@ -498,7 +502,7 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
             _run_dask(client, todo, suite.timeout, memory_mb, finish)
     elif not slurm:
         workers = workers or max(1, (os.cpu_count() or 1) // _threads(suite.profile))
-        idle = queue.SimpleQueue()
+        idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
         warm = [WarmWorker(memory_mb) for _ in range(workers)]
         for w in warm:
             idle.put(w)

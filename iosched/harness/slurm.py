@@ -32,7 +32,7 @@ from iosched.errors import ParameterError
 from iosched.harness.tls import InsecureSchedulerWarning, remove_stale, temporary_security
 
 # key: (type, default, what it is); the [slurm] table of a suite and --slurm-opt KEY=VALUE
-KEYS = {
+KEYS: dict[str, tuple[type, object, str]] = {
     "partition": (str, None, "Slurm partition of the worker jobs (sbatch -p; default: Slurm's default)"),
     "account": (str, None, "account charged (sbatch -A)"),
     "jobs": (int, 2, "worker jobs at once"),

@@ -86,7 +86,7 @@ class Suite:
 
 
 def builtin_suites() -> list[str]:
-    return sorted(p.stem for p in resources.files("iosched.harness").joinpath("suites").iterdir()
+    return sorted(p.name.removesuffix(".toml") for p in resources.files("iosched.harness").joinpath("suites").iterdir()
                   if p.name.endswith(".toml"))
 
 

@@ -83,7 +83,7 @@ def checked_address(address: str) -> str:
 
     try:
         scheme, location = parse_address(address, strict=True)
-        host = parse_host_port(location)[0] if scheme != "inproc" else None
+        host = parse_host_port(location)[0] if scheme != "inproc" else ""  # (an inproc address names no host)
     except (ValueError, TypeError) as e:
         raise ParameterError(f"--scheduler {address!r}: not a Dask scheduler address (tls://HOST:PORT): {e}") from None
     if scheme not in ("tls", "tcp", "inproc"):  # (inproc: a cluster in this very process, from the API)
