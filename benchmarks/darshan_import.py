@@ -36,8 +36,7 @@ def main() -> int:
     args = ap.parse_args()
     steps = {"read": lambda: dx.read(args.log),
              "forwarding": lambda: forwarding.from_darshan(args.log),
-             "filedomain": lambda: filedomain.from_darshan(args.log, stripe_size=2**20, stripe_count=4,
-                                                           aggregators=256)}
+             "filedomain": lambda: filedomain.from_darshan(args.log, aggregators=256)}
     for step, fn in steps.items():
         walls, cpus = [], []
         for _ in range(args.repeat):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iosched.errors import InstanceError
+from iosched.errors import InstanceError, ParameterError
 from iosched.instances import JsonInstance, check_fields, check_top
 from iosched.validate import choice, integer, number
 
@@ -469,26 +469,38 @@ def load(spec: str) -> FileDomainInstance:
 
 # --- from a Darshan log ------------------------------------------------------------------------------
 
-def from_darshan(log, file: str | None = None, aggregators: int | None = None, stripe_size: int | None = None,
-                 stripe_count: int | None = None, first_server: int = 0, aggregator_gbs: float = 1.0,
-                 server_gbs: float = 1.0, node_gbs: float | None = None, locking: str = "extent",
-                 acquire_s: float = 1e-4, revoke_s: float = 1e-3, name: str | None = None) -> FileDomainInstance:
+def from_darshan(log, file: str | None = None, aggregators: int | None = None, procs_per_node: int | None = None,
+                 stripe_size: int | None = None, stripe_count: int | None = None, first_server: int | None = None,
+                 aggregator_gbs: float = 1.0, server_gbs: float = 1.0, node_gbs: float | None = None,
+                 locking: str | None = None, acquire_s: float = 1e-4, revoke_s: float = 1e-3,
+                 name: str | None = None) -> FileDomainInstance:
     """The collective write of one shared file in a Darshan log (a path or a read
     :class:`~iosched.importers.darshan.DarshanLog`).
 
     The file: ``file`` (its full name or a unique suffix of it), else the file written by every
     rank that received the most bytes. Its data: each rank's write pieces from DXT_MPIIO, else
     DXT_POSIX (holes inside the span stay holes); without DXT, the POSIX counters give only the
-    last byte written, and the region [0, last byte] is taken as written whole (said in
-    ``provenance["assumed"]``). Striping: the LUSTRE component covering the region's first byte
-    (servers are its OSTs in stripe order), else ``stripe_size`` (bytes) and ``stripe_count``
-    given. Aggregators: ``aggregators`` given (ROMIO's cb_nodes), else one per node as ROMIO
-    chooses by default, the nodes being the DXT records' host names; aggregator a sits on node
-    a mod (nodes). Bandwidths (GB/s) and lock costs (s) are not in a log: the arguments' values.
+    last byte written, and the region [0, last byte] is taken as written whole.
+
+    Striping, from the log where it holds it, else from the file system of the mount holding the
+    file (the log's mount table), with stated defaults (:data:`DARSHAN_DEFAULTS`): the LUSTRE
+    component covering the region's first byte (servers are its OSTs in stripe order); on Lustre
+    without a LUSTRE record, Lustre's default layout (1 stripe of 1 MiB); on GPFS, its block size
+    (POSIX_FILE_ALIGNMENT, the file system's st_blksize, where the log holds it) as the stripe
+    and the token unit, token locking, over one server (the log does not say how many NSD servers);
+    on any other file system (ext4, NFS, XFS, tmpfs, DVS...) no striping: one server and a 1 MiB
+    unit. ``stripe_size``, ``stripe_count``, ``first_server`` and ``locking`` given replace the
+    defaults; a given value the log contradicts (a LUSTRE record's size, count or first OST, a GPFS
+    block size) is a ParameterError naming both, never dropped.
+
+    Aggregators: one per node, as ROMIO chooses by default (cb_nodes), the nodes being the DXT
+    records' host names, else ceil(processes / ``procs_per_node``) (default one process per node:
+    the log names no host); ``aggregators`` given places aggregator a on node a mod (nodes).
+    Bandwidths (GB/s) and lock costs (s) are not in a log: the arguments' values. Every choice
+    is said in ``provenance["assumed"]``.
 
     Raises InstanceError naming the log and what it lacks: one process only, no shared file
-    written by several ranks, a file the log does not hold, a partial DXT trace, no striping or no
-    host names without the argument that replaces them.
+    written by several ranks, a file the log does not hold, a partial DXT trace.
     """
     from iosched.importers import darshan as dx
 
@@ -558,42 +570,98 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, s
         last = int(rows.loc[rows["file"] == chosen, "POSIX_MAX_BYTE_WRITTEN"].max())
         region, data_from = (0, last + 1), "POSIX counters (no DXT: region from offset 0, assumed written whole)"
         counters = ["POSIX_BYTES_WRITTEN", "POSIX_MAX_BYTE_WRITTEN"]
-    comps = log.lustre.get(chosen, [])
-    comp = next((c for c in comps if c.extent_start <= region[0] and (c.extent_end < 0 or region[0] < c.extent_end)),
-                None)
-    if comp is not None and comp.stripe_size > 0 and comp.stripe_count > 0:
-        stripe_size, stripe_count, first_server = comp.stripe_size, comp.stripe_count, 0
-        striping = (f"striping {stripe_size} B x {stripe_count} from LUSTRE (OSTs {list(comp.osts)} as servers "
-                    f"0..{stripe_count - 1}" + (f"; component 1 of {len(comps)}" if len(comps) > 1 else "") + ")")
-        counters += ["LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_OST_IDS"]
-    elif stripe_size is None or stripe_count is None:
-        raise InstanceError(f"{where}: no LUSTRE striping for {chosen!r}: give stripe_size (bytes) and stripe_count")
-    else:
-        striping = f"striping {stripe_size} B x {stripe_count} given"
+    given = {k: v for k, v in (("stripe_size", stripe_size), ("stripe_count", stripe_count),
+                               ("first_server", first_server), ("locking", locking)) if v is not None}
+    layout = _darshan_striping(log, chosen, region[0], given)
+    counters += layout["counters"]
     hosts = list(dict.fromkeys(r.hostname for m in dx.DXT_MODULES for r in sorted(log.dxt.get(m, ()),
                                                                                    key=lambda r: r.rank)
                                if r.hostname))
-    if aggregators is None and not hosts:
-        raise InstanceError(f"{where}: no host names (they come with DXT) to place ROMIO's one aggregator per "
-                            f"node: give aggregators (cb_nodes)")
+    if hosts:
+        if procs_per_node is not None:
+            raise ParameterError(f"{where}: procs_per_node={procs_per_node} given, but the log's DXT host names "
+                                 f"place the {log.nprocs} processes on {len(hosts)} nodes: drop procs_per_node")
+        node_count, node_from = len(hosts), f"the {len(hosts)} DXT hosts"
+    else:
+        ppn = 1 if procs_per_node is None else integer("procs_per_node", procs_per_node, 1, MAX_AGGREGATORS)
+        node_count = -(-log.nprocs // ppn)
+        if node_count > MAX_AGGREGATORS:
+            raise InstanceError(f"{where}: {log.nprocs} processes at {ppn} per node make {node_count} nodes, more "
+                                f"than {MAX_AGGREGATORS}: give procs_per_node")
+        node_from = (f"{node_count} nodes, {ppn} process{'es' if ppn > 1 else ''} per node "
+                     f"({'given' if procs_per_node is not None else 'assumed'}: the log names no host)")
     if aggregators is not None:
         integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
-        nodes = [a % len(hosts) for a in range(aggregators)] if hosts else list(range(aggregators))
-        agg_from = f"{aggregators} aggregators given" + (f" on the {len(hosts)} DXT hosts" if hosts else
-                                                          ", one per node")
+        nodes, agg_from = [a % node_count for a in range(aggregators)], f"{aggregators} aggregators given on " \
+                                                                         f"{node_from}"
     else:
-        nodes, agg_from = list(range(len(hosts))), f"{len(hosts)} aggregators, one per DXT host (ROMIO's default)"
-    inst = platform(stripe_count, nodes, stripe_size, region, requests, aggregator_gbs, server_gbs, node_gbs,
-                    locking, None, acquire_s, revoke_s, first_server, name=name or f"darshan:{log.path.stem}")
+        nodes, agg_from = list(range(node_count)), f"one aggregator per node (ROMIO's default) on {node_from}"
+    inst = platform(layout["stripe_count"], nodes, layout["stripe_size"], region, requests, aggregator_gbs,
+                    server_gbs, node_gbs, layout["locking"], None, acquire_s, revoke_s, layout["first_server"],
+                    name=name or f"darshan:{log.path.stem}")
     data = inst.data_bytes
     gaps = [[int(a), int(b)] for a, b in zip(inst.data[:-1, 1], inst.data[1:, 0])]
     holes = "" if inst.full else (f", {len(gaps)} holes: {inst.region_length - data} bytes of the span unwritten "
                                   f"(the first at [{gaps[0][0]}, {gaps[0][1]}))")
     again = "" if sizes[chosen] == data else f" ({sizes[chosen]} with overwrites)"
     assumed = (f"{chosen}: region [{region[0]}, {region[0] + region[1]}) from {data_from}, {data} bytes written"
-               f"{again}{holes}; {striping}; {agg_from}; bandwidths (aggregator {aggregator_gbs}, server {server_gbs}"
-               f"{'' if node_gbs is None else f', node {node_gbs}'} GB/s) and lock costs ({acquire_s}, {revoke_s} s) "
-               f"are not in the log: given or defaults")
-    modules = [m for m in (source or "POSIX", "LUSTRE" if comp is not None else None) if m]
+               f"{again}{holes}; {layout['text']}; {agg_from}; bandwidths (aggregator {aggregator_gbs}, server "
+               f"{server_gbs}{'' if node_gbs is None else f', node {node_gbs}'} GB/s) and lock costs ({acquire_s}, "
+               f"{revoke_s} s) are not in the log: given or defaults")
+    modules = [source or "POSIX", *layout["modules"]]
     return replace(inst, provenance=log.provenance(modules, counters, file=chosen, assumed=assumed,
-                                                   holes=gaps[:20], hole_count=len(gaps)))
+                                                   mount=layout["mount"], holes=gaps[:20], hole_count=len(gaps)))
+
+
+DARSHAN_DEFAULTS = {"stripe_size": MiB, "stripe_count": 1}  # no striping in the log: one server, a 1 MiB unit
+
+
+def _darshan_striping(log, chosen: str, start: int, given: dict) -> dict:
+    """The striping of ``chosen`` (its LUSTRE record, else its mount's file system with stated defaults),
+    ``given`` values in place of the defaults; a given value the log contradicts is a ParameterError."""
+    where, mount = log.name, log.mount(chosen)
+    kind = mount[1].lower() if mount else None
+    on = f"the file is on {kind} at {mount[0]}" if mount else "no mount point of the log's table holds the file"
+    held: dict = {}  # what the log itself says
+    comps = log.lustre.get(chosen, [])
+    comp = next((c for c in comps if c.extent_start <= start and (c.extent_end < 0 or start < c.extent_end)), None)
+    modules, counters = [], []
+    if comp is not None and comp.stripe_size > 0 and comp.stripe_count > 0:
+        held = {"stripe_size": comp.stripe_size, "stripe_count": comp.stripe_count, "first_server": 0}
+        origin = (f"from LUSTRE (OSTs {list(comp.osts)} as servers 0..{comp.stripe_count - 1}"
+                  + (f"; component 1 of {len(comps)}" if len(comps) > 1 else "") + ")")
+        modules, counters = ["LUSTRE"], ["LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_OST_IDS"]
+        defaults, default_from = {"locking": "extent"}, "Lustre's extent locks"
+    elif kind == "lustre":
+        defaults = {**DARSHAN_DEFAULTS, "first_server": 0, "locking": "extent"}
+        origin, default_from = "", f"Lustre's default layout: {on} and the log has no LUSTRE record for it"
+    elif kind == "gpfs":
+        df = log.counters.get("POSIX")
+        rows = df[df["file"] == chosen] if df is not None and len(df) else None
+        block = int(rows["POSIX_FILE_ALIGNMENT"].max()) if rows is not None and len(rows) else 0
+        defaults = {"stripe_count": 1, "first_server": 0, "locking": "token"}
+        if block > 0:
+            held = {"stripe_size": block}
+            counters = ["POSIX_FILE_ALIGNMENT"]
+            origin = "(stripe and token unit: the GPFS block size, POSIX_FILE_ALIGNMENT)"
+        else:
+            defaults["stripe_size"] = DARSHAN_DEFAULTS["stripe_size"]
+            origin = ""
+        default_from = f"{on}; the log does not say over how many NSD servers GPFS stripes it"
+    else:
+        defaults = {**DARSHAN_DEFAULTS, "first_server": 0, "locking": "extent"}
+        origin, default_from = "", f"no striping: {on}"
+    for key, value in given.items():
+        if key in held and value != held[key]:
+            raise ParameterError(f"{where}: {key}={value!r} given, but the log holds {key} {held[key]!r} for "
+                                 f"{chosen!r} ({origin}): drop {key}, or edit the imported instance")
+    out = {**defaults, **held, **given}
+    first = f" from server {out['first_server']}" if out["first_server"] else ""
+    parts = [f"striping {out['stripe_size']} B x {out['stripe_count']}{first}" + (f" {origin}" if origin else "")]
+    assumed = [k for k in defaults if k not in given and k not in held]
+    if assumed:
+        parts.append(f"{', '.join(f'{k} {out[k]}' for k in assumed)} assumed ({default_from})")
+    if given:
+        parts.append(f"{', '.join(f'{k} {v}' for k, v in given.items())} given")
+    return {**out, "text": "; ".join(parts), "modules": modules, "counters": counters,
+            "mount": list(mount) if mount else None}

@@ -441,12 +441,8 @@ def _job(d, where: str, running: bool) -> Job:
 
 
 def _first_duplicate(items):
-    seen = set()
-    for x in items:
-        if x in seen:
-            return x
-        seen.add(x)
-    return None
+    seen: set = set()
+    return next((x for x in items if x in seen or seen.add(x)), None)  # add() is None: a first sighting is kept
 
 
 # --- TaihuLight: the generator ---------------------------------------------------------------------
@@ -732,8 +728,9 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
     order, one default forwarding node per ``default_ratio`` compute nodes, ``pool_nodes`` idle
     ones (default twice as many, TaihuLight's 160:80), ``forwarding_bandwidth`` GB/s each.
 
-    A log without file-system bytes through POSIX or STDIO is refused (InstanceError naming it);
-    in a batch it is left out and listed in ``provenance["refused"]``.
+    A POSIX or STDIO module flagged partial (Darshan ran out of records) is summed as it is and
+    named in ``assumed``. A log without file-system bytes through POSIX or STDIO is refused
+    (InstanceError naming it); in a batch it is left out and listed in ``provenance["refused"]``.
     """
     from iosched.importers import darshan as dx
 
@@ -762,10 +759,13 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
     t0 = profiles[0]["arrival"]
     for p in profiles:
         p["arrival_s"] = round(p.pop("arrival") - t0, 6)
+    partial = "; ".join(f"{p['log']} ({', '.join(p['partial'])})" for p in profiles if p.get("partial"))
     assumed = (f"{len(jobs)} jobs side by side on {blocks * default_ratio} compute nodes in arrival order "
                f"({procs_per_node} processes per node), {blocks} + {pool} forwarding nodes of {forwarding_bandwidth} "
                f"GB/s at {default_ratio}:1, node bandwidth {node_bandwidth} GB/s (not in a log), each log its job's "
-               f"history" + (f"; {len(refused)} logs refused" if refused else ""))
+               f"history" + (f"; partial modules summed as they are (Darshan's record limit: volume, I/O ranks and "
+                             f"times are lower bounds): {partial}" if partial else "") + (f"; {len(refused)} logs "
+                                                                                         f"refused" if refused else ""))
     provenance = {"source": "darshan", "assumed": assumed, "jobs": profiles}
     if refused:
         provenance["refused"] = [{"log": n, "reason": r} for n, r in refused]
@@ -793,7 +793,8 @@ def _darshan_profile(log, procs_per_node: int, node_bandwidth: float, forwarding
               "high" if io_nodes * node_bandwidth >= forwarding_bandwidth else "low",
               History(volume, io_nodes, round(meta_wait, 6)))
     share = (io.io_time_s + io.meta_time_s) / (io.nprocs * io.run_time_s)
-    return {"job": job, "arrival": log.start_s, **log.provenance(io.modules, dx.JOB_IO_COUNTERS),
+    partial = {"partial": [m for m in io.modules if log.modules[m]["partial"]]}  # Darshan's record limit (1,024)
+    return {"job": job, "arrival": log.start_s, **log.provenance(io.modules, dx.JOB_IO_COUNTERS, **partial),
             "files_per_process": seen, "io_processes": io.io_procs, "io_time_share": round(share, 6),
             "run_time_s": round(io.run_time_s, 6),
             "small_request_share": round(io.small_ops / io.ops, 6) if io.ops else None}
