@@ -26,13 +26,13 @@ import darshan
 from iosched.errors import InstanceError, ParameterError
 from iosched.files import write_text
 from iosched.importers import darshan as dx
-from iosched.instances import filedomain, forwarding, periodic
+from iosched.instances import filedomain, forwarding_darshan, periodic
 
 WHEEL = Path(darshan.__file__).parent
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan"
 PLATFORM = {"stripe_size": 2**20, "stripe_count": 4, "aggregators": 4}
 COLUMNS = [("filedomain", filedomain.from_darshan, {}), ("filedomain + platform", filedomain.from_darshan, PLATFORM),
-           ("forwarding", forwarding.from_darshan, {}), ("periodic (B = 3 GB/s)", periodic.from_darshan,
+           ("forwarding", forwarding_darshan.from_darshan, {}), ("periodic (B = 3 GB/s)", periodic.from_darshan,
                                                          {"bandwidth": 3.0})]
 
 

@@ -221,7 +221,8 @@ def cmd_generate(args) -> int:
     return 0
 
 
-IMPORT_PROBLEMS = ("filedomain", "forwarding", "periodic")
+IMPORT_PROBLEMS = {"filedomain": "filedomain", "forwarding": "forwarding_darshan", "periodic": "periodic"}  # the
+# iosched.instances module holding each problem's from_darshan
 
 
 def cmd_import(args) -> int:
@@ -232,7 +233,7 @@ def cmd_import(args) -> int:
     from iosched.importers.darshan import logs_in
 
     _writable(args.out, "--out")
-    build = import_module(f"iosched.instances.{args.problem}").from_darshan
+    build = import_module(f"iosched.instances.{IMPORT_PROBLEMS[args.problem]}").from_darshan
     params = _params(args.param)
     accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
     for key in params:
@@ -533,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("format", choices=["darshan"])
     im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
                                                          "log; periodic: one application per log)")
-    im.add_argument("--problem", required=True, choices=IMPORT_PROBLEMS)
+    im.add_argument("--problem", required=True, choices=list(IMPORT_PROBLEMS))
     im.add_argument("--file", metavar="PATH", help="filedomain: the shared file (default: the largest written by "
                                                    "every rank)")
     im.add_argument("--out", metavar="FILE", help="write the instance JSON here (default: stdout)")

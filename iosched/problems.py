@@ -19,6 +19,7 @@ from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances
 from iosched.instances import forwarding as forwarding_instances
+from iosched.instances import forwarding_presets
 from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
@@ -131,13 +132,13 @@ register_problem(Problem(
 register_problem(Problem(
     name="forwarding",
     draw=_drawing("forwarding"),
-    load=forwarding_instances.load,
+    load=forwarding_presets.load,
     evaluate=forwarding_eval.evaluate,
     sense=lambda name: "min",
     bound=forwarding_models.lower_bound,
     bounds=forwarding_models.bounds,
-    generate=forwarding_instances.generate,
-    builtins=forwarding_instances.BUILTIN,
+    generate=forwarding_presets.generate,
+    builtins=forwarding_presets.BUILTIN,
     models={"milp": forwarding_every_models.build_every, "milp-dfra-space": forwarding_models.build_milp},
     instance_type=forwarding_instances.ForwardingInstance,
     solution_from_dict=forwarding_eval.Allocation.from_dict,

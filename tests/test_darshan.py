@@ -18,7 +18,7 @@ import iosched  # noqa: E402
 from iosched.cli import main  # noqa: E402
 from iosched.errors import InstanceError, ParameterError  # noqa: E402
 from iosched.importers import darshan as dx  # noqa: E402
-from iosched.instances import filedomain, forwarding, periodic  # noqa: E402
+from iosched.instances import filedomain, forwarding_darshan, periodic  # noqa: E402
 
 WHEEL = Path(darshan.__file__).parent
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan"
@@ -77,7 +77,7 @@ def _written_by_every_rank(path) -> bool:
 
 
 def _import(problem, log, **params):
-    build = {"filedomain": filedomain, "forwarding": forwarding, "periodic": periodic}[problem].from_darshan
+    build = {"filedomain": filedomain, "forwarding": forwarding_darshan, "periodic": periodic}[problem].from_darshan
     return build(log, **params)
 
 
@@ -226,16 +226,16 @@ def test_a_given_parameter_the_log_contradicts_is_an_error():
 def test_partial_modules_summed_into_a_forwarding_job_are_named():
     """Darshan's record limit (1,024 per module by default) leaves a module partial: summed as it is, named."""
     log = dx.read(IOR, ("POSIX", "STDIO", "MPI-IO"))
-    whole = forwarding.from_darshan(log)
+    whole = forwarding_darshan.from_darshan(log)
     assert "partial" not in whole.provenance["assumed"] and whole.provenance["jobs"][0]["partial"] == []
     log.modules["POSIX"]["partial"] = True  # as a log of more files than Darshan keeps records for would say
-    cut = forwarding.from_darshan(log)
+    cut = forwarding_darshan.from_darshan(log)
     assert "partial modules summed as they are" in cut.provenance["assumed"]
     assert f"{IOR.name} (POSIX)" in cut.provenance["assumed"] and cut.provenance["jobs"][0]["partial"] == ["POSIX"]
     stdio = SHARED / "partial_data_stdio" / "partial_data_stdio.darshan"
     if stdio.is_file():
         assert _raw_modules(stdio)["STDIO"]  # PyDarshan flags it partial
-        inst = forwarding.from_darshan(stdio)
+        inst = forwarding_darshan.from_darshan(stdio)
         assert "partial_data_stdio.darshan (STDIO)" in inst.provenance["assumed"]
 
 
@@ -275,7 +275,7 @@ def test_exact_models_on_imported_instances():
     assert r.objective <= even.objective + 1e-12  # exact never worse than ROMIO's even partitioning
     pair = SHARED / "ior_pnetcdf_hdf5"
     if pair.is_dir():
-        fw = forwarding.from_darshan(pair)
+        fw = forwarding_darshan.from_darshan(pair)
         assert len(fw.jobs) == 2
         r = iosched.solve("forwarding", fw, "milp", profile="quick")
         assert r.status.value == "optimal" and r.evaluation.feasible
@@ -288,7 +288,7 @@ def test_exact_models_on_imported_instances():
 def test_folders_become_batches_and_refused_logs_are_listed(tmp_path):
     for name in ("ior_hdf5_example.darshan", "noposix.darshan", "dxt.darshan"):
         shutil.copy(WHEEL / "examples" / "example_logs" / name, tmp_path / name)
-    fw = forwarding.from_darshan(tmp_path)
+    fw = forwarding_darshan.from_darshan(tmp_path)
     assert len(fw.jobs) == 2 and [r["log"] for r in fw.provenance["refused"]] == ["noposix.darshan"]
     starts = [j["arrival_s"] for j in fw.provenance["jobs"]]
     assert starts == sorted(starts) and starts[0] == 0  # arrival order
@@ -310,7 +310,7 @@ def test_bad_and_partial_logs_are_refused_with_the_cause(tmp_path):
             with pytest.raises(InstanceError, match=f"{bad.name} is not a readable Darshan log"):
                 _import(problem, bad)
     with pytest.raises(InstanceError, match="no such Darshan log"):
-        forwarding.from_darshan(tmp_path / "missing.darshan")
+        forwarding_darshan.from_darshan(tmp_path / "missing.darshan")
     with pytest.raises(InstanceError, match=r"file 'nothere.h5' is not a file the log shows written"):
         filedomain.from_darshan(IOR, file="nothere.h5")
     with pytest.raises(InstanceError, match="dxt.darshan: a single-process job"):
