@@ -261,7 +261,10 @@ def cmd_import(args) -> int:
 
 
 def cmd_show(args) -> int:
-    inst = get_problem(args.problem).read_instance(args.instance)
+    prob = get_problem(args.problem)
+    if args.template == (args.instance is not None):
+        raise ParameterError("iosched show takes an instance or --template, one of the two")
+    inst = prob.template() if args.template else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
@@ -545,7 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="print an instance as JSON")
     sh.add_argument("problem")
-    sh.add_argument("instance")
+    sh.add_argument("instance", nargs="?")
+    sh.add_argument("--template", action="store_true", help="a small valid instance to start from (every field, "
+                                                            "its unit and meaning: the docs' format pages)")
     sh.set_defaults(fn=cmd_show)
 
     ls = sub.add_parser("list", help="problems, methods and built-in instances; a problem's (or one method's) "

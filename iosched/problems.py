@@ -19,7 +19,7 @@ from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances
 from iosched.instances import forwarding as forwarding_instances
-from iosched.instances import forwarding_presets
+from iosched.instances import forwarding_presets, periodic_fields
 from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
@@ -55,6 +55,7 @@ register_problem(Problem(
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
     instance_type=periodic_instances.PeriodicInstance,
     solution_from_dict=periodic_eval.Pattern.from_dict,
+    template=periodic_fields.template,
 ))
 
 
@@ -124,6 +125,7 @@ register_problem(Problem(
     solution_from_dict=window_eval.Selection.from_dict,
     report_columns=_window_columns,
     trivial=lambda instance: instance.trivial,
+    template=window_instances.template,
 ))
 
 
@@ -142,6 +144,7 @@ register_problem(Problem(
     models={"milp": forwarding_every_models.build_every, "milp-dfra-space": forwarding_models.build_milp},
     instance_type=forwarding_instances.ForwardingInstance,
     solution_from_dict=forwarding_eval.Allocation.from_dict,
+    template=forwarding_presets.template,
 ))
 
 
@@ -161,6 +164,7 @@ register_problem(Problem(
     models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
     instance_type=malleable_instances.MalleableInstance,
     solution_from_dict=malleable_eval.Schedule.from_dict,
+    template=malleable_instances.template,
 ))
 
 
@@ -194,4 +198,5 @@ register_problem(Problem(
     objective=_filedomain_objective,
     instance_type=filedomain_instances.FileDomainInstance,
     solution_from_dict=filedomain_eval.Domains.from_dict,
+    template=filedomain_instances.template,
 ))

@@ -61,6 +61,7 @@ from functools import lru_cache
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.fluid import max_min_fair
+from iosched.instances.fields import Field, Fields
 from iosched.instances.forwarding import TRAITS, ForwardingInstance, Job
 from iosched.validate import boolean, finite_numbers
 
@@ -86,15 +87,32 @@ class Allocation:
         if not isinstance(d, dict) or not isinstance(d.get("jobs"), dict):
             raise InstanceError(f"an allocation is {{'jobs': {{id: {{'mapping': [[node, count], ...]}}}}}}, "
                                 f"got {str(d)[:200]}")
+        SOLUTION_FIELDS.check(d)
         mapping, dedicated = {}, set()
         for jid, entry in d["jobs"].items():
             if not isinstance(entry, dict) or not isinstance(entry.get("mapping"), list):
                 raise InstanceError(f"allocation jobs[{jid}] must have a 'mapping' list, got {str(entry)[:200]}")
+            SOLUTION_FIELDS.check(entry, "jobs{}", f"allocation jobs[{jid}]")
             mapping[jid] = tuple(tuple(g) if isinstance(g, list) else g for g in entry["mapping"])
-            if boolean(f"allocation jobs[{jid}].dedicated", entry.get("dedicated", False)):
+            if boolean(f"allocation jobs[{jid}].dedicated", SOLUTION_FIELDS.get(entry, "jobs{}.dedicated")):
                 dedicated.add(jid)
-        avoid = boolean("allocation avoid_anomalous", d.get("avoid_anomalous", False))
+        avoid = boolean("allocation avoid_anomalous", SOLUTION_FIELDS.get(d, "avoid_anomalous"))
         return cls(mapping, frozenset(dedicated), avoid)
+
+
+# The JSON of a forwarding solution; Allocation.from_dict checks its keys against it.
+SOLUTION_FIELDS = Fields(
+    "forwarding allocation",
+    Field("jobs", "object", "", "per id of a job to place, its forwarding nodes (every job to place; running jobs "
+          "keep theirs)"),
+    Field("jobs{}", "object", "", "one job's allocation"),
+    Field("jobs{}.mapping", "list", "", "[forwarding node id, compute nodes] groups over the job's compute nodes in "
+          "order, summing to its nodes"),
+    Field("jobs{}.dedicated", "boolean", "", "the job has these forwarding nodes to itself (checked: no other job "
+          "on them)", False),
+    Field("avoid_anomalous", "boolean", "", "the method claims no job to place uses an anomalous node (checked)",
+          False),
+)
 
 
 @dataclass

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.instances import JsonInstance
+from iosched.instances.fields import Field, Fields
 from iosched.validate import choice, integer, number
 
 MAX_OFFSET = 2**62  # largest file offset (bytes): offset arithmetic stays within int64
@@ -208,13 +209,12 @@ class FileDomainInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "filedomain") -> FileDomainInstance:
-        check_top(d, "filedomain instance", ("striping", "aggregators", "bandwidth"),
-                  ("name", "region", "requests", "locking", "block_size", "lock_costs", "provenance"))
+        FIELDS.check(d)
         if ("region" in d) == ("requests" in d):
             raise InstanceError("give exactly one of region and requests")
         requests = None
         if "region" in d:
-            check_fields(d["region"], "region", ("offset", "length"))
+            FIELDS.check(d["region"], "region")
             offset, length = d["region"]["offset"], d["region"]["length"]
         else:
             requests = _requests(d["requests"])
@@ -224,7 +224,7 @@ class FileDomainInstance(JsonInstance):
             offset = min(p[0] for p in pieces)
             length = max(p[1] for p in pieces) - offset
         s = d["striping"]
-        check_fields(s, "striping", ("stripe_size", "stripe_count"), ("first_server",))
+        FIELDS.check(s, "striping")
         count = integer("striping.stripe_count", s["stripe_count"], 1, MAX_SERVERS)
         agg = d["aggregators"]
         if isinstance(agg, list):
@@ -237,20 +237,54 @@ class FileDomainInstance(JsonInstance):
         else:
             nodes = tuple(range(integer("aggregators", agg, 1, MAX_AGGREGATORS)))
         bw = d["bandwidth"]
-        check_fields(bw, "bandwidth", ("aggregator", "server"), ("node",))
+        FIELDS.check(bw, "bandwidth")
         n_nodes = max(nodes) + 1
         bandwidth = Bandwidth(_spread("bandwidth.aggregator", bw["aggregator"], len(nodes)),
                               _spread("bandwidth.node", bw["node"], n_nodes) if "node" in bw else None,
                               _spread("bandwidth.server", bw["server"], count))
-        costs = d.get("lock_costs", {"acquire_s": 0.0, "revoke_s": 0.0})
-        check_fields(costs, "lock_costs", ("acquire_s", "revoke_s"))
-        locking = d.get("locking", "extent")
+        costs = FIELDS.get(d, "lock_costs")
+        FIELDS.check(costs, "lock_costs")
+        locking = FIELDS.get(d, "locking")
         block = d.get("block_size")
         if locking == "token" and block is None:
             block = s["stripe_size"]
         return cls(offset, length, s["stripe_size"], count, nodes, bandwidth, locking, costs["acquire_s"],
-                   costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name),
+                   costs["revoke_s"], FIELDS.get(s, "striping.first_server"), block, requests, name=d.get("name", name),
                    provenance=d.get("provenance"))
+
+
+# The JSON of a filedomain instance; FileDomainInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "filedomain instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("region", "object", "", "the aggregate access region, every byte of it written (give region or "
+          "requests, not both)", None),
+    Field("region.offset", "integer", "bytes", "its first byte's file offset"),
+    Field("region.length", "integer", "bytes", "its length (at least 1)"),
+    Field("requests", "list", "", "per MPI rank, a list of [offset, length] pieces (bytes) it writes: their union "
+          "is the data written, their span [least offset, greatest end) the region, holes inside it unwritten "
+          "(give region or requests)", None),
+    Field("striping", "object", "", "how the file is striped: stripe k = [k w, (k+1) w) of file offsets lives on "
+          "server (first_server + k) mod stripe_count"),
+    Field("striping.stripe_size", "integer", "bytes", "w, the stripe size (Lustre) or block size (GPFS)"),
+    Field("striping.stripe_count", "integer", "servers", "S, the servers (OSTs) the file is striped over"),
+    Field("striping.first_server", "integer", "", "the server of stripe 0, in 0..S-1", 0),
+    Field("aggregators", "integer or list", "", "P, each aggregator on its own node; or the node (0, 1, ...) of "
+          "each aggregator"),
+    Field("bandwidth", "object", "", "the bandwidths: each one number for all, or a list of one per item"),
+    Field("bandwidth.aggregator", "number or list", "GB/s", "what each aggregator moves (P of them)"),
+    Field("bandwidth.server", "number or list", "GB/s", "what each server takes (S of them)"),
+    Field("bandwidth.node", "number or list", "GB/s", "what each node moves, shared by its aggregators (absent: "
+          "nodes are no constraint)", None),
+    Field("locking", "string", "", "extent (server-managed extent locks per server object, Lustre-like, lock unit "
+          "the stripe) or token (byte-range tokens from one manager, GPFS-like, lock unit block_size)", "extent"),
+    Field("block_size", "integer", "bytes", "the token unit, with token locking only (absent: stripe_size)", None),
+    Field("lock_costs", "object", "", "the cost of locking", {"acquire_s": 0.0, "revoke_s": 0.0}),
+    Field("lock_costs.acquire_s", "number", "s", "one lock acquisition"),
+    Field("lock_costs.revoke_s", "number", "s", "one conflict (a revocation)"),
+    Field("provenance", "object", "", "where the instance came from (an imported log: its name, SHA-256, what was "
+          "read and assumed); methods ignore it", None),
+)
 
 
 # --- byte arithmetic on the striping (the evaluator's, and the instance's server loads) ------------
@@ -354,6 +388,12 @@ def paper_figure2(aggregators: int = 6) -> FileDomainInstance:
     """The seed's Figure 2: 3 servers, 12 stripes of 1 MiB from offset 0; 6 aggregators
     (panels a-c) or 5 (panel d, co-prime to the servers)."""
     return platform(3, aggregators, MiB, (0, 12 * MiB), name=f"paper:fig2{'d' if aggregators == 5 else ''}")
+
+
+def template() -> FileDomainInstance:
+    """A small instance to start from (``iosched show filedomain --template``): the seed's Figure 2, 12 stripes
+    of 1 MiB on 3 servers, with 6 aggregators two to a node."""
+    return platform(3, [a // 2 for a in range(6)], MiB, (0, 12 * MiB), node_gbs=1.5, name="example")
 
 
 def sweep(servers: int, aggregators: int, stripes_per_server: int = 16, stripe_size: int = MiB) -> FileDomainInstance:

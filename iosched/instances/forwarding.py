@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.instances import JsonInstance, check_fields
+from iosched.instances.fields import Field, Fields
 from iosched.validate import boolean, choice, integer, number, text
 
 MODES = ("N-N", "N-1", "1-1")
@@ -194,14 +195,15 @@ class Interference:
     @classmethod
     def from_dict(cls, d) -> Interference:
         """A full or partial table: missing entries keep their defaults."""
-        check_fields(d, "interference", (), ("metadata_wait", "slowdown"))
+        FIELDS.check(d, "interference")
         table = {v: dict(DEFAULT_SLOWDOWN[v]) for v in TRAITS}
-        given = d.get("slowdown", {})
+        given = FIELDS.get(d, "interference.slowdown")
         check_fields(given, "interference.slowdown", (), TRAITS)
         for v, row in given.items():
             check_fields(row, f"interference.slowdown.{v}", (), TRAITS)
             table[v].update(row)
-        return cls(d.get("metadata_wait", 32.0), tuple(tuple(table[v][a] for a in TRAITS) for v in TRAITS))
+        return cls(FIELDS.get(d, "interference.metadata_wait"), tuple(tuple(table[v][a] for a in TRAITS)
+                                                                     for v in TRAITS))
 
 
 @dataclass(frozen=True)
@@ -381,28 +383,78 @@ class ForwardingInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "forwarding") -> ForwardingInstance:
-        check_top(d, "forwarding instance", ("compute_nodes", "default_ratio", "forwarding_nodes", "jobs"),
-                  ("name", "default_mapping", "anomalous_fraction", "interference", "running", "provenance"))
+        FIELDS.check(d)
         nodes = _list(d["forwarding_nodes"], "forwarding_nodes")
         fwd = []
         for k, f in enumerate(nodes):
-            check_fields(f, f"forwarding_nodes[{k}]", ("id", "bandwidth"), ("anomalous", "service"))
+            FIELDS.check(f, "forwarding_nodes[]", f"forwarding_nodes[{k}]")
             integer(f"forwarding_nodes[{k}].id", f["id"], 0, 10**9)
-            fwd.append(ForwardingNode(f["id"], f["bandwidth"], f.get("anomalous", False), f.get("service", "default")))
+            fwd.append(ForwardingNode(f["id"], f["bandwidth"], FIELDS.get(f, "forwarding_nodes[].anomalous"),
+                                      FIELDS.get(f, "forwarding_nodes[].service")))
         running = tuple(_job(j, f"running[{k}]", running=True)
-                        for k, j in enumerate(_list(d.get("running", []), "running")))
+                        for k, j in enumerate(_list(FIELDS.get(d, "running"), "running")))
         jobs = tuple(_job(j, f"jobs[{k}]", running=False) for k, j in enumerate(_list(d["jobs"], "jobs")))
         mapping = d.get("default_mapping")
         if mapping is not None:
             mapping = tuple(_list(mapping, "default_mapping"))
-        interference = Interference.from_dict(d["interference"]) if "interference" in d else Interference()
+        interference = Interference.from_dict(FIELDS.get(d, "interference"))
         return cls(d["compute_nodes"], d["default_ratio"], tuple(fwd), jobs, running, name=d.get("name", name),
-                   default_mapping=mapping, anomalous_fraction=d.get("anomalous_fraction", 0.1),
+                   default_mapping=mapping, anomalous_fraction=FIELDS.get(d, "anomalous_fraction"),
                    interference=interference, provenance=d.get("provenance"))
 
 
-JOB_REQUIRED = ("id", "start", "nodes", "io_nodes", "node_bandwidth", "volume")
-JOB_OPTIONAL = ("mode", "metadata_wait", "iops", "bandwidth")
+# The JSON of a forwarding instance; ForwardingInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "forwarding instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("compute_nodes", "integer", "nodes", "the machine's compute nodes, 0..compute_nodes-1"),
+    Field("default_ratio", "integer", "nodes", "compute nodes per default forwarding node: block b = [b r, (b+1) r) "
+          "is served by default_mapping[b] (512 on TaihuLight)"),
+    Field("forwarding_nodes", "list", "", "the forwarding nodes, ids unique"),
+    Field("forwarding_nodes[].id", "integer", "", "the node's id"),
+    Field("forwarding_nodes[].bandwidth", "number", "GB/s", "what it delivers (times anomalous_fraction if "
+          "anomalous)"),
+    Field("forwarding_nodes[].anomalous", "boolean", "", "a node delivering only a fraction of its bandwidth",
+          False),
+    Field("forwarding_nodes[].service", "string", "", "default (serves its blocks) or pool (idle, for DFRA to "
+          "grant)", "default"),
+    Field("default_mapping", "list of integers", "", "the forwarding node of each block of default_ratio compute "
+          "nodes, in default service (absent: the default-service nodes in the order listed)", None),
+    Field("anomalous_fraction", "number", "", "the share of its bandwidth an anomalous node delivers, in (0, 1]",
+          0.1),
+    Field("interference", "object", "", "the interference model (absent: the seed's; see the evaluator)", {}),
+    Field("interference.metadata_wait", "number", "operations", "above this mean of waiting metadata operations "
+          "a job is metadata-heavy", 32.0),
+    Field("interference.slowdown", "object", "", "slowdown[victim][aggressor] >= 1 by trait (n1, metadata, "
+          "bandwidth, iops, low) of two jobs sharing a node, beyond the fair share; missing entries keep the "
+          "seed's", {}),
+    Field("jobs", "list", "", "the jobs to place now (ids unique across jobs and running)"),
+    Field("jobs[].id", "string", "", "the job's id"),
+    Field("jobs[].start", "integer", "node", "its first compute node: it occupies [start, start + nodes)"),
+    Field("jobs[].nodes", "integer", "nodes", "its compute nodes"),
+    Field("jobs[].io_nodes", "integer", "nodes", "how many of them do I/O (1 in mode 1-1)"),
+    Field("jobs[].node_bandwidth", "number", "GB/s", "B_c, each I/O node's link"),
+    Field("jobs[].volume", "number", "GB", "what it moves per I/O phase"),
+    Field("jobs[].mode", "string", "", "N-N (a file per process), N-1 (one shared file) or 1-1 (one process does "
+          "the I/O)", "N-N"),
+    Field("jobs[].metadata_wait", "number", "operations", "mean metadata operations waiting at a forwarding node",
+          0.0),
+    Field("jobs[].iops", "string", "", "high or low: its IOPS class", "low"),
+    Field("jobs[].bandwidth", "string", "", "high or low: its bandwidth class", "low"),
+    Field("jobs[].history", "object", "", "what monitoring recorded of its previous run, what DFRA decides from "
+          "(absent: a new application)", None),
+    Field("jobs[].history.volume", "number", "GB", "the volume it moved"),
+    Field("jobs[].history.io_nodes", "integer", "nodes", "its I/O nodes"),
+    Field("jobs[].history.metadata_wait", "number", "operations", "its mean waiting metadata operations"),
+    Field("running", "list", "", "the running jobs (the neighbours), which keep their mapping; each has the fields "
+          "of jobs[] but history, and those below", []),
+    Field("running[].forwarding", "list", "", "its mapping: [forwarding node id, compute nodes] groups over its "
+          "compute nodes in order, summing to nodes (absent: the default mapping)", None),
+    Field("running[].dedicated", "boolean", "", "no other job may use its forwarding nodes (pool nodes only)",
+          False),
+    Field("provenance", "object", "", "where the instance came from (imported logs: names, SHA-256, what was "
+          "assumed); methods ignore it", None),
+)
 
 
 def _list(value, where: str) -> list:
@@ -414,13 +466,16 @@ def _list(value, where: str) -> list:
 
 
 def _job(d, where: str, running: bool) -> Job:
-    extra = ("forwarding", "dedicated") if running else ("history",)
-    check_fields(d, where, JOB_REQUIRED, JOB_OPTIONAL + extra)
+    required, optional = FIELDS.keys("jobs[]")
+    scalars = [f.key for f in FIELDS if f.parent == "jobs[]" and f.type != "object"]
+    if running:  # a running job: the fields of a job to place but its history, and its mapping
+        optional = tuple(k for k in optional if k != "history") + FIELDS.keys("running[]")[1]
+    check_fields(d, where, required, optional)
     text(f"{where}.id", d["id"])
-    kw = {k: d[k] for k in JOB_REQUIRED + JOB_OPTIONAL if k in d}
+    kw = {k: FIELDS.get(d, f"jobs[].{k}") for k in scalars}
     if "history" in d:
         h = d["history"]
-        check_fields(h, f"{where}.history", ("volume", "io_nodes", "metadata_wait"))
+        FIELDS.check(h, "jobs[].history", f"{where}.history")
         kw["history"] = History(h["volume"], h["io_nodes"], h["metadata_wait"])
     if "forwarding" in d:
         groups = _list(d["forwarding"], f"{where}.forwarding")

@@ -251,6 +251,20 @@ def figure4() -> ForwardingInstance:
     return ForwardingInstance(2048, 512, taihulight_nodes(4, 4), (awp, shentu, lammps), (), name="figure4")
 
 
+def template() -> ForwardingInstance:
+    """A small instance to start from (``iosched show forwarding --template``): 1024 compute nodes in two blocks
+    of 512, two forwarding nodes in service and two in the pool (one anomalous), a running job on the first block
+    and two jobs to place, one with a history."""
+    nodes = (ForwardingNode(0, FORWARDING_BANDWIDTH), ForwardingNode(1, FORWARDING_BANDWIDTH),
+             ForwardingNode(2, FORWARDING_BANDWIDTH, service="pool"),
+             ForwardingNode(3, FORWARDING_BANDWIDTH, anomalous=True, service="pool"))
+    running = (Job("r1", 0, 256, 32, 0.01, 5.0),)
+    jobs = (Job("j1", 256, 512, 512, PEAK_NODE_BANDWIDTH, 100.0, "N-1", 2.0, bandwidth="high",
+                history=History(90.0, 512, 2.0)),
+            Job("j2", 768, 256, 1, PEAK_NODE_BANDWIDTH, 5.0, "1-1"))
+    return ForwardingInstance(1024, 512, nodes, jobs, running, name="example")
+
+
 def load(spec: str) -> ForwardingInstance:
     """``testbed:APP``, ``pair:A:B``, ``figure4``, ``random:SEED[:N_JOBS]``, or a JSON file path."""
     if spec.startswith("testbed:"):

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.instances import JsonInstance, check_fields
+from iosched.instances.fields import Field, Fields
 from iosched.validate import integer, number, text
 
 MAX_NODES = 10_000_000
@@ -214,11 +215,6 @@ class Job:
         return d
 
 
-JOB_REQUIRED = ("id", "arrival", "work", "runtime", "min_nodes", "max_nodes")
-JOB_OPTIONAL = ("factor", "submit", "preferred", "request", "period", "reconfig_s", "redistribute_s", "timeout",
-                "app")
-
-
 @dataclass(frozen=True)
 class MalleableInstance(JsonInstance):
     """A cluster of ``nodes`` nodes and the jobs submitted to it (in any order; ids unique)."""
@@ -256,17 +252,57 @@ class MalleableInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "malleable") -> MalleableInstance:
-        check_top(d, "malleable instance", ("nodes", "jobs"), ("name",))
+        FIELDS.check(d)
         if not isinstance(d["jobs"], list) or not d["jobs"]:
             raise InstanceError(f"jobs must be a non-empty list, got {d['jobs']!r}")
         jobs = []
+        job_fields = [f for f in FIELDS if f.parent == "jobs[]"]
         for i, jd in enumerate(d["jobs"]):
             where = f"jobs[{i}]"
-            check_fields(jd, where, JOB_REQUIRED, JOB_OPTIONAL)
-            kw = dict(jd)
+            FIELDS.check(jd, "jobs[]", where)
+            kw = {f.key: FIELDS.get(jd, f.path) for f in job_fields}
             kw["runtime"] = Runtime.from_dict(jd["runtime"], f"{where}.runtime")
             jobs.append(Job(**kw))
         return cls(d["nodes"], tuple(jobs), name=d.get("name", name))
+
+
+# The JSON of a malleable instance; MalleableInstance.from_dict checks every job's keys against it and takes
+# its defaults (the run-time model's keys depend on the model: Runtime.from_dict checks them).
+FIELDS = Fields(
+    "malleable instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("nodes", "integer", "nodes", "the cluster's identical nodes"),
+    Field("jobs", "list", "", "the jobs submitted, in any order, ids unique"),
+    Field("jobs[].id", "string", "", "the job's id"),
+    Field("jobs[].app", "string", "", "the application it runs (a label)", "custom"),
+    Field("jobs[].arrival", "number", "s", "when it is submitted"),
+    Field("jobs[].work", "number", "iterations", "its work: at p nodes it progresses at work / runtime(p) per "
+          "second"),
+    Field("jobs[].runtime", "object", "", "the whole work's run time as a function of its nodes p: model amdahl, "
+          "linear or table"),
+    Field("jobs[].runtime.model", "string", "", "amdahl: T(p) = seconds_1 (serial + (1 - serial) / p); linear: "
+          "T(p) = seconds_1 / min(p, up_to); table: T(p) given at every ladder size"),
+    Field("jobs[].runtime.seconds_1", "number", "s", "amdahl, linear: the run time on one node", None),
+    Field("jobs[].runtime.serial", "number", "", "amdahl: the serial fraction, in [0, 1]", None),
+    Field("jobs[].runtime.up_to", "integer", "nodes", "linear: the speed-up stops growing beyond it", None),
+    Field("jobs[].runtime.seconds", "object", "s", "table: {nodes: run time} at every size of the ladder", None),
+    Field("jobs[].min_nodes", "integer", "nodes", "the smallest size"),
+    Field("jobs[].max_nodes", "integer", "nodes", "the largest size (at most nodes)"),
+    Field("jobs[].factor", "integer", "", "the resize factor: the ladder of sizes is min_nodes * factor^k up to "
+          "max_nodes", 2),
+    Field("jobs[].submit", "integer", "nodes", "the size it starts at, when that many nodes are free (absent: "
+          "the top of the ladder)", None),
+    Field("jobs[].preferred", "integer", "nodes", "its preferred size, a ladder size (absent: none; the policy's "
+          "wide optimisation decides)", None),
+    Field("jobs[].request", "integer", "nodes", "a size it strongly asks for, a ladder size (absent: none)", None),
+    Field("jobs[].period", "number", "s", "how often it checks with the resource manager while it runs", 15.0),
+    Field("jobs[].reconfig_s", "number", "s", "a resize costs reconfig_s + redistribute_s / min(old, new) "
+          "seconds without progress", 0.0),
+    Field("jobs[].redistribute_s", "number", "s", "the data redistribution part of a resize's cost (see "
+          "reconfig_s)", 0.0),
+    Field("jobs[].timeout", "number", "s", "how long a requested expansion waits for nodes before it is "
+          "abandoned", 40.0),
+)
 
 
 # --- the seed's applications ------------------------------------------------------------------------
@@ -435,6 +471,16 @@ def paper_workload(jobs: int, seed: int = 0) -> MalleableInstance:
     """The seed's throughput workloads (50, 100, 200, 400 jobs), our draw of its recipe."""
     inst = generate(seed, jobs, "paper")
     return MalleableInstance(inst.nodes, inst.jobs, name=f"paper:{jobs}" + (f":{seed}" if seed else ""))
+
+
+def template() -> MalleableInstance:
+    """A small instance to start from (``iosched show malleable --template``): three jobs, one per run-time
+    model, on 8 nodes."""
+    return MalleableInstance(8, (
+        Job("j1", 0.0, 100.0, Runtime("amdahl", seconds_1=400.0, serial=0.1), 1, 8, preferred=4, app="solver"),
+        Job("j2", 10.0, 50.0, Runtime("linear", seconds_1=200.0, up_to=4), 2, 8, submit=4, reconfig_s=1.0),
+        Job("j3", 20.0, 10.0, Runtime("table", seconds=((1, 100.0), (2, 60.0))), 1, 2, period=10.0)),
+        name="example")
 
 
 PAPER_SIZES = (50, 100, 200, 400)

@@ -10,14 +10,15 @@ needs on every node (GB), and in the capacity the node classes by SSD size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from iosched import validate
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, build, check_fields, check_top
+from iosched.instances import JsonInstance
+from iosched.instances.fields import Field, Fields
 
 MAX_NODES = 10**7  # nodes in a capacity, a class or a job: ten times the largest machines
 MAX_JOBS = 100_000  # jobs in a window
@@ -174,20 +175,53 @@ class WindowInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "window") -> WindowInstance:
-        check_top(d, "window instance", ("capacity", "jobs"), ("name", "granularity", "machine"))
+        FIELDS.check(d)
         cap = d["capacity"]
-        check_fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
-        if not isinstance(cap.get("ssd_classes", []), list):
-            raise InstanceError(f"capacity.ssd_classes must be a list, got {cap['ssd_classes']!r}")
-        classes = tuple(build(SSDClass, c, f"capacity.ssd_classes[{i}]")
-                        for i, c in enumerate(cap.get("ssd_classes", [])))
-        capacity = Capacity(cap["nodes"], cap["burst_buffer"], classes)
+        FIELDS.check(cap, "capacity")
+        classes = FIELDS.get(cap, "capacity.ssd_classes")
+        if not isinstance(classes, list):
+            raise InstanceError(f"capacity.ssd_classes must be a list, got {classes!r}")
+        for i, c in enumerate(classes):
+            FIELDS.check(c, "capacity.ssd_classes[]", f"capacity.ssd_classes[{i}]")
+        capacity = Capacity(cap["nodes"], cap["burst_buffer"], tuple(SSDClass(c["ssd"], c["nodes"]) for c in classes))
         if not isinstance(d["jobs"], list):
             raise InstanceError(f"jobs must be a list, got {d['jobs']!r}")
-        jobs = tuple(build(Job, j, f"jobs[{i}]", optional=("burst_buffer", "ssd_per_node"))
-                     for i, j in enumerate(d["jobs"]))
-        machine = build(Machine, d["machine"], "machine") if d.get("machine") is not None else None
-        return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1), machine=machine)
+        jobs = []
+        for i, j in enumerate(d["jobs"]):
+            FIELDS.check(j, "jobs[]", f"jobs[{i}]")
+            jobs.append(Job(j["id"], j["nodes"], FIELDS.get(j, "jobs[].burst_buffer"),
+                            FIELDS.get(j, "jobs[].ssd_per_node")))
+        machine = None
+        if d.get("machine") is not None:
+            FIELDS.check(d["machine"], "machine")
+            machine = Machine(d["machine"]["nodes"], d["machine"]["burst_buffer"])
+        return cls(capacity, tuple(jobs), name=d.get("name", name), granularity=FIELDS.get(d, "granularity"),
+                   machine=machine)
+
+
+# The JSON of a window instance; WindowInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "window instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("capacity", "object", "", "the free resources at the scheduling instant"),
+    Field("capacity.nodes", "integer", "nodes", "free nodes"),
+    Field("capacity.burst_buffer", "integer", "BB units", "free shared burst buffer (GB in the built-in data)"),
+    Field("capacity.ssd_classes", "list", "", "the free nodes by size of their local SSD, for the SSD extension "
+          "(the classes' nodes sum to capacity.nodes)", []),
+    Field("capacity.ssd_classes[].ssd", "integer", "GB", "local SSD of each node of the class (at least 1)"),
+    Field("capacity.ssd_classes[].nodes", "integer", "nodes", "free nodes of the class"),
+    Field("jobs", "list", "", "the window: queued jobs, front first, ids unique"),
+    Field("jobs[].id", "string", "", "the job's id"),
+    Field("jobs[].nodes", "integer", "nodes", "nodes it needs (at least 1)"),
+    Field("jobs[].burst_buffer", "integer", "BB units", "burst buffer it requests", 0),
+    Field("jobs[].ssd_per_node", "integer", "GB", "local SSD it needs on each of its nodes (0: none)", 0),
+    Field("granularity", "integer", "BB units", "burst buffer is allocated in multiples of it: each request is "
+          "rounded up (DataWarp's granules)", 1),
+    Field("machine", "object", "", "the whole machine, busy or free, for shares of its total capacity (absent or "
+          "null: unknown)", None),
+    Field("machine.nodes", "integer", "nodes", "all its nodes (at least capacity.nodes)"),
+    Field("machine.burst_buffer", "integer", "BB units", "all its burst buffer (at least capacity.burst_buffer)"),
+)
 
 
 # --- the paper's example and the generator --------------------------------------------------------
@@ -199,6 +233,14 @@ PAPER_EXAMPLE = WindowInstance(
 )
 # Table 1(b): the Pareto set is solutions 2 and 3
 PAPER_PARETO = [(100, 20, ("J1", "J5")), (80, 90, ("J2", "J3", "J4", "J5"))]
+
+
+
+def template() -> WindowInstance:
+    """A small instance to start from (``iosched show window --template``): the paper's example window, with
+    the whole machine it is a part of."""
+    return replace(PAPER_EXAMPLE, name="example", machine=Machine(200, 150))
+
 
 THETA_NODES = 4392
 THETA_BB_GB = 1_260_000
