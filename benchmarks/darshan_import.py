@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from iosched.importers import darshan as dx
-from iosched.instances import filedomain, forwarding_darshan
+from iosched.instances import filedomain_darshan, forwarding_darshan
 
 SKEW = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan" / "skew_io" / "skew-app.darshan"
 
@@ -36,7 +36,7 @@ def main() -> int:
     args = ap.parse_args()
     steps = {"read": lambda: dx.read(args.log),
              "forwarding": lambda: forwarding_darshan.from_darshan(args.log),
-             "filedomain": lambda: filedomain.from_darshan(args.log, aggregators=256)}
+             "filedomain": lambda: filedomain_darshan.from_darshan(args.log, aggregators=256)}
     for step, fn in steps.items():
         walls, cpus = [], []
         for _ in range(args.repeat):

@@ -26,14 +26,15 @@ import darshan
 from iosched.errors import InstanceError, ParameterError
 from iosched.files import write_text
 from iosched.importers import darshan as dx
-from iosched.instances import filedomain, forwarding_darshan, periodic
+from iosched.instances import filedomain_darshan, forwarding_darshan, periodic
 
 WHEEL = Path(darshan.__file__).parent
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan"
 PLATFORM = {"stripe_size": 2**20, "stripe_count": 4, "aggregators": 4}
-COLUMNS = [("filedomain", filedomain.from_darshan, {}), ("filedomain + platform", filedomain.from_darshan, PLATFORM),
-           ("forwarding", forwarding_darshan.from_darshan, {}), ("periodic (B = 3 GB/s)", periodic.from_darshan,
-                                                         {"bandwidth": 3.0})]
+COLUMNS = [("filedomain", filedomain_darshan.from_darshan, {}),
+           ("filedomain + platform", filedomain_darshan.from_darshan, PLATFORM),
+           ("forwarding", forwarding_darshan.from_darshan, {}),
+           ("periodic (B = 3 GB/s)", periodic.from_darshan, {"bandwidth": 3.0})]
 
 
 def _what(column: str, inst) -> str:

@@ -221,8 +221,8 @@ def cmd_generate(args) -> int:
     return 0
 
 
-IMPORT_PROBLEMS = {"filedomain": "filedomain", "forwarding": "forwarding_darshan", "periodic": "periodic"}  # the
-# iosched.instances module holding each problem's from_darshan
+# the iosched.instances module holding each problem's from_darshan
+IMPORT_PROBLEMS = {"filedomain": "filedomain_darshan", "forwarding": "forwarding_darshan", "periodic": "periodic"}
 
 
 def cmd_import(args) -> int:

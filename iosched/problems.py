@@ -18,8 +18,14 @@ from iosched.heuristics import malleable_list as _malleable_list  # noqa: F401  
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances
+from iosched.instances import (
+    filedomain_presets,
+    forwarding_presets,
+    malleable_presets,
+    periodic_fields,
+    window_presets,
+)
 from iosched.instances import forwarding as forwarding_instances
-from iosched.instances import forwarding_presets, periodic_fields
 from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
@@ -113,19 +119,19 @@ def _window_columns(instance, result) -> dict:
 register_problem(Problem(
     name="window",
     draw=_drawing("window"),
-    load=window_instances.load,
+    load=window_presets.load,
     evaluate=window_eval.evaluate,
     sense=lambda name: "max",
     bound=_window_bound,
     bounds=_window_bounds,
-    generate=window_instances.generate,
-    builtins=window_instances.BUILTIN,
+    generate=window_presets.generate,
+    builtins=window_presets.BUILTIN,
     models={"milp": window_models.build_milp},
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
     report_columns=_window_columns,
     trivial=lambda instance: instance.trivial,
-    template=window_instances.template,
+    template=window_presets.template,
 ))
 
 
@@ -153,18 +159,18 @@ register_problem(Problem(
 register_problem(Problem(
     name="malleable",
     draw=_drawing("malleable"),
-    load=malleable_instances.load,
+    load=malleable_presets.load,
     evaluate=malleable_eval.evaluate,
     sense=lambda name: "max" if name == "utilization" else "min",
     bound=malleable_models.bound,
     bounds=malleable_models.bounds,
     gap_reference=malleable_models.gap_reference,
-    generate=malleable_instances.generate,
-    builtins=malleable_instances.BUILTIN,
+    generate=malleable_presets.generate,
+    builtins=malleable_presets.BUILTIN,
     models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
     instance_type=malleable_instances.MalleableInstance,
     solution_from_dict=malleable_eval.Schedule.from_dict,
-    template=malleable_instances.template,
+    template=malleable_presets.template,
 ))
 
 
@@ -184,19 +190,19 @@ def _filedomain_objective(evaluation, objective):
 register_problem(Problem(
     name="filedomain",
     draw=_drawing("filedomain"),
-    load=filedomain_instances.load,
+    load=filedomain_presets.load,
     evaluate=filedomain_eval.evaluate,
     sense=lambda name: "max" if name == "bandwidth" else "min",
     bound=_filedomain_bound,
     bounds=lambda inst: {"time_s": filedomain_models.time_bound(inst),
                          "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
-    generate=filedomain_instances.generate,
-    builtins=filedomain_instances.BUILTIN,
+    generate=filedomain_presets.generate,
+    builtins=filedomain_presets.BUILTIN,
     models={"segments": filedomain_segments.build_segments, "milp": filedomain_models.build_milp,
             "cpsat": filedomain_models.build_cpsat,
             "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
     objective=_filedomain_objective,
     instance_type=filedomain_instances.FileDomainInstance,
     solution_from_dict=filedomain_eval.Domains.from_dict,
-    template=filedomain_instances.template,
+    template=filedomain_presets.template,
 ))

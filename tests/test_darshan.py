@@ -18,7 +18,7 @@ import iosched  # noqa: E402
 from iosched.cli import main  # noqa: E402
 from iosched.errors import InstanceError, ParameterError  # noqa: E402
 from iosched.importers import darshan as dx  # noqa: E402
-from iosched.instances import filedomain, forwarding_darshan, periodic  # noqa: E402
+from iosched.instances import filedomain_darshan, forwarding_darshan, periodic  # noqa: E402
 
 WHEEL = Path(darshan.__file__).parent
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan"
@@ -77,7 +77,8 @@ def _written_by_every_rank(path) -> bool:
 
 
 def _import(problem, log, **params):
-    build = {"filedomain": filedomain, "forwarding": forwarding_darshan, "periodic": periodic}[problem].from_darshan
+    module = {"filedomain": filedomain_darshan, "forwarding": forwarding_darshan, "periodic": periodic}[problem]
+    build = module.from_darshan
     return build(log, **params)
 
 
@@ -146,7 +147,7 @@ def test_filedomain_with_the_platform_given(path, logs):
     value is a ParameterError naming both, never dropped; the rest is refused for what the log lacks."""
     log = logs[path]
     try:
-        inst = filedomain.from_darshan(log, **PLATFORM)
+        inst = filedomain_darshan.from_darshan(log, **PLATFORM)
     except ParameterError as e:
         assert path.name in str(e) and re.search(r"stripe_(size|count)=\d+ given, but the log holds", str(e))
         assert log.lustre or log.mount(re.search(r"for '([^']+)'", str(e)).group(1))[1] == "gpfs"
@@ -174,7 +175,7 @@ def test_darshan_mount_is_the_longest_path_prefix():
 @pytest.mark.skipif(not RELEASE.is_dir(), reason="Darshan's release logs (../shared/data/darshan) are not here")
 def test_filedomain_striping_from_the_mount_table():
     """No LUSTRE record: the file system of the mount holding the file, with its stated defaults."""
-    gpfs = filedomain.from_darshan(RELEASE / "mpi-io-test-ppc64-3.1.2.darshan")
+    gpfs = filedomain_darshan.from_darshan(RELEASE / "mpi-io-test-ppc64-3.1.2.darshan")
     report = darshan.DarshanReport(str(RELEASE / "mpi-io-test-ppc64-3.1.2.darshan"), read_all=True)
     posix = report.records["POSIX"].to_df()["counters"]
     block = int(posix.loc[posix["POSIX_BYTES_WRITTEN"] > 0, "POSIX_FILE_ALIGNMENT"].iloc[0])
@@ -185,20 +186,21 @@ def test_filedomain_striping_from_the_mount_table():
     assert gpfs.aggregators == 4 and "1 process per node (assumed" in gpfs.provenance["assumed"]
     for log, mount in (("mpi-io-test-x86_64-3.4.5.darshan", ["/", "ext4"]),
                        ("mpi-io-test-ppc64-3.1.6.darshan", ["/projects", "nfs"])):
-        inst = filedomain.from_darshan(RELEASE / log)
+        inst = filedomain_darshan.from_darshan(RELEASE / log)
         assert (inst.stripe_size, inst.stripe_count, inst.first_server, inst.locking) == (2**20, 1, 0, "extent")
         assert inst.provenance["mount"] == mount
         assert f"no striping: the file is on {mount[1]} at {mount[0]}" in inst.provenance["assumed"]
-    two = filedomain.from_darshan(RELEASE / "mpi-io-test-x86_64-3.4.5.darshan", procs_per_node=2, stripe_count=4)
+    two = filedomain_darshan.from_darshan(RELEASE / "mpi-io-test-x86_64-3.4.5.darshan", procs_per_node=2,
+                                          stripe_count=4)
     assert two.aggregator_nodes == (0, 1) and two.stripe_count == 4
     assert "2 processes per node (given" in two.provenance["assumed"] and "stripe_count 4 given" in \
         two.provenance["assumed"]
     # on Lustre without a LUSTRE record (the module off, or a log before Darshan 3.4.6): Lustre's default layout
     log = dx.read(RELEASE / "mpi-io-test-x86_64-3.5.0.darshan")
-    held = filedomain.from_darshan(log)
+    held = filedomain_darshan.from_darshan(log)
     assert held.provenance["modules"] == ["LUSTRE", "POSIX"] and held.provenance["mount"] == ["/home", "lustre"]
     log.lustre = {}
-    bare = filedomain.from_darshan(log)
+    bare = filedomain_darshan.from_darshan(log)
     assert (bare.stripe_size, bare.stripe_count) == (2**20, 1) and "LUSTRE" not in bare.provenance["modules"]
     assert "Lustre's default layout" in bare.provenance["assumed"]
 
@@ -208,19 +210,19 @@ def test_a_given_parameter_the_log_contradicts_is_an_error():
     value that differs is a ParameterError naming the parameter and the log's value; an equal one is fine."""
     with pytest.raises(ParameterError, match=r"ior_hdf5_example.darshan: stripe_count=4 given, but the log holds "
                                              r"stripe_count 1"):
-        filedomain.from_darshan(IOR, stripe_count=4)
+        filedomain_darshan.from_darshan(IOR, stripe_count=4)
     with pytest.raises(ParameterError, match=r"first_server=1 given, but the log holds first_server 0"):
-        filedomain.from_darshan(IOR, first_server=1)
+        filedomain_darshan.from_darshan(IOR, first_server=1)
     with pytest.raises(ParameterError, match=r"procs_per_node=2 given, but the log's DXT host names"):
-        filedomain.from_darshan(IOR, procs_per_node=2)
-    same = filedomain.from_darshan(IOR, stripe_size=2**20, stripe_count=1, locking="token")
+        filedomain_darshan.from_darshan(IOR, procs_per_node=2)
+    same = filedomain_darshan.from_darshan(IOR, stripe_size=2**20, stripe_count=1, locking="token")
     assert (same.stripe_count, same.locking) == (1, "token")
     assert "stripe_size 1048576, stripe_count 1, locking token given" in same.provenance["assumed"]
     gpfs = RELEASE / "mpi-io-test-ppc64-3.1.2.darshan"
     if gpfs.is_file():
         with pytest.raises(ParameterError, match=r"stripe_size=1048576 given, but the log holds stripe_size 8388608"):
-            filedomain.from_darshan(gpfs, stripe_size=2**20)
-        assert filedomain.from_darshan(gpfs, stripe_count=16, locking="extent").stripe_count == 16
+            filedomain_darshan.from_darshan(gpfs, stripe_size=2**20)
+        assert filedomain_darshan.from_darshan(gpfs, stripe_count=16, locking="extent").stripe_count == 16
 
 
 def test_partial_modules_summed_into_a_forwarding_job_are_named():
@@ -250,7 +252,7 @@ def test_ior_hdf5_region_is_the_one_pydarshan_records_give():
     lo = min(o for ps in pieces.values() for o, _ in ps)
     hi = max(o + n for ps in pieces.values() for o, n in ps)
     lustre = report.records["LUSTRE"].to_df()["components"]
-    inst = filedomain.from_darshan(IOR)
+    inst = filedomain_darshan.from_darshan(IOR)
     assert (inst.region_offset, inst.region_end) == (lo, hi) == (0, 4196352)
     assert [sorted(r) for r in inst.requests] == [sorted(pieces[k]) for k in range(4)]
     assert sum(n for ps in pieces.values() for _, n in ps) == 4195800  # the issue's figure, overwrites included
@@ -268,7 +270,7 @@ def test_ior_hdf5_region_is_the_one_pydarshan_records_give():
 
 def test_exact_models_on_imported_instances():
     """The exact model of each problem on an imported instance: a status and a value the evaluator accepts."""
-    fd = filedomain.from_darshan(IOR, aggregators=4)
+    fd = filedomain_darshan.from_darshan(IOR, aggregators=4)
     r = iosched.solve("filedomain", fd, "exact", profile="quick")
     assert r.status.value == "optimal" and r.evaluation.feasible
     even = iosched.solve("filedomain", fd, "even")
@@ -304,7 +306,7 @@ def test_bad_and_partial_logs_are_refused_with_the_cause(tmp_path):
     text.write_text("not a log\n")
     empty.write_bytes(b"")
     with pytest.raises(InstanceError, match="trunc.darshan: module DXT_MPIIO cannot be read"):
-        filedomain.from_darshan(trunc)
+        filedomain_darshan.from_darshan(trunc)
     for bad in (text, empty):
         for problem in ("filedomain", "forwarding"):
             with pytest.raises(InstanceError, match=f"{bad.name} is not a readable Darshan log"):
@@ -312,9 +314,9 @@ def test_bad_and_partial_logs_are_refused_with_the_cause(tmp_path):
     with pytest.raises(InstanceError, match="no such Darshan log"):
         forwarding_darshan.from_darshan(tmp_path / "missing.darshan")
     with pytest.raises(InstanceError, match=r"file 'nothere.h5' is not a file the log shows written"):
-        filedomain.from_darshan(IOR, file="nothere.h5")
+        filedomain_darshan.from_darshan(IOR, file="nothere.h5")
     with pytest.raises(InstanceError, match="dxt.darshan: a single-process job"):
-        filedomain.from_darshan(WHEEL / "examples" / "example_logs" / "dxt.darshan")
+        filedomain_darshan.from_darshan(WHEEL / "examples" / "example_logs" / "dxt.darshan")
     with pytest.raises(ParameterError, match="needs bandwidth"):
         periodic.from_darshan(IOR)
     partial = SHARED / "partial_data_dxt" / "partial_data_dxt.darshan"

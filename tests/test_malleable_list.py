@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from iosched.core import Status, solve
 from iosched.heuristics.malleable_list import list_schedule
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 
 
 def test_list_scheduling_by_hand():
