@@ -55,6 +55,7 @@ nodes as its default mapping uses (the seed's solo run); ``forwarding_nodes_used
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -185,7 +186,7 @@ def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]
     return [part_time(j, c, r) for (j, c), r in zip(users, node_rates(instance, f, users))]
 
 
-def machine_times(instance: ForwardingInstance, mapping: dict[str, tuple[tuple[int, int], ...]],
+def machine_times(instance: ForwardingInstance, mapping: Mapping[str, tuple[tuple[int, int], ...]],
                   jobs: list[Job]) -> dict[str, float]:
     """I/O time (s) of every job in ``jobs`` (mapped by ``mapping``) together: the slowest of its parts."""
     users: dict[int, dict[str, int]] = {}
@@ -217,8 +218,7 @@ def alone_time(instance: ForwardingInstance, job: Job) -> float:
 @lru_cache(maxsize=32)
 def running_alone(instance: ForwardingInstance) -> dict[str, float]:
     """Each running job's I/O time without the jobs to place."""
-    mapping = {j.id: instance.groups(j) for j in instance.running}
-    return machine_times(instance, mapping, list(instance.running))
+    return machine_times(instance, instance.running_groups, list(instance.running))
 
 
 # --- the checker ---------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
         return Evaluation(False, bad + [Violation("allocation", "dedicated must be a set of job ids", 1)])
     for jid in claimed - set(allocation.mapping):
         bad.append(Violation("unknown_job", f"dedicated: {str(jid)[:60]!r} is not mapped", 1))
-    mapping = {j.id: instance.groups(j) for j in instance.running}
+    mapping = dict(instance.running_groups)
     well_formed = True
     for j in instance.jobs:
         if j.id not in allocation.mapping:
@@ -297,7 +297,7 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
                                                   f"{', '.join(sorted(others)[:3])}", len(others)))
     if allocation.avoid_anomalous is True:
         for j in instance.jobs:
-            for f in sorted({f for f, _ in mapping[j.id] if instance.node[f].anomalous}):
+            for f in sorted({f for f, _ in mapping[j.id]} & instance.anomalous_nodes):
                 bad.append(Violation("anomalous", f"jobs[{j.id}] uses anomalous forwarding node {f}", 1))
     times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
     before = running_alone(instance)

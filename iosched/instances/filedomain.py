@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -38,6 +39,13 @@ KiB, MiB, GiB = 2**10, 2**20, 2**30
 GB = 1e9  # bandwidths are in GB/s
 BANDWIDTH_RANGE = (1e-9, 1e9)  # GB/s: one byte per second to an exabyte per second keeps every time finite
 MAX_LOCK_S = 1e6  # seconds per lock acquisition or conflict
+
+
+class Locking(StrEnum):
+    """How the file system locks byte ranges (the JSON holds the strings)."""
+
+    EXTENT = "extent"  # extent locks managed per server object, Lustre-like: the lock unit is the stripe
+    TOKEN = "token"  # byte-range tokens from one token manager, GPFS-like: the lock unit is block_size
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class FileDomainInstance(JsonInstance):
     stripe_count: int
     aggregator_nodes: tuple[int, ...]
     bandwidth: Bandwidth
-    locking: str = "extent"
+    locking: Locking = Locking.EXTENT
     acquire_s: float = 0.0
     revoke_s: float = 0.0
     first_server: int = 0
@@ -92,7 +100,7 @@ class FileDomainInstance(JsonInstance):
         if not _all_within(self.aggregator_nodes, (int,), 0, MAX_AGGREGATORS - 1):  # else name the first bad one
             for a, n in enumerate(self.aggregator_nodes):
                 integer(f"aggregators[{a}]", n, 0, MAX_AGGREGATORS - 1)
-        choice("locking", self.locking, ("extent", "token"))
+        object.__setattr__(self, "locking", Locking(choice("locking", self.locking, tuple(Locking))))
         if self.locking == "token":
             integer("block_size", self.block_size, 1, MAX_STRIPE)
         elif self.block_size is not None:

@@ -17,6 +17,7 @@ from iosched.instances.filedomain import (
     Bandwidth,
     FileDomainInstance,
     KiB,
+    Locking,
     MiB,
 )
 from iosched.validate import choice, integer
@@ -98,7 +99,7 @@ def generate(seed: int, servers: int | None = None, aggregators: int | None = No
     """
     integer("seed", seed, None)
     integer("max_stripes", max_stripes, 1, 10**6)
-    choice("locking", locking, ("extent", "token"))
+    choice("locking", locking, tuple(Locking))
     if not isinstance(requests, bool):
         raise InstanceError(f"requests must be true or false, got {requests!r}")
     rng = np.random.default_rng(seed)
@@ -151,7 +152,7 @@ def load(spec: str) -> FileDomainInstance:
         parts = spec[7:].split(":")
         numbers, options = parts[:4], parts[4:]
         ok = 1 <= len(numbers) and all(p.isdigit() for p in numbers) and len(options) <= 2 and \
-            (not options or options[0] in ("extent", "token")) and (len(options) < 2 or options[1] == "requests")
+            (not options or options[0] in tuple(Locking)) and (len(options) < 2 or options[1] == "requests")
         if not ok:
             raise InstanceError(f"built-in name must be random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]], "
                                 f"got {spec!r}")

@@ -23,17 +23,40 @@ for the defaults and where each comes from). Units: GB, GB/s, seconds.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
+from types import MappingProxyType
 
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, check_fields
 from iosched.instances.fields import Field, Fields
 from iosched.validate import boolean, choice, integer, number, text
 
-MODES = ("N-N", "N-1", "1-1")
-LEVELS = ("high", "low")
-SERVICES = ("default", "pool")
+
+class Mode(StrEnum):
+    """How a job's processes share its files (the JSON holds the strings)."""
+
+    N_N = "N-N"  # a file per process
+    N_1 = "N-1"  # one file shared by every process
+    ONE = "1-1"  # one process does the I/O
+
+
+class Level(StrEnum):
+    """A job's IOPS or bandwidth class."""
+
+    HIGH = "high"
+    LOW = "low"
+
+
+class Service(StrEnum):
+    """A forwarding node serves its blocks by default, or waits idle in the pool for DFRA to grant it."""
+
+    DEFAULT = "default"
+    POOL = "pool"
+
+
 TRAITS = ("n1", "metadata", "bandwidth", "iops", "low")  # interference traits, victim rows / aggressor columns
 MAX_COMPUTE_NODES = 10_000_000
 MAX_ITEMS = 100_000  # forwarding nodes, jobs, mapping groups
@@ -60,14 +83,14 @@ class ForwardingNode:
     id: int
     bandwidth: float
     anomalous: bool = False
-    service: str = "default"
+    service: Service = Service.DEFAULT
 
     def __post_init__(self):
         integer("forwarding_nodes[].id", self.id, 0, 10**9)
         where = f"forwarding_nodes[{self.id}]"
         number(f"{where}.bandwidth", self.bandwidth, MIN_BANDWIDTH, 1e6)
         boolean(f"{where}.anomalous", self.anomalous)
-        choice(f"{where}.service", self.service, SERVICES)
+        object.__setattr__(self, "service", Service(choice(f"{where}.service", self.service, tuple(Service))))
 
 
 @dataclass(frozen=True)
@@ -99,10 +122,10 @@ class Job:
     io_nodes: int
     node_bandwidth: float
     volume: float
-    mode: str = "N-N"
+    mode: Mode = Mode.N_N
     metadata_wait: float = 0.0
-    iops: str = "low"
-    bandwidth: str = "low"
+    iops: Level = Level.LOW
+    bandwidth: Level = Level.LOW
     history: History | None = None
     forwarding: tuple[tuple[int, int], ...] | None = None
     dedicated: bool = False
@@ -115,13 +138,13 @@ class Job:
         integer(f"{where}.io_nodes", self.io_nodes, 1, self.nodes)
         number(f"{where}.node_bandwidth", self.node_bandwidth, MIN_BANDWIDTH, 1e6)
         number(f"{where}.volume", self.volume, MIN_VOLUME, 1e12)
-        choice(f"{where}.mode", self.mode, MODES)
+        object.__setattr__(self, "mode", Mode(choice(f"{where}.mode", self.mode, tuple(Mode))))
         if self.mode == "1-1" and self.io_nodes != 1:
             raise InstanceError(f"{where}.io_nodes must be 1 in mode 1-1 (one process does the I/O), "
                                 f"got {self.io_nodes!r}")
         number(f"{where}.metadata_wait", self.metadata_wait, 0, 1e12)
-        choice(f"{where}.iops", self.iops, LEVELS)
-        choice(f"{where}.bandwidth", self.bandwidth, LEVELS)
+        object.__setattr__(self, "iops", Level(choice(f"{where}.iops", self.iops, tuple(Level))))
+        object.__setattr__(self, "bandwidth", Level(choice(f"{where}.bandwidth", self.bandwidth, tuple(Level))))
         boolean(f"{where}.dedicated", self.dedicated)
         if self.history is not None:
             self.history.check(f"{where}.history")
@@ -349,9 +372,40 @@ class ForwardingInstance(JsonInstance):
         return frozenset(t or {"low"})
 
     @cached_property
+    def running_groups(self) -> Mapping[str, tuple[tuple[int, int], ...]]:
+        """Each running job's mapping (:meth:`groups`) by job id, read-only."""
+        return MappingProxyType({j.id: self.groups(j) for j in self.running})
+
+    @cached_property
+    def running_users(self) -> Mapping[int, Mapping[str, int]]:
+        """Per forwarding node serving a running job, those jobs (in the order of ``running``) and the compute
+        nodes each has on it, read-only."""
+        users: dict[int, dict[str, int]] = {}
+        for jid, groups in self.running_groups.items():
+            for f, c in groups:
+                on = users.setdefault(f, {})
+                on[jid] = on.get(jid, 0) + c
+        return MappingProxyType({f: MappingProxyType(on) for f, on in users.items()})
+
+    @cached_property
     def busy(self) -> frozenset:
         """Forwarding nodes that serve a running job."""
-        return frozenset(f for j in self.running for f, _ in self.groups(j))
+        return frozenset(self.running_users)
+
+    @cached_property
+    def reserved(self) -> frozenset:
+        """Forwarding nodes dedicated to a running job: no other job may use them."""
+        return frozenset(f for j in self.running if j.dedicated for f, _ in j.forwarding)
+
+    @cached_property
+    def anomalous_nodes(self) -> frozenset:
+        """Ids of the anomalous forwarding nodes."""
+        return frozenset(f.id for f in self.forwarding_nodes if f.anomalous)
+
+    def avoids_anomalous(self, mapping: Mapping[str, Iterable[tuple[int, int]]]) -> bool:
+        """Whether no job of ``mapping`` (job id -> its (forwarding node, compute nodes) groups) uses an anomalous
+        node: what an allocation may claim as ``avoid_anomalous``."""
+        return not any(f in self.anomalous_nodes for groups in mapping.values() for f, _ in groups)
 
     @cached_property
     def idle_healthy(self) -> tuple[int, ...]:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iosched.instances.forwarding import (
     MAX_COMPUTE_NODES,
     MAX_ITEMS,
@@ -55,8 +57,7 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
         seen[jid] = seen.get(jid, 0) + 1
         jid = jid if seen[jid] == 1 else f"{jid}#{seen[jid]}"
         j = p.pop("job")
-        jobs.append(Job(jid, pos, j.nodes, j.io_nodes, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops,
-                        j.bandwidth, j.history))
+        jobs.append(replace(j, id=jid, start=pos))
         p["id"] = jid
         pos += j.nodes
     blocks = -(-pos // default_ratio)

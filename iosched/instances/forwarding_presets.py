@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +105,7 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     pos, placed, run = int(gaps[0]), [], []
     for k, idx in enumerate(order):
         kind, j = items[idx]
-        j = _moved(j, pos)
+        j = replace(j, start=pos)
         (placed if kind == "job" else run).append(j)
         pos += j.nodes + int(gaps[k + 1])
     bad = set(int(x) for x in rng.choice(default_nodes + pool_nodes, size=anomalous, replace=False))
@@ -138,14 +139,9 @@ def _fitted(jobs: list[Job], compute_nodes: int) -> list[Job]:
 
 def _resized(j: Job, nodes: int) -> Job:
     io = 1 if j.mode == "1-1" else nodes
-    hist = None if j.history is None else History(j.history.volume, io, j.history.metadata_wait)
+    hist = None if j.history is None else replace(j.history, io_nodes=io)
     bw = "high" if io * j.node_bandwidth >= FORWARDING_BANDWIDTH else "low"
-    return Job(j.id, j.start, nodes, io, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops, bw, hist)
-
-
-def _moved(j: Job, start: int) -> Job:
-    return Job(j.id, start, j.nodes, j.io_nodes, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops,
-               j.bandwidth, j.history)
+    return replace(j, nodes=nodes, io_nodes=io, bandwidth=bw, history=hist)
 
 
 def _granted(r: Job, idle: list[int]) -> Job:
@@ -155,8 +151,7 @@ def _granted(r: Job, idle: list[int]) -> Job:
         return r
     k = min(-(-r.io_nodes // 32), len(idle), r.nodes)
     nodes = [idle.pop(0) for _ in range(k)]
-    return Job(r.id, r.start, r.nodes, r.io_nodes, r.node_bandwidth, r.volume, r.mode, r.metadata_wait, r.iops,
-               r.bandwidth, None, even_groups(r.nodes, nodes), True)
+    return replace(r, history=None, forwarding=even_groups(r.nodes, nodes), dedicated=True)
 
 
 # --- the seed's testbed applications ---------------------------------------------------------------

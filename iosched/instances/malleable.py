@@ -27,6 +27,7 @@ The seed's applications, the generators and the built-in names are in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, check_fields
@@ -39,18 +40,32 @@ MIN_RUN_S = 1e-3  # s: the shortest run time at any size (a shorter one rounds t
 RUN_RESOLUTION = 1e-6  # every run time is at least this share of the last arrival: the evaluator
 #                        compares times to 1e-9 of the largest, so a run keeps 1,000 of its tolerances
 MAX_CHECKS = 100_000  # checks a job may make at its slowest size: bounds the simulator's work
-RUNTIME_MODELS = ("amdahl", "linear", "table")
+
+
+class RuntimeModel(StrEnum):
+    """How a job's run time depends on its nodes (see the module docstring; the JSON holds the strings)."""
+
+    AMDAHL = "amdahl"
+    LINEAR = "linear"
+    TABLE = "table"
+
+
+RUNTIME_MODELS = tuple(RuntimeModel)
 
 
 @dataclass(frozen=True)
 class Runtime:
     """The whole job's run time (s) as a function of its node count; see the module docstring."""
 
-    model: str
+    model: RuntimeModel
     seconds_1: float = 0.0  # amdahl, linear: run time on one node (s)
     serial: float = 0.0  # amdahl: serial fraction in [0, 1]
     up_to: int = 0  # linear: speed-up stops growing beyond this many nodes
     seconds: tuple[tuple[int, float], ...] = ()  # table: (nodes, run time s), sorted by nodes
+
+    def __post_init__(self):
+        if self.model in RUNTIME_MODELS:  # anything else is named by check()
+            object.__setattr__(self, "model", RuntimeModel(self.model))
 
     def time(self, p: int) -> float:
         if self.model == "amdahl":

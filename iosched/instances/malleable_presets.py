@@ -11,7 +11,7 @@ maximum, the ratio of flexible to fixed mean execution time in the seed's Table 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -185,7 +185,7 @@ def generate(seed: int, jobs: int = 20, kind: str = "paper", nodes: int | None =
 def paper_workload(jobs: int, seed: int = 0) -> MalleableInstance:
     """The seed's throughput workloads (50, 100, 200, 400 jobs), our draw of its recipe."""
     inst = generate(seed, jobs, "paper")
-    return MalleableInstance(inst.nodes, inst.jobs, name=f"paper:{jobs}" + (f":{seed}" if seed else ""))
+    return replace(inst, name=f"paper:{jobs}" + (f":{seed}" if seed else ""))
 
 
 def template() -> MalleableInstance:
