@@ -69,6 +69,7 @@ class Problem:
     # (instance, solution, path, title) -> its picture, a matplotlib Figure (iosched.plots.<problem>.plot)
     draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
+    template: Callable[[], Any] | None = None  # () -> a small valid instance to start from (show --template)
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
