@@ -221,7 +221,8 @@ def cmd_generate(args) -> int:
     return 0
 
 
-IMPORT_PROBLEMS = ("filedomain", "forwarding", "periodic")
+# the iosched.instances module holding each problem's from_darshan
+IMPORT_PROBLEMS = {"filedomain": "filedomain_darshan", "forwarding": "forwarding_darshan", "periodic": "periodic"}
 
 
 def cmd_import(args) -> int:
@@ -232,7 +233,7 @@ def cmd_import(args) -> int:
     from iosched.importers.darshan import logs_in
 
     _writable(args.out, "--out")
-    build = import_module(f"iosched.instances.{args.problem}").from_darshan
+    build = import_module(f"iosched.instances.{IMPORT_PROBLEMS[args.problem]}").from_darshan
     params = _params(args.param)
     accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
     for key in params:
@@ -260,7 +261,10 @@ def cmd_import(args) -> int:
 
 
 def cmd_show(args) -> int:
-    inst = get_problem(args.problem).read_instance(args.instance)
+    prob = get_problem(args.problem)
+    if args.template == (args.instance is not None):
+        raise ParameterError("iosched show takes an instance or --template, one of the two")
+    inst = prob.template() if args.template else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
@@ -529,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("format", choices=["darshan"])
     im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
                                                          "log; periodic: one application per log)")
-    im.add_argument("--problem", required=True, choices=IMPORT_PROBLEMS)
+    im.add_argument("--problem", required=True, choices=list(IMPORT_PROBLEMS))
     im.add_argument("--file", metavar="PATH", help="filedomain: the shared file (default: the largest written by "
                                                    "every rank)")
     im.add_argument("--out", metavar="FILE", help="write the instance JSON here (default: stdout)")
@@ -540,7 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="print an instance as JSON")
     sh.add_argument("problem")
-    sh.add_argument("instance")
+    sh.add_argument("instance", nargs="?")
+    sh.add_argument("--template", action="store_true", help="a small valid instance to start from (every field, "
+                                                            "its unit and meaning: the docs' format pages)")
     sh.set_defaults(fn=cmd_show)
 
     ls = sub.add_parser("list", help="problems, methods and built-in instances; a problem's (or one method's) "

@@ -353,7 +353,7 @@ def test_a_bad_generate_entry_is_refused_at_load(tmp_path, entry, message):
 def test_a_warm_worker_forgets_what_earlier_tasks_cached():
     """A task's time is its own: the exact window front an earlier task computed is not found cached."""
     from iosched.harness.runner import _forget_earlier_tasks
-    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.instances.window_presets import PAPER_EXAMPLE
     from iosched.models import window as window_models
 
     window_models.pareto_front(PAPER_EXAMPLE)
@@ -403,7 +403,7 @@ def test_window_results_carry_decision_level_columns(tmp_path):
     gives their means per configuration (issue 20: naive's hypervolume gap read 6,784 %)."""
     import iosched
     from iosched.core import get_problem
-    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.instances.window_presets import PAPER_EXAMPLE
 
     columns = get_problem("window").report_columns
     naive = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "naive"))  # J1: 80 nodes, 20 TB

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from iosched.core import Status, solve
 from iosched.errors import ParameterError
 from iosched.heuristics.malleable_list import initial, list_schedule, restarted
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 from iosched.solvers import Deadline
 
 

@@ -127,7 +127,7 @@ def test_a_task_named_twice_is_refused_naming_the_line(tmp_path, old, new, messa
 
 
 def test_a_glob_over_a_file_also_named_is_refused(tmp_path):
-    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.instances.window_presets import PAPER_EXAMPLE
 
     PAPER_EXAMPLE.to_json(tmp_path / "a.json")
     path = tmp_path / "suite.toml"
