@@ -39,10 +39,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from iosched.models.malleable_skeleton import Affine, JobData, Shape
 from iosched.models.rational_lp import RationalLP, Row, Session, prove
 from iosched.solvers import Deadline
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FLOAT_OVERLAP = 1e-6  # s: without an exact point, overlaps shorter than this are not branched on
 NEAR = 1e-7  # relative: a node whose floating-point optimum comes this near the cut gets its safe bound
@@ -188,7 +192,8 @@ class TupleModel:
         """The children's extra rows for an overloaded set (module docstring), the one whose order the
         point ``x`` comes nearest to first."""
         pairs = [(a, b) for n, a in enumerate(chosen) for b in chosen[n + 1:]]
-        out, before = [], []
+        out: list[tuple[float, int, list[Row]]] = []
+        before: list[Row] = []
         for a, b in pairs:
             for first, second in ((a, b), (b, a)):
                 miss = _value(self.blocks[first].end_f, x) - _value(self.blocks[second].start_f, x)
@@ -229,22 +234,24 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             out.lower = min(out.lower, inherited)
             out.notes.append(cert.message)
             continue
+        assert cert.estimate is not None and cert.point is not None  # set on an "optimal" one (RationalLP.solve)
         if cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # a pruning candidate: prove its bound
             prove(lp, cert)
         lower = inherited if cert.lower is None else max(inherited, cert.lower)
         if lower >= cut:
             out.lower = min(out.lower, lower)
             continue
-        x = cert.point
+        x: list[Fraction] | np.ndarray = cert.point
         chosen = model.overload(x, False)
         if chosen is None:  # capacity holds at the backend's point: find the exact one
             lp.certify_vertex(cert)  # proves the node's bound too
+            assert cert.lower is not None  # (certify_vertex proves it)
             lower = max(inherited, cert.lower)
             if lower >= cut:
                 out.lower = min(out.lower, lower)
                 continue
             if cert.x is None:
-                rounded = [Fraction(v) for v in cert.point]
+                rounded = [Fraction(v) for v in x]
                 if lp.feasible(rounded):
                     cert.x, cert.value = rounded, lp.objective(rounded)
             if cert.x is None:
@@ -256,12 +263,13 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             chosen = model.overload(x, True)
         if chosen is None:  # a leaf: the node's minimum (within its proof) at a point of the closure
             out.lower = min(out.lower, lower)
+            assert cert.x is not None and cert.value is not None  # a leaf is reached only with x = cert.x
             if cert.value < cut:
-                value = accept(x)
+                value = accept(cert.x)
                 if value is None:
                     out.notes.append("a leaf's optimum has a run of length 0 between two actions")
                 elif value < cut:
-                    cut, out.x, out.value = value, x, value
+                    cut, out.x, out.value = value, cert.x, value
             continue
         for rows in reversed(model.children(chosen, x)):
             stack.append((extra + rows, lower))

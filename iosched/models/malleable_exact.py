@@ -47,7 +47,7 @@ import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Annotated
+from typing import Annotated, Any
 
 from iosched.core import EVERY_SOLUTION, METHOD_START, MethodOutput, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
@@ -94,7 +94,8 @@ def _within(seconds: float, call):
 
 def serial_schedule(instance: MalleableInstance) -> Schedule:
     """Jobs in arrival order, one at a time, each at its fastest size: always feasible."""
-    out, free = {}, -math.inf
+    out: dict[str, tuple[Interval, ...]] = {}
+    free = -math.inf
     for job in sorted(instance.jobs, key=lambda j: (j.arrival, j.id)):
         p = job.sizes[job.times.index(min(job.times))]
         s = max(job.arrival, free)
@@ -106,12 +107,12 @@ def serial_schedule(instance: MalleableInstance) -> Schedule:
 def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tuple[Start, list[dict]]:
     """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget) and the
     serial schedule; and what each gave."""
-    tried = []
+    tried: list[dict] = []
     calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
              ("dmr", lambda s: dmr(instance, time_limit=s).solution, LIST_SHARE),
              ("serial", lambda s: serial_schedule(instance), 0.0)]
-    best = None
+    best: Start | None = None
     for name, call, share in calls:
         began, error = time.perf_counter(), None
         try:
@@ -119,14 +120,15 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
         except Exception as e:  # noqa: BLE001 - a start that fails (cpsat's grid refusing the instance) is skipped
             schedule, error = None, f"{type(e).__name__}: {e}"
         ev = evaluate(instance, schedule) if schedule is not None else None
-        row = {"heuristic": name, "value": ev.mean_completion if ev is not None and ev.feasible else None,
-               "time_s": round(time.perf_counter() - began, 3), **({"error": error} if error else {})}
-        tried.append(row)
-        if row["value"] is None:
+        value = ev.mean_completion if ev is not None and ev.feasible else None
+        tried.append({"heuristic": name, "value": value, "time_s": round(time.perf_counter() - began, 3),
+                      **({"error": error} if error else {})})
+        if value is None or schedule is None:  # (a value comes only with a schedule)
             continue
-        total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
+        total = sum((Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs), Fraction(0))
         if best is None or total < best.sum:
-            best = Start(name, schedule, total, row["value"])
+            best = Start(name, schedule, total, value)
+    assert best is not None  # the serial schedule is always feasible
     return best, tried
 
 
@@ -186,7 +188,8 @@ class Search:
         fastest = sum(j.fastest for j in self.jobs)
         self.lists = [skeletons(j, self.cut - (fastest - j.fastest), deadline, cap) for j in self.jobs]
         self.listed = [len(lst) for lst in self.lists]
-        self.charge, self.priced_bound, self.price_steps = 0.0, None, 0
+        self.charge, self.price_steps = 0.0, 0
+        self.priced_bound: float | None = None  # the Lagrangian bound, once priced
         self.g = [[float(s.own) for s in lst] for lst in self.lists]  # no prices: g = F (charge 0)
         if all(self.lists):
             self._price(Deadline(PRICE_SHARE * deadline.remaining()))
@@ -225,7 +228,7 @@ class Search:
             shapes.append(self.shapes[key])
         return which, shapes
 
-    def _tuple(self, chosen: list[Skeleton]) -> None:
+    def _tuple(self, chosen: list[Skeleton | None]) -> None:
         _, shapes = self.shapes_of(chosen)
         model = TupleModel(self.jobs, shapes, self.instance.nodes, self.cut)
         res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x))
@@ -275,13 +278,14 @@ class Search:
         n, order, lists, g = len(self.jobs), self.order, self.lists, self.g
         if not all(lists):  # a job with no skeleton below the cut: no schedule beats the incumbent
             return
-        rest = [sum(min(s.own for s in lists[order[e]]) for e in range(d, n)) for d in range(n + 1)]
+        rest = [sum((min(s.own for s in lists[order[e]]) for e in range(d, n)), Fraction(0)) for d in range(n + 1)]
         rest_g = [sum(g[order[e]][0] for e in range(d, n)) for d in range(n + 1)]
-        least_after = []  # per level, the least F from each index on (the frontier's bound)
+        least_after: list[list[Fraction]] = []  # per level, the least F from each index on (the frontier's bound)
         for e in range(n):
             own = [s.own for s in lists[order[e]]]
             least_after.append([min(own[k:]) for k in range(len(own))])
-        idx, part, part_g, chosen = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1), [None] * n
+        idx, part, part_g = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1)
+        chosen: list[Skeleton | None] = [None] * n
         d = 0
         while d >= 0:
             level = lists[order[d]]
@@ -290,8 +294,9 @@ class Search:
                 for e in range(d + 1):
                     k = idx[e] + (e < d)
                     if k < len(lists[order[e]]):
-                        self.lower = min(self.lower, max(part[e] + least_after[e][k] + rest[e + 1],
-                                                         part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge))
+                        by_own: Fraction | float = part[e] + least_after[e][k] + rest[e + 1]
+                        by_g = part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge
+                        self.lower = min(self.lower, max(by_own, by_g))
                 return
             if idx[d] >= len(level):
                 chosen[order[d]] = None
@@ -300,7 +305,7 @@ class Search:
                     idx[d] += 1
                 continue
             sk, value = level[idx[d]], g[order[d]][idx[d]]
-            lb = part_g[d] + value + rest_g[d + 1] - self.charge
+            lb: Fraction | float = part_g[d] + value + rest_g[d + 1] - self.charge
             if lb >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
                 self.lower = min(self.lower, lb)
                 idx[d] = len(level)
@@ -326,7 +331,7 @@ class Search:
             idx[d] = 0
 
 
-def _float_below(x: Fraction) -> float:
+def _float_below(x: Fraction | float) -> float:
     """The largest float at most ``x``."""
     f = float(x)
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
@@ -343,7 +348,7 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
     deadline = Deadline.for_method(prof.time_limit)
     start, tried = _starts(instance, profile, deadline)
     n = len(instance.jobs)
-    info = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
+    info: dict[str, Any] = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
     began = time.perf_counter()
     try:
         search = Search(instance, start, prof.solver, deadline, max_skeletons)
@@ -355,7 +360,8 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
     info["skeletons"] = {j.id: [listed, len(lst)] for j, listed, lst in zip(instance.jobs, search.listed, search.lists)}
     lagrangian = search.priced_bound  # floating point, as found: the pruning uses it lowered by its margins
     finite = lagrangian is not None and math.isfinite(lagrangian)
-    info["prices"] = {"steps": search.price_steps, "lagrangian_mean": lagrangian / n if finite else None}
+    info["prices"] = {"steps": search.price_steps,
+                      "lagrangian_mean": lagrangian / n if lagrangian is not None and finite else None}
     search.run()
     if search.best is not None:
         schedule, total = search.best

@@ -195,15 +195,18 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
     a = np.array([j.arrival for j in jobs])
     first = np.searchsorted(tau, a, side="right") - 1  # the interval holding each arrival
     # one column per (job, size, interval from the job's first on): job, nodes, run time, interval
-    J, P, T, K = [], [], [], []
+    Js: list[np.ndarray] = []
+    Ps: list[np.ndarray] = []
+    Ts: list[np.ndarray] = []
+    Ks: list[np.ndarray] = []
     for jj, j in enumerate(jobs):
         ks = np.arange(first[jj], nk)
         for p, t in zip(j.sizes, j.times):
-            J.append(np.full(len(ks), jj))
-            P.append(np.full(len(ks), p, dtype=float))
-            T.append(np.full(len(ks), t))
-            K.append(ks)
-    J, P, T, K = (np.concatenate(v) for v in (J, P, T, K))
+            Js.append(np.full(len(ks), jj))
+            Ps.append(np.full(len(ks), p, dtype=float))
+            Ts.append(np.full(len(ks), t))
+            Ks.append(ks)
+    J, P, T, K = (np.concatenate(v) for v in (Js, Ps, Ts, Ks))
     nx = len(J)
     start = np.maximum(tau[K], a[J])  # when the work of column i can start
     finite = K < nk - 1
@@ -240,8 +243,8 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
         cs += [cols[col], nx + has]
         rhs_busy.append((first_row[has] + q - base - n, tq / 2))
     busy = np.zeros(counts.sum())
-    for where, value in rhs_busy:
-        busy[where] = value
+    for where, half in rhs_busy:
+        busy[where] = half
     rhs = np.concatenate([rhs_time, rhs_cap, -a, busy])
     if makespan:  # z >= C_j, and the area done from tau_k on fits N (z - tau_k): A_k = area in I_k + A_{k+1}
         z, area = nx + n, nx + n + 1 + np.arange(nk)  # A_k: the area done from tau_k on (node-seconds)
@@ -252,7 +255,7 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
         at = zrow + n  # rows: area in I_k + A_{k+1} - A_k <= 0, then A_k - N z <= -N tau_k for tau_k <= L
         before = np.flatnonzero(tau[:-1] <= known)  # (6) only where every schedule is still running
         rows += [at + K, at + np.arange(nk - 1), at + np.arange(nk), at + nk + before, at + nk + before,
-                 [at + 2 * nk]]
+                 np.array([at + 2 * nk])]
         vals += [P * T, np.ones(nk - 1), -np.ones(nk), np.ones(len(before)), np.full(len(before), -float(N)), [-1.0]]
         cs += [cols, area[1:], area, area[before], np.full(len(before), z), [z]]
         cap = np.full(nk, np.inf)
@@ -276,8 +279,9 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
     res = lp.solve(time_limit)
     if res.status != Status.OPTIMAL:
         return None, None
-    rows = index[nk * n + np.arange(nk - 1)]  # the node rows, -1 where an interval has no column
-    prices = np.where(rows >= 0, -res.duals[np.maximum(rows, 0)], 0.0) * (1 if makespan else n)
+    assert res.value is not None and res.duals is not None  # LP.solve's at OPTIMAL
+    node_rows = index[nk * n + np.arange(nk - 1)]  # the node rows, -1 where an interval has no column
+    prices = np.where(node_rows >= 0, -res.duals[np.maximum(node_rows, 0)], 0.0) * (1 if makespan else n)
     value = res.value - (0.0 if makespan else float(a.mean()))
     return value - SHADE * abs(value), np.maximum(prices, 0.0)
 
@@ -357,7 +361,10 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
         order = orders[o]
         pos = np.empty(n, dtype=int)
         pos[order] = np.arange(n)
-        R, V, X, b = [], [], [], []
+        R: list[int] = []
+        V: list[float] = []
+        X: list[int] = []
+        b: list[float] = []
 
         def row(entries, rhs, R=R, X=X, V=V, b=b):  # this order's lists
             for col, val in entries:
@@ -391,7 +398,7 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
         except LicenceLimit as e:
             _refused("the completion-order LP", e, "no order LP bound")
             return None
-        if res.status != Status.OPTIMAL:
+        if res.status != Status.OPTIMAL or res.value is None:  # (LP.solve gives a value at OPTIMAL)
             return None
         best = min(best, res.value)
     value = best if objective == "makespan" else best - float(a.mean())
@@ -581,7 +588,7 @@ def lagrangian_bound(instance: MalleableInstance, time_limit: float = LAGRANGE_T
         except LicenceLimit as e:
             _refused("the Lagrangian bound's master LP", e, "the best bound of the rounds so far is kept")
             break
-        if res.status != Status.OPTIMAL:
+        if res.status != Status.OPTIMAL or res.value is None or res.duals is None:  # (both given at OPTIMAL)
             break
         mu, master_pi = res.duals[:n], np.maximum(0, -res.duals[n:])
         master = res.value

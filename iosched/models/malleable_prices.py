@@ -161,9 +161,9 @@ def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: fl
     prefix = np.concatenate([[0.0], np.cumsum(best_pi * width)])
     values = []
     for st in stacks:  # a thousand skeletons at a time: the candidates of 200,000 would not fit in memory
-        value = np.concatenate([st.evaluate(tau, prefix, slice(first, first + 1024))[0]
-                                for first in range(0, len(st.own), 1024)])
-        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(value)
-        values.append(value - ERROR * size)
+        priced = np.concatenate([st.evaluate(tau, prefix, slice(first, first + 1024))[0]
+                                 for first in range(0, len(st.own), 1024)])
+        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(priced)
+        values.append(priced - ERROR * size)
     charge = nodes * width * float(best_pi.sum())
     return Priced(values, charge * (1 + ERROR) + ERROR, float(best), done)

@@ -197,7 +197,7 @@ def shape(job: JobData, sk: Skeleton) -> Shape:
         return Shape(sk, (), (), tuple(points), sizes, None)
     # C = S + k_m P + s_m + c_m + t_m (1 - W), W = sum_(i<m) ((k_(i+1) - k_i) P - s_i - c_i) / t_i
     tm = t[sizes[m]]
-    w0 = sum(((checks[i] - (checks[i - 1] if i else 0)) * P - cost[i]) / t[sizes[i]] for i in range(m))
+    w0 = sum((((checks[i] - (checks[i - 1] if i else 0)) * P - cost[i]) / t[sizes[i]] for i in range(m)), Fraction(0))
     coefs = [(0, Fraction(1))]
     for i in stalls:
         coefs.append((var[i], tm / t[sizes[i]] if i < m else Fraction(1)))

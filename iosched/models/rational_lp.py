@@ -129,6 +129,7 @@ class RationalLP:
             return self._infeasible(solver, time_limit)
         if res.status != Status.OPTIMAL:
             return Certified("unproven", None, message=f"the LP backend stopped: {res.message}")
+        assert res.value is not None and res.x is not None and res.duals is not None  # LP.solve's at OPTIMAL
         out = Certified("optimal", self.safe_bound(rational(res.duals)), point=res.x, duals=res.duals,
                         estimate=res.value + float(self.constant))
         if vertex:
@@ -138,6 +139,7 @@ class RationalLP:
     def certify_vertex(self, out: Certified) -> None:
         """Fill ``out``'s exact vertex (and, where its basis proves it optimal, its exact bound)."""
         prove(self, out)
+        assert out.point is not None and out.duals is not None and out.lower is not None  # solved: see solve
         found = self.vertex(out.point, out.duals)
         if found is None:
             return
@@ -187,7 +189,8 @@ class RationalLP:
         """Constraints tight at ``x`` as (coefficients, side, sign of a valid multiplier), those with
         non-zero multipliers (rows: the duals; bounds: the reduced costs) first."""
         d = np.array([float(c) for c in self.cost])
-        first, rest = [], []
+        first: list[tuple[dict[int, Fraction], Fraction, int]] = []
+        rest: list[tuple[dict[int, Fraction], Fraction, int]] = []
         for (coefs, lo, hi), yr in zip(self.rows, duals):
             act = sum(float(a) * x[j] for j, a in coefs.items())
             for side, sign in ((lo, 1), (hi, -1)):
@@ -205,12 +208,13 @@ class RationalLP:
         """The exact vertex near the backend's ``x`` (module docstring): (point, multipliers) where the
         basis's exact multipliers prove it optimal, (point, None) where only its feasibility is exact,
         None where no exactly feasible vertex was found."""
-        basis, reduced = [], []  # chosen constraints; their rows reduced against the earlier ones (echelon)
+        basis: list[tuple[dict[int, Fraction], Fraction, int]] = []  # chosen constraints
+        reduced: list[tuple[int, list[Fraction]]] = []  # their rows reduced against the earlier ones (echelon)
         for coefs, side, sign in self._candidates(x, duals):
             row = [coefs.get(j, Fraction(0)) for j in range(self.n)]
-            for pivot, r in reduced:
-                if row[pivot]:
-                    f = row[pivot] / r[pivot]
+            for col, r in reduced:
+                if row[col]:
+                    f = row[col] / r[col]
                     row = [a - f * b for a, b in zip(row, r)]
             pivot = next((j for j, a in enumerate(row) if a), None)
             if pivot is None:

@@ -46,6 +46,8 @@ class SolverMissing(ParameterError):
 class LicenceLimit(ParameterError):
     """The backend refused the model for its size under a size-limited licence."""
 
+    said = False  # whether a caller has told the user of this refusal already (malleable_lp says it once)
+
 
 # how the backends word a size refusal under a limited licence: Gurobi "Model too large for size-limited
 # license", CPLEX "Error 1016: Community Edition. Problem size limits exceeded", Xpress "too many rows and
