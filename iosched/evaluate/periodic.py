@@ -135,7 +135,7 @@ class Pattern:
         names = [a.name for a in instance.applications] if instance else None
         apps = []
         for k, insts in enumerate(self.applications):
-            entry = {"instances": [
+            entry: dict[str, object] = {"instances": [
                 {"compute_start": i.compute_start, "io": [list(s) for s in i.io]} for i in insts
             ]}
             if names:
@@ -373,7 +373,7 @@ def _load(s, e, r, period):
     return starts, ends, values
 
 
-def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_TOL) -> Evaluation:
+def evaluate(instance: PeriodicInstance, pattern: Pattern | object, rel_tol: float = REL_TOL) -> Evaluation:
     """Check ``pattern`` against ``instance`` and compute SysEfficiency and Dilation.
 
     SysEfficiency = Σ_k β_k n_k w_k / (N T); Dilation = max_k ρ_k T / (n_k w_k).
@@ -392,6 +392,7 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern, rel_tol: float = REL_
     data, bad = _read(instance, pattern.applications, [a.name for a in apps])
     if bad:
         return Evaluation(False, bad, counts=_counts(pattern.applications))
+    assert data is not None  # _read gives a reading exactly where nothing is bad
     t_tol = rel_tol * T
     B = instance.platform.bandwidth
     found: list[tuple[tuple, Violation]] = []  # (order key, violation): reported in the checker's order
@@ -518,7 +519,7 @@ def solution_from_dict(d: dict) -> Pattern | Trace:
     return Trace.from_dict(d) if isinstance(d, dict) and "horizon" in d else Pattern.from_dict(d)
 
 
-def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = REL_TOL) -> Evaluation:
+def evaluate_trace(instance: PeriodicInstance, trace: Trace | object, rel_tol: float = REL_TOL) -> Evaluation:
     """Check a timeline schedule and score it by the paper's definitions (1) and (2).
 
     Both are taken at the horizon H: application k, released at its first compute
@@ -539,6 +540,7 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
     data, bad = _read(instance, trace.applications, [a.name for a in instance.applications])
     if bad:
         return Evaluation(False, bad, counts=_counts(trace.applications))
+    assert data is not None  # _read gives a reading exactly where nothing is bad
     t_tol = rel_tol * H
     rho_tilde = []
     seg_off, S, E, R, C = data.seg_off.tolist(), data.s.tolist(), data.e.tolist(), data.r.tolist(), data.c.tolist()
@@ -583,8 +585,8 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace, rel_tol: float = RE
     with np.errstate(over="ignore", invalid="ignore"):
         starts, ends, loads = _load(s, e, r, horizon * (1 + 1e-9) + 1.0)
         over = (loads > B * (1 + rel_tol)) & (ends - starts > t_tol)
-    for q in np.flatnonzero(over):
-        bad.append(Violation("capacity", f"[{starts[q]:.6g}, {ends[q]:.6g}]", float(loads[q] - B)))
+    for w in np.flatnonzero(over):
+        bad.append(Violation("capacity", f"[{starts[w]:.6g}, {ends[w]:.6g}]", float(loads[w] - B)))
     ev = Evaluation(not bad, bad, counts=data.counts)
     N = instance.platform.processors
     ev.sys_efficiency = sum(a.processors * r for a, r in zip(instance.applications, rho_tilde)) / N

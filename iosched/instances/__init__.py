@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 from iosched.errors import InstanceError
 from iosched.files import write_text
@@ -69,6 +70,12 @@ def build(kind, d, where: str, optional=()):
 
 class JsonInstance:
     """``to_json`` / ``from_json`` for a class with ``to_dict`` / ``from_dict(d, name)``."""
+
+    if TYPE_CHECKING:  # what each subclass defines
+        def to_dict(self) -> dict: ...
+
+        @classmethod
+        def from_dict(cls, d: dict, name: str = ...) -> Self: ...
 
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2)

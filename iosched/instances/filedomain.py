@@ -111,8 +111,10 @@ class FileDomainInstance(JsonInstance):
         for label, values, count in (("aggregator", bw.aggregator, self.aggregators),
                                      ("server", bw.server, self.stripe_count),
                                      ("node", bw.node, self.nodes)):
-            if values is None and label == "node":
-                continue
+            if values is None:
+                if label == "node":
+                    continue
+                raise InstanceError(f"bandwidth.{label} must be one number or a list of {count}, got None")
             if len(values) != count:
                 raise InstanceError(f"bandwidth.{label} must be one number or a list of {count}, "
                                     f"got a list of {len(values)}")
@@ -122,7 +124,7 @@ class FileDomainInstance(JsonInstance):
         if self.requests is not None:
             lo = min((o for rank in self.requests for o, n in rank if n), default=None)
             hi = max((o + n for rank in self.requests for o, n in rank if n), default=None)
-            if lo is None:
+            if lo is None or hi is None:  # (both or neither)
                 raise InstanceError("requests must hold at least one piece of positive length")
             if (lo, hi - lo) != (self.region_offset, self.region_length):
                 raise InstanceError(f"region [{self.region_offset}, +{self.region_length}) is not the span of the "
@@ -145,7 +147,10 @@ class FileDomainInstance(JsonInstance):
     @property
     def unit_size(self) -> int:
         """The lock unit (bytes): the stripe with extent locking, the block with tokens."""
-        return self.stripe_size if self.locking == "extent" else self.block_size
+        if self.locking == "extent":
+            return self.stripe_size
+        assert self.block_size is not None  # token locking: __post_init__ checked it is an integer
+        return self.block_size
 
     @property
     def first_stripe(self) -> int:
@@ -193,7 +198,7 @@ class FileDomainInstance(JsonInstance):
         def compact(values):
             return values[0] if values is not None and len(set(values)) == 1 else list(values or [])
 
-        d = {"name": self.name}
+        d: dict[str, object] = {"name": self.name}
         if self.requests is None:
             d["region"] = {"offset": self.region_offset, "length": self.region_length}
         else:

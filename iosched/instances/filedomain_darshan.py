@@ -79,7 +79,7 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, p
     if file is not None:
         matches = [f for f in sizes if f == file] or [f for f in sizes if f.endswith(file)]
         if len(matches) != 1:
-            some = ", ".join(sorted(sizes, key=sizes.get, reverse=True)[:5])
+            some = ", ".join(sorted(sizes, key=lambda f: sizes[f], reverse=True)[:5])
             what = "names several files" if matches else "is not a file the log shows written"
             raise InstanceError(f"{where}: file {file!r} {what} (written: {some})")
         chosen = matches[0]
@@ -91,7 +91,8 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, p
             most = max(sizes, key=lambda f: (rank_count[f], sizes[f]))
             raise InstanceError(f"{where}: no shared file is written by all {log.nprocs} ranks (the most shared, "
                                 f"{most!r}, by {rank_count[most]}); name one with file=")
-        chosen = max(every, key=sizes.get)
+        chosen = max(every, key=lambda f: sizes[f])
+    requests: list[list[tuple[int, int]]] | None = None
     if source is not None:
         requests = [[] for _ in range(log.nprocs)]
         for rank, ws in written[chosen].items():
@@ -108,7 +109,6 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, p
             data_from += ", as written to the file system (DXT_MPIIO has no offsets)"
         counters = ["write segments: offset, length"]
     else:
-        requests = None
         last = int(rows.loc[rows["file"] == chosen, "POSIX_MAX_BYTE_WRITTEN"].max())
         region, data_from = (0, last + 1), "POSIX counters (no DXT: region from offset 0, assumed written whole)"
         counters = ["POSIX_BYTES_WRITTEN", "POSIX_MAX_BYTE_WRITTEN"]
@@ -165,6 +165,7 @@ def _darshan_striping(log, chosen: str, start: int, given: dict) -> dict:
     kind = mount[1].lower() if mount else None
     on = f"the file is on {kind} at {mount[0]}" if mount else "no mount point of the log's table holds the file"
     held: dict = {}  # what the log itself says
+    defaults: dict[str, int | str]  # what is assumed where nothing is given
     comps = log.lustre.get(chosen, [])
     comp = next((c for c in comps if c.extent_start <= start and (c.extent_end < 0 or start < c.extent_end)), None)
     modules, counters = [], []

@@ -36,9 +36,12 @@ def platform(servers: int, aggregators: int | list, stripe_size: int, region: tu
         requests = tuple(tuple((int(o), int(n)) for o, n in rank) for rank in requests)
         pieces = [(o, o + n) for rank in requests for o, n in rank if n]
         region = (min(p[0] for p in pieces), max(p[1] for p in pieces) - min(p[0] for p in pieces))
+    if region is None:
+        raise InstanceError("platform: give the region or the requests")
     if locking == "token" and block_size is None:
         block_size = stripe_size
-    return FileDomainInstance(region[0], region[1], stripe_size, servers, nodes, bw, locking, acquire_s, revoke_s,
+    locks = Locking(choice("locking", locking, tuple(Locking)))  # (FileDomainInstance's own check and message)
+    return FileDomainInstance(region[0], region[1], stripe_size, servers, nodes, bw, locks, acquire_s, revoke_s,
                               first_server, block_size, requests, name=name)
 
 
@@ -156,10 +159,12 @@ def load(spec: str) -> FileDomainInstance:
         if not ok:
             raise InstanceError(f"built-in name must be random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]], "
                                 f"got {spec!r}")
-        args = [int(p) for p in numbers] + [None] * (3 - len(numbers[1:]))
-        kw = {"max_stripes": args[3]} if len(numbers) == 4 else {}
-        return generate(args[0], args[1], args[2], **kw, locking=options[0] if options else "extent",
-                        requests=len(options) == 2)
+        seed, *sizes = [int(p) for p in numbers]
+        servers, aggregators = (sizes + [None, None])[:2]
+        locking, requests = options[0] if options else "extent", len(options) == 2
+        if len(sizes) == 3:  # MAX_STRIPES given
+            return generate(seed, servers, aggregators, sizes[2], locking=locking, requests=requests)
+        return generate(seed, servers, aggregators, locking=locking, requests=requests)
     if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
     return FileDomainInstance.from_json(Path(spec))

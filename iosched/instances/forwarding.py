@@ -290,9 +290,9 @@ class ForwardingInstance(JsonInstance):
                 raise InstanceError(f"jobs[{j.id}] occupies compute nodes [{j.start}, {j.end}), beyond the "
                                     f"machine's {self.compute_nodes}")
         spans = sorted((j.start, j.end, j.id) for j in self.running + self.jobs)
-        for (_, e1, a), (s2, _, b) in zip(spans, spans[1:]):
+        for (_, e1, left), (s2, _, right) in zip(spans, spans[1:]):
             if s2 < e1:
-                raise InstanceError(f"jobs[{b}] overlaps jobs[{a}] on compute node {s2}")
+                raise InstanceError(f"jobs[{right}] overlaps jobs[{left}] on compute node {s2}")
         for j in self.jobs:
             if j.forwarding is not None or j.dedicated:
                 raise InstanceError(f"jobs[{j.id}].forwarding: a job to place has no mapping yet (running jobs do)")
@@ -305,7 +305,7 @@ class ForwardingInstance(JsonInstance):
                     raise InstanceError(f"running[{j.id}].forwarding names forwarding node {f!r}, which does not "
                                         f"exist")
             if j.dedicated:
-                for f, _ in j.forwarding:
+                for f, _ in j.forwarding or ():
                     if services[f] != "pool":
                         raise InstanceError(f"running[{j.id}] is dedicated on forwarding node {f}, which is not in "
                                             f"the idle pool")
@@ -344,7 +344,8 @@ class ForwardingInstance(JsonInstance):
 
     def default_groups(self, job: Job) -> tuple[tuple[int, int], ...]:
         """The default mapping of ``job``'s compute nodes: (forwarding node, compute nodes) per block crossed."""
-        r, out = self.default_ratio, []
+        r = self.default_ratio
+        out: list[tuple[int, int]] = []
         for b in range(job.start // r, (job.end - 1) // r + 1):
             n = min(job.end, (b + 1) * r) - max(job.start, b * r)
             f = self.block_nodes[b]
@@ -395,7 +396,7 @@ class ForwardingInstance(JsonInstance):
     @cached_property
     def reserved(self) -> frozenset:
         """Forwarding nodes dedicated to a running job: no other job may use them."""
-        return frozenset(f for j in self.running if j.dedicated for f, _ in j.forwarding)
+        return frozenset(f for j in self.running if j.dedicated for f, _ in j.forwarding or ())
 
     @cached_property
     def anomalous_nodes(self) -> frozenset:

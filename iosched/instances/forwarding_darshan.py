@@ -13,6 +13,9 @@ from iosched.instances.forwarding import (
     ForwardingNode,
     History,
     Job,
+    Level,
+    Mode,
+    Service,
 )
 from iosched.instances.forwarding_presets import FORWARDING_BANDWIDTH, PEAK_NODE_BANDWIDTH
 from iosched.validate import integer, number
@@ -51,7 +54,9 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
                                 lambda log: _darshan_profile(log, procs_per_node, node_bandwidth,
                                                              forwarding_bandwidth))
     profiles.sort(key=lambda p: p["arrival"])
-    jobs, pos, seen = [], 0, {}
+    jobs: list[Job] = []
+    pos = 0
+    seen: dict[str, int] = {}
     for p in profiles:
         jid = str(p["job_id"])
         seen[jid] = seen.get(jid, 0) + 1
@@ -62,7 +67,7 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
         pos += j.nodes
     blocks = -(-pos // default_ratio)
     pool = 2 * blocks if pool_nodes is None else integer("pool_nodes", pool_nodes, 0, MAX_ITEMS)
-    fwd = tuple(ForwardingNode(i, forwarding_bandwidth, False, "default" if i < blocks else "pool")
+    fwd = tuple(ForwardingNode(i, forwarding_bandwidth, False, Service.DEFAULT if i < blocks else Service.POOL)
                 for i in range(blocks + pool))
     t0 = profiles[0]["arrival"]
     for p in profiles:
@@ -97,8 +102,8 @@ def _darshan_profile(log, procs_per_node: int, node_bandwidth: float, forwarding
     meta_wait = io.meta_time_s / io.run_time_s
     iops = "high" if io.ops and 2 * io.small_ops > io.ops else "low"
     volume = io.bytes / 1e9  # GB
-    job = Job("log", 0, nodes, io_nodes, node_bandwidth, volume, mode, round(meta_wait, 6), iops,
-              "high" if io_nodes * node_bandwidth >= forwarding_bandwidth else "low",
+    job = Job("log", 0, nodes, io_nodes, node_bandwidth, volume, Mode(mode), round(meta_wait, 6), Level(iops),
+              Level.HIGH if io_nodes * node_bandwidth >= forwarding_bandwidth else Level.LOW,
               History(volume, io_nodes, round(meta_wait, 6)))
     share = (io.io_time_s + io.meta_time_s) / (io.nprocs * io.run_time_s)
     partial = {"partial": [m for m in io.modules if log.modules[m]["partial"]]}  # Darshan's record limit (1,024)

@@ -21,6 +21,9 @@ from iosched.instances.forwarding import (
     ForwardingNode,
     History,
     Job,
+    Level,
+    Mode,
+    Service,
     even_groups,
 )
 from iosched.validate import integer, number
@@ -37,7 +40,8 @@ PEAK_NODE_BANDWIDTH = FORWARDING_BANDWIDTH / 32  # GB/s per compute node: F = B_
 def taihulight_nodes(default_nodes: int = TAIHULIGHT_DEFAULT_NODES, pool_nodes: int = TAIHULIGHT_POOL_NODES,
                      anomalous: tuple[int, ...] = ()) -> tuple[ForwardingNode, ...]:
     """Forwarding nodes 0..default-1 in service, then the pool, 2.5 GB/s each; ``anomalous`` ids marked."""
-    return tuple(ForwardingNode(i, FORWARDING_BANDWIDTH, i in anomalous, "default" if i < default_nodes else "pool")
+    return tuple(ForwardingNode(i, FORWARDING_BANDWIDTH, i in anomalous,
+                                Service.DEFAULT if i < default_nodes else Service.POOL)
                  for i in range(default_nodes + pool_nodes))
 
 
@@ -62,8 +66,8 @@ def draw_job(rng: np.random.Generator, jid: str, history_share: float, with_hist
     history = None
     if with_history and rng.random() < history_share:  # the seed: most jobs recur within +-20 %
         history = History(round(volume * rng.uniform(0.8, 1.2), 3), io, round(meta * rng.uniform(0.8, 1.2), 3))
-    return Job(jid, 0, nodes, io, node_bw, round(max(volume, 0.001), 3), mode, round(meta, 3), iops, bandwidth,
-               history)
+    return Job(jid, 0, nodes, io, node_bw, round(max(volume, 0.001), 3), Mode(mode), round(meta, 3), Level(iops),
+               Level(bandwidth), history)
 
 
 def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUTE_NODES,
@@ -92,7 +96,8 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     rng = np.random.default_rng(seed)
     jobs = [draw_job(rng, f"j{i + 1}", history, True) for i in range(n_jobs)]
     jobs = _fitted(jobs, compute_nodes)
-    running, used = [], sum(j.nodes for j in jobs)
+    running: list[Job] = []
+    used = sum(j.nodes for j in jobs)
     while used < occupancy * compute_nodes:
         r = draw_job(rng, f"r{len(running) + 1}", 0.0, False)
         if used + r.nodes > compute_nodes:
@@ -102,7 +107,9 @@ def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUT
     items = [("job", j) for j in jobs] + [("run", r) for r in running]
     order = rng.permutation(len(items))
     gaps = rng.multinomial(compute_nodes - used, np.ones(len(items) + 1) / (len(items) + 1))
-    pos, placed, run = int(gaps[0]), [], []
+    pos = int(gaps[0])
+    placed: list[Job] = []
+    run: list[Job] = []
     for k, idx in enumerate(order):
         kind, j = items[idx]
         j = replace(j, start=pos)
@@ -140,7 +147,7 @@ def _fitted(jobs: list[Job], compute_nodes: int) -> list[Job]:
 def _resized(j: Job, nodes: int) -> Job:
     io = 1 if j.mode == "1-1" else nodes
     hist = None if j.history is None else replace(j.history, io_nodes=io)
-    bw = "high" if io * j.node_bandwidth >= FORWARDING_BANDWIDTH else "low"
+    bw = Level.HIGH if io * j.node_bandwidth >= FORWARDING_BANDWIDTH else Level.LOW
     return replace(j, nodes=nodes, io_nodes=io, bandwidth=bw, history=hist)
 
 
@@ -201,7 +208,8 @@ def app_job(app: str, jid: str, start: int, nodes: int | None = None, history: b
     if nodes is not None:
         io = 1 if mode == "1-1" else max(1, io * nodes // n)
         n = nodes
-    return Job(jid, start, n, io, bw, vol, mode, meta, iops, band, History(vol, io, meta) if history else None)
+    return Job(jid, start, n, io, bw, vol, Mode(mode), meta, Level(iops), Level(band),
+               History(vol, io, meta) if history else None)
 
 
 NEIGHBOUR = ("N-N", 1 / 8, 0.01, 5.0)  # a typical neighbour: mode, share of I/O nodes, B_c GB/s, volume GB
@@ -210,7 +218,7 @@ NEIGHBOUR = ("N-N", 1 / 8, 0.01, 5.0)  # a typical neighbour: mode, share of I/O
 def neighbour(jid: str, start: int, nodes: int) -> Job:
     """A typical low-I/O running job (assumption): an eighth of its nodes write 5 GB at 10 MB/s each."""
     mode, share, bw, vol = NEIGHBOUR
-    return Job(jid, start, nodes, max(1, int(nodes * share)), bw, vol, mode, 1.0, "low", "low")
+    return Job(jid, start, nodes, max(1, int(nodes * share)), bw, vol, Mode(mode), 1.0, Level.LOW, Level.LOW)
 
 
 TESTBED_START = 10 * 512 + 256  # half a block into block 10
@@ -251,12 +259,12 @@ def template() -> ForwardingInstance:
     of 512, two forwarding nodes in service and two in the pool (one anomalous), a running job on the first block
     and two jobs to place, one with a history."""
     nodes = (ForwardingNode(0, FORWARDING_BANDWIDTH), ForwardingNode(1, FORWARDING_BANDWIDTH),
-             ForwardingNode(2, FORWARDING_BANDWIDTH, service="pool"),
-             ForwardingNode(3, FORWARDING_BANDWIDTH, anomalous=True, service="pool"))
+             ForwardingNode(2, FORWARDING_BANDWIDTH, service=Service.POOL),
+             ForwardingNode(3, FORWARDING_BANDWIDTH, anomalous=True, service=Service.POOL))
     running = (Job("r1", 0, 256, 32, 0.01, 5.0),)
-    jobs = (Job("j1", 256, 512, 512, PEAK_NODE_BANDWIDTH, 100.0, "N-1", 2.0, bandwidth="high",
+    jobs = (Job("j1", 256, 512, 512, PEAK_NODE_BANDWIDTH, 100.0, Mode.N_1, 2.0, bandwidth=Level.HIGH,
                 history=History(90.0, 512, 2.0)),
-            Job("j2", 768, 256, 1, PEAK_NODE_BANDWIDTH, 5.0, "1-1"))
+            Job("j2", 768, 256, 1, PEAK_NODE_BANDWIDTH, 5.0, Mode.ONE))
     return ForwardingInstance(1024, 512, nodes, jobs, running, name="example")
 
 

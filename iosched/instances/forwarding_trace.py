@@ -65,7 +65,8 @@ def generate_trace(seed: int, hours: float = 24.0, jobs_per_day: float = 300.0, 
     integer("anomalous", anomalous, 0, TAIHULIGHT_DEFAULT_NODES + TAIHULIGHT_POOL_NODES)
     number("io_heavy", io_heavy, 0, 1)
     rng = np.random.default_rng(seed)
-    t, jobs = -warmup_hours, []
+    t = -warmup_hours
+    jobs: list[TraceJob] = []
     while True:
         t += float(rng.exponential(24.0 / jobs_per_day))
         if t >= hours:

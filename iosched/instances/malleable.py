@@ -90,10 +90,10 @@ class Runtime:
             raise InstanceError(f"{where}.model must be one of {', '.join(RUNTIME_MODELS)}, got {model!r}")
         if model == "amdahl":
             check_fields(d, where, {"model", "seconds_1", "serial"})
-            return cls("amdahl", seconds_1=d["seconds_1"], serial=d["serial"])
+            return cls(RuntimeModel.AMDAHL, seconds_1=d["seconds_1"], serial=d["serial"])
         if model == "linear":
             check_fields(d, where, {"model", "seconds_1", "up_to"})
-            return cls("linear", seconds_1=d["seconds_1"], up_to=d["up_to"])
+            return cls(RuntimeModel.LINEAR, seconds_1=d["seconds_1"], up_to=d["up_to"])
         check_fields(d, where, {"model", "seconds"})
         table = d["seconds"]
         if not isinstance(table, dict) or not table:
@@ -103,7 +103,7 @@ class Runtime:
             if not (isinstance(key, str) and key.isdigit() and key == str(int(key))) or int(key) < 1:
                 raise InstanceError(f"{where}.seconds keys must be node counts >= 1, got {key!r}")
             pairs.append((int(key), value))
-        return cls("table", seconds=tuple(sorted(pairs)))
+        return cls(RuntimeModel.TABLE, seconds=tuple(sorted(pairs)))
 
     def check(self, where: str) -> None:
         if self.model not in RUNTIME_MODELS:

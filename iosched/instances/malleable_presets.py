@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from iosched.errors import InstanceError
-from iosched.instances.malleable import MAX_JOBS, MAX_NODES, Job, MalleableInstance, Runtime, ladder
+from iosched.instances.malleable import MAX_JOBS, MAX_NODES, Job, MalleableInstance, Runtime, RuntimeModel, ladder
 from iosched.validate import integer, number
 
 # --- the seed's applications ------------------------------------------------------------------------
@@ -38,15 +39,15 @@ class App:
 APPS = {
     # Table 1: min 2, max 32, preferred 8, 10000 iterations, period 15 s. Run times assumed:
     # T(32) = 450 s, T(8) = 675 s (1.5 x).
-    "cg": App(Runtime("amdahl", seconds_1=2777.0, serial=0.135), 2, 32, 8, 10_000, 15.0),
+    "cg": App(Runtime(RuntimeModel.AMDAHL, seconds_1=2777.0, serial=0.135), 2, 32, 8, 10_000, 15.0),
     # as CG; T(32) = 400 s, T(8) = 624 s (1.56 x).
-    "jacobi": App(Runtime("amdahl", seconds_1=2712.0, serial=0.12), 2, 32, 8, 10_000, 15.0),
+    "jacobi": App(Runtime(RuntimeModel.AMDAHL, seconds_1=2712.0, serial=0.12), 2, 32, 8, 10_000, 15.0),
     # Table 1: min 1, max 16, preferred 1, 25 iterations, no period (it checks at every iteration):
     # the period here is one iteration at 16 nodes. T(16) = 700 s, T(1) = 1042 s (1.49 x).
-    "nbody": App(Runtime("amdahl", seconds_1=1042.0, serial=0.65), 1, 16, 1, 25, 28.0),
+    "nbody": App(Runtime(RuntimeModel.AMDAHL, seconds_1=1042.0, serial=0.65), 1, 16, 1, 25, 28.0),
     # Flexible Sleep, the synthetic application: min 1, max 20 (ladder 1..16), 25 iterations,
     # no preferred size. Sleeping scales linearly (assumed): 10 s an iteration on one node.
-    "fs": App(Runtime("linear", seconds_1=250.0, up_to=20), 1, 20, None, 25, 15.0),
+    "fs": App(Runtime(RuntimeModel.LINEAR, seconds_1=250.0, up_to=20), 1, 20, None, 25, 15.0),
 }
 PAPER_APPS = ("cg", "jacobi", "nbody")  # the throughput evaluation's three applications
 PAPER_NODES = 64  # inferred from Figure 6: 5 jobs at 8 nodes plus one of 32 exceed the cluster; 32 + 32 fill it
@@ -60,8 +61,9 @@ def app_job(app: str, id: str, arrival: float, **overrides) -> Job:
     if app not in APPS:
         raise InstanceError(f"app must be one of {', '.join(APPS)}, got {app!r}")
     a = APPS[app]
-    kw = dict(arrival=arrival, work=a.work, runtime=a.runtime, min_nodes=a.min_nodes, max_nodes=a.max_nodes,
-              factor=2, preferred=a.preferred, period=a.period, reconfig_s=RECONFIG_S, timeout=TIMEOUT_S, app=app)
+    kw: dict[str, Any] = dict(arrival=arrival, work=a.work, runtime=a.runtime, min_nodes=a.min_nodes,
+                              max_nodes=a.max_nodes, factor=2, preferred=a.preferred, period=a.period,
+                              reconfig_s=RECONFIG_S, timeout=TIMEOUT_S, app=app)
     kw.update(overrides)
     return Job(id, **kw)
 
@@ -112,7 +114,7 @@ def _feitelson(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float
             if low % 2 == 0:
                 low //= 2
         jobs.append(Job(f"j{i + 1}", round(float(arrivals[i]), 6), 1000.0,
-                        Runtime("amdahl", seconds_1=round(seconds_1, 6), serial=round(serial, 6)),
+                        Runtime(RuntimeModel.AMDAHL, seconds_1=round(seconds_1, 6), serial=round(serial, 6)),
                         low, s, 2, period=15.0, reconfig_s=reconfig_s, timeout=TIMEOUT_S, app="feitelson"))
     return jobs
 
@@ -137,9 +139,9 @@ def _grid(rng, n: int, nodes: int, arrival_mean_s: float, reconfig_s: float) -> 
         preferred = 2 if rng.random() < 0.5 else None
         seconds_1 = 4 * int(rng.integers(4, 25))
         up_to = int(rng.choice([2, 4]))
-        jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, Runtime("linear", seconds_1=seconds_1, up_to=up_to),
-                        low, 4, 2, submit=submit, preferred=preferred, period=8, reconfig_s=reconfig_s, timeout=8,
-                        app="grid"))
+        runtime = Runtime(RuntimeModel.LINEAR, seconds_1=seconds_1, up_to=up_to)
+        jobs.append(Job(f"j{i + 1}", int(arrivals[i]), 100, runtime, low, 4, 2, submit=submit, preferred=preferred,
+                        period=8, reconfig_s=reconfig_s, timeout=8, app="grid"))
     return jobs
 
 
@@ -192,9 +194,10 @@ def template() -> MalleableInstance:
     """A small instance to start from (``iosched show malleable --template``): three jobs, one per run-time
     model, on 8 nodes."""
     return MalleableInstance(8, (
-        Job("j1", 0.0, 100.0, Runtime("amdahl", seconds_1=400.0, serial=0.1), 1, 8, preferred=4, app="solver"),
-        Job("j2", 10.0, 50.0, Runtime("linear", seconds_1=200.0, up_to=4), 2, 8, submit=4, reconfig_s=1.0),
-        Job("j3", 20.0, 10.0, Runtime("table", seconds=((1, 100.0), (2, 60.0))), 1, 2, period=10.0)),
+        Job("j1", 0.0, 100.0, Runtime(RuntimeModel.AMDAHL, seconds_1=400.0, serial=0.1), 1, 8, preferred=4,
+            app="solver"),
+        Job("j2", 10.0, 50.0, Runtime(RuntimeModel.LINEAR, seconds_1=200.0, up_to=4), 2, 8, submit=4, reconfig_s=1.0),
+        Job("j3", 20.0, 10.0, Runtime(RuntimeModel.TABLE, seconds=((1, 100.0), (2, 60.0))), 1, 2, period=10.0)),
         name="example")
 
 

@@ -91,8 +91,9 @@ class PeriodicInstance(JsonInstance):
             raise InstanceError(f"name must be a non-empty string, got {self.name!r}")
         if self.provenance is not None and not isinstance(self.provenance, dict):
             raise InstanceError(f"provenance must be an object, got {self.provenance!r:.80}")
-        if isinstance(self.applications, list):
-            object.__setattr__(self, "applications", tuple(self.applications))
+        apps: object = self.applications  # (as given: anything until checked)
+        if isinstance(apps, list):
+            object.__setattr__(self, "applications", tuple(apps))
         if not isinstance(self.applications, tuple) or not all(isinstance(a, Application) for a in self.applications):
             raise InstanceError(f"applications must be a list of Application, got {self.applications!r:.80}")
         if not self.applications:
@@ -139,7 +140,7 @@ class PeriodicInstance(JsonInstance):
 
     # --- JSON ------------------------------------------------------------------
     def to_dict(self) -> dict:
-        d = {
+        d: dict[str, object] = {
             "name": self.name,
             "platform": asdict(self.platform),
             "applications": [asdict(a) for a in self.applications],
@@ -278,7 +279,7 @@ def load(spec: str) -> PeriodicInstance:
         parts = spec.split(":")[1:]
         if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
             raise InstanceError(f"random instances are random:SEED[:N_APPS] with integers >= 0, got {spec!r}")
-        return generate(*(int(p) for p in parts))
+        return generate(int(parts[0])) if len(parts) == 1 else generate(int(parts[0]), int(parts[1]))
     if not Path(spec).is_file():
         raise InstanceError(f"no such instance file or built-in name: {spec!r}")
     return PeriodicInstance.from_json(Path(spec))
@@ -321,7 +322,8 @@ def from_darshan(logs, bandwidth: float | None = None, processor_bandwidth: floa
     if min_compute_s is not None:
         _positive("min_compute_s", min_compute_s)
     cycles, refused = dx.each(logs, dx.DXT_MODULES, lambda log: _darshan_cycle(log, min_compute_s))
-    apps, seen = [], {}
+    apps: list[Application] = []
+    seen: dict[str, int] = {}
     for c in cycles:
         stem = c["log"].removesuffix(".darshan")[:40]
         seen[stem] = seen.get(stem, 0) + 1

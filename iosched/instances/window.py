@@ -156,7 +156,7 @@ class WindowInstance(JsonInstance):
         return np.array([self.bb(i) for i in range(len(self.jobs))], dtype=np.int64)
 
     def to_dict(self) -> dict:
-        cap = {"nodes": self.capacity.nodes, "burst_buffer": self.capacity.burst_buffer}
+        cap: dict[str, object] = {"nodes": self.capacity.nodes, "burst_buffer": self.capacity.burst_buffer}
         if self.capacity.ssd_classes:
             cap["ssd_classes"] = [{"ssd": c.ssd, "nodes": c.nodes} for c in self.capacity.ssd_classes]
         jobs = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def _load_random(spec: str) -> WindowInstance:
     if (not 1 <= len(plain) - ssd <= 3 or not all(p.isdigit() for p in plain[:2])
             or any("=" not in p for p in keyed)):
         raise InstanceError(f"random windows are {form}, got {spec!r}")
-    kwargs = {}
+    kwargs: dict[str, Any] = {}  # DEFAULTS' keys only
     for part in keyed:
         key, _, value = part.partition("=")
         if key not in DEFAULTS or key in kwargs:
@@ -118,7 +119,11 @@ def _load_random(spec: str) -> WindowInstance:
             kwargs[key] = float(value) if key == "load" else int(value)
         except ValueError:
             raise InstanceError(f"{key} must be a number in {spec!r}, got {value!r}") from None
-    return generate(*[int(p) for p in plain[:2]], *plain[2:3], ssd=ssd, **kwargs)
+    if len(plain) > 1:
+        kwargs["size"] = int(plain[1])
+    if len(plain) > 2:
+        kwargs["mix"] = plain[2]
+    return generate(int(plain[0]), ssd=ssd, **kwargs)
 
 
 def load(spec: str) -> WindowInstance:
