@@ -73,7 +73,7 @@ class Domains:
     io: str = "extent"
 
     def to_dict(self, instance: FileDomainInstance | None = None) -> dict:
-        d = {"domains": [np.asarray(dom, dtype=np.int64).reshape(-1, 2).tolist() if len(dom) else []
+        d: dict[str, object] = {"domains": [np.asarray(dom, dtype=np.int64).reshape(-1, 2).tolist() if len(dom) else []
                          for dom in self.domains]}
         if self.io != "extent":
             d["io"] = self.io
@@ -159,7 +159,7 @@ def _parse(instance: FileDomainInstance, solution, bad: list[Violation]):
         return None
     if not isinstance(solution.io, str) or solution.io not in IO_MODES:
         bad.append(Violation("malformed", f"io must be one of {', '.join(IO_MODES)}, got {solution.io!r:.40}", 1))
-    doms = solution.domains
+    doms: object = solution.domains  # (as given: anything until checked)
     if not isinstance(doms, (list, tuple)):
         bad.append(Violation("malformed", f"domains must be a list, got {type(doms).__name__}", 1))
         return None
@@ -423,17 +423,18 @@ def _score(instance: FileDomainInstance, io: str, starts, ends, owners) -> Evalu
         ev.server_conflicts, ev.lock_time = conflicts.tolist(), lock.tolist()
     else:
         terms.append((server_time, "server"))
-        blocks, block_counts = shared_units(instance.block_size, starts, ends, owners)
+        block = instance.unit_size  # the token unit (block_size)
+        blocks, block_counts = shared_units(block, starts, ends, owners)
         moves = int((owners[1:] != owners[:-1]).sum())
-        conflicts = moves + int((block_counts - 1).sum())
+        token_conflicts = moves + int((block_counts - 1).sum())
         if io == "extent":
-            grants = moves + 1
+            tokens = moves + 1
         else:
-            grants = int(_refined_cells(starts, ends, instance.stripe_size, instance.block_size).sum())
-        lock = c_acq * grants + c_rev * conflicts
-        terms.append((np.array([lock]), "token manager"))
-        ev.conflicts, ev.acquisitions, ev.false_sharing_blocks = conflicts, grants, len(blocks)
-        ev.lock_time = [lock]
+            tokens = int(_refined_cells(starts, ends, instance.stripe_size, block).sum())
+        token_lock = c_acq * tokens + c_rev * token_conflicts
+        terms.append((np.array([token_lock]), "token manager"))
+        ev.conflicts, ev.acquisitions, ev.false_sharing_blocks = token_conflicts, tokens, len(blocks)
+        ev.lock_time = [token_lock]
     best = -1.0
     for values, label in terms:
         i = int(np.argmax(values))

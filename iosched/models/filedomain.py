@@ -162,6 +162,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
     prof = profile or load_profile("default")
     deadline = Deadline.for_method(prof.time_limit)
     info: dict = {}
+    bound: float | None  # valid for every solution where not None
     asked = engine
     if engine == "auto":
         engine = "segments" if granularity in (None, "byte") else "milp"
@@ -268,7 +269,9 @@ def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None)
     from iosched.core import METHODS
 
     heuristics = [m for m in METHODS.values() if m.problem == "filedomain" and m.name != "exact"]
-    starts, times, slowest = [], {}, 0.0
+    starts: list[tuple[str, object]] = []
+    times: dict[str, float] = {}
+    slowest = 0.0
     for k, method in enumerate(heuristics):
         if starts and deadline is not None and deadline.remaining() < 2 * slowest:
             return starts, times, len(heuristics) - k

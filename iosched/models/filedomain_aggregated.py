@@ -6,6 +6,7 @@ of loads per server and the column splits, and the engine that runs them.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from iosched.models.filedomain_units import (
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 
 def server_stripes(instance: FileDomainInstance) -> np.ndarray:
@@ -39,20 +42,20 @@ def server_stripes(instance: FileDomainInstance) -> np.ndarray:
     return np.bincount(instance.server_of(k), minlength=instance.stripe_count)
 
 
-def build_aggregated(instance: FileDomainInstance) -> pe.ConcreteModel:
+def build_aggregated(instance: FileDomainInstance) -> ConcreteModel:
     """Counts per (aggregator, server) of whole equal stripes (module docstring); T in µs."""
     n_s = server_stripes(instance)
     return _counts_model(instance, [int(x) * instance.stripe_size for x in n_s], instance.stripe_size)
 
 
-def build_relaxation(instance: FileDomainInstance) -> pe.ConcreteModel:
+def build_relaxation(instance: FileDomainInstance) -> ConcreteModel:
     """The relaxation whose optimum is a lower bound for every solution (module docstring); T in µs."""
     if instance.locking == "extent":
         return _counts_model(instance, [int(x) for x in instance.server_bytes()], None)
     return _counts_model(instance, [instance.data_bytes], None)
 
 
-def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int | None) -> pe.ConcreteModel:
+def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int | None) -> ConcreteModel:
     """Loads per (aggregator, sequence): whole stripes (``stripe`` given, integer counts) or
     continuous bytes; u = presence; the lock time counts Σ_a u runs per sequence."""
     P, K = instance.aggregators, len(supply)
@@ -102,7 +105,7 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
     return m
 
 
-def _read_aggregated(instance: FileDomainInstance, m: pe.ConcreteModel) -> Domains:
+def _read_aggregated(instance: FileDomainInstance, m: ConcreteModel) -> Domains:
     """Each server's stripes in object order, in blocks of c_as to aggregators 0, 1, ..."""
     from iosched.heuristics.filedomain import by_stripe
 

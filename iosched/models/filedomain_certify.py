@@ -136,8 +136,8 @@ def strict_segments(instance: FileDomainInstance, T: float, deadline: Deadline |
             if members and c < sum(cap[a] for a in members):
                 m.add(sum(B[a] for a in members) <= c)
     for group in aggregator_classes(instance):
-        for a, b in zip(group, group[1:]):
-            m.add(B[a] >= B[b])
+        for a, a_next in zip(group, group[1:]):
+            m.add(B[a] >= B[a_next])
     return m, (units, handles)
 
 

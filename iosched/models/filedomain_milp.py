@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iosched import lazy
 from iosched.evaluate.filedomain import Domains
 from iosched.instances.filedomain import FileDomainInstance
@@ -16,9 +18,11 @@ from iosched.models.filedomain_units import (
 )
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 
-def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> pe.ConcreteModel:
+def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> ConcreteModel:
     """The unit-level MILP (module docstring); T in microseconds. ``granularity``: byte or unit."""
     units, U, P, w = _model_units(instance, granularity)
     bw = instance.bandwidth
@@ -84,7 +88,7 @@ def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> pe.Co
     return m
 
 
-def _read_milp(instance: FileDomainInstance, m: pe.ConcreteModel, granularity: str) -> Domains:
+def _read_milp(instance: FileDomainInstance, m: ConcreteModel, granularity: str) -> Domains:
     units: Units = m._filedomain_units  # noqa: SLF001
     P = instance.aggregators
     owners, amounts = [], []
@@ -94,7 +98,7 @@ def _read_milp(instance: FileDomainInstance, m: pe.ConcreteModel, granularity: s
             amounts.append(int(units.weight[u]))
             continue
         q = {a: round(pe.value(m.q[u, a])) for a in range(P) if pe.value(m.y[u, a]) > 0.5}
-        q[max(q, key=q.get)] += int(units.weight[u]) - sum(q.values())  # bytes left on an absent owner
+        q[max(q, key=lambda a: q[a])] += int(units.weight[u]) - sum(q.values())  # bytes left on an absent owner
         first = max(q, key=lambda a: pe.value(m.f[u, a]))
         last = max(q, key=lambda a: pe.value(m.l[u, a]))
         order = [first] + [a for a in q if a not in (first, last)] + ([last] if last != first else [])

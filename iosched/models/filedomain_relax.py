@@ -281,8 +281,8 @@ def relaxed_test(instance: FileDomainInstance, seqs: list[Sequence], T: float, d
     P = instance.aggregators
     cap = st.cap
     m = cp_model.CpModel()
-    load = [[] for _ in range(P)]
-    rho_terms = [[] for _ in range(P)]
+    load: list[list[cp_model.IntVar]] = [[] for _ in range(P)]
+    rho_terms: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in range(P)]
     seq_vars = []
     for k, s in enumerate(seqs):
         U, Dk, L = len(s.weights), s.data, st.longest[k]
@@ -310,7 +310,7 @@ def relaxed_test(instance: FileDomainInstance, seqs: list[Sequence], T: float, d
         rho = st.least[k]
         nmax = min(U, ymax)
         n_vars, q_vars, p_vars, r_vars, f_vars = [], [], [], [], []
-        m_vars = [[] for _ in cls]
+        m_vars: list[list[cp_model.IntVar]] = [[] for _ in cls]
         for a in range(P):
             n = m.new_int_var(0, nmax, f"n{k}_{a}")
             q = m.new_int_var(0, min(Dk, cap[a], L * nmax), f"q{k}_{a}")
@@ -364,11 +364,11 @@ def relaxed_test(instance: FileDomainInstance, seqs: list[Sequence], T: float, d
     for n, c in st.node_cap.items():
         m.add(sum(B[a] for a in st.node_members[n]) <= c)
     for group in aggregator_classes(instance):
-        for a, b in zip(group, group[1:]):
-            m.add(B[a] >= B[b])
-    for group in node_classes(instance):
-        for n, o in zip(group, group[1:]):
-            m.add(sum(B[a] for a in n) >= sum(B[a] for a in o))
+        for a, a_next in zip(group, group[1:]):
+            m.add(B[a] >= B[a_next])
+    for node_group in node_classes(instance):
+        for members, next_members in zip(node_group, node_group[1:]):
+            m.add(sum(B[a] for a in members) >= sum(B[a] for a in next_members))
     solver = cp_model.CpSolver()
     prm = solver.parameters
     prm.num_workers = 1

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -90,6 +91,8 @@ from iosched.models.matrix import solve as solve_matrix
 from iosched.solvers import Deadline, Profile
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 # columns of one segment model: more is refused (built in 0.2 s per 130,000; HiGHS's memory grows with
 # its search more than with the model: 1.0 GB after 10 s on 133,000 columns, sweep:16:20, 2026-11)
@@ -318,13 +321,13 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
                 into[j].append(z)
                 segs.append(z)
                 parts, got = [], []
-                for bb in np.flatnonzero(cap_bytes >= size):
+                for fits in np.flatnonzero(cap_bytes >= size):
                     v = M.col(0, 1)
                     parts.append(v)
                     runs.append(v)
-                    got.append((int(bb), v, "whole"))
-                    loads[bb][0].append(v)
-                    loads[bb][1].append(weight)
+                    got.append((int(fits), v, "whole"))
+                    loads[fits][0].append(v)
+                    loads[fits][1].append(weight)
                 if split:
                     s = M.col(0, 1)
                     parts.append(s)
@@ -368,7 +371,7 @@ def build(instance: FileDomainInstance, time_s: float, minimise: bool = False, l
     return SegmentModel(M, time_s, unit, b, seqs, units, pieces, tau)
 
 
-def build_segments(instance: FileDomainInstance, time_s: float | None = None) -> pe.ConcreteModel:
+def build_segments(instance: FileDomainInstance, time_s: float | None = None) -> ConcreteModel:
     """The segment model (module docstring) at ``time_s`` seconds (default: the cheap bound
     ``time_bound``), minimising the time below it, as a Pyomo model for inspection."""
     t = time_bound(instance) * (1 + 1e-4) if time_s is None else float(time_s)
@@ -391,7 +394,7 @@ def run(model: SegmentModel, profile: Profile, instance: FileDomainInstance) -> 
     """Solve ``model`` on the profile's backend (:func:`iosched.models.matrix.solve`: HiGHS directly, the
     others through MPS); a minimising model's dual bound comes back in seconds, less BOUND_SLACK."""
     outcome, x = solve_matrix(model.matrix, profile)
-    domains = read(model, x, instance) if outcome.has_solution else None
+    domains = read(model, x, instance) if outcome.has_solution and x is not None else None  # (x with a solution)
     bound = None
     if model.tau is not None and outcome.status in (Status.OPTIMAL, Status.TIME_LIMIT) and outcome.bound is not None:
         bound = outcome.bound * model.time_s * (1 - BOUND_SLACK)

@@ -79,6 +79,7 @@ def aggregator_classes(instance: FileDomainInstance) -> list[list[int]]:
     alone = np.bincount(np.asarray(nodes), minlength=instance.nodes) == 1
     groups: dict = {}
     for a in range(instance.aggregators):
+        key: tuple
         if bw.node is None:
             key = (bw.aggregator[a],)
         elif alone[nodes[a]]:

@@ -45,7 +45,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
 from iosched.core import METHOD_START, MethodOutput, Status, register
@@ -66,6 +66,8 @@ from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import Integer, OneOf, choice
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 MODEL_OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown")
 Configurations = Annotated[int, Integer(1, 10**7)]
@@ -238,7 +240,7 @@ def choices(instance: ForwardingInstance, max_configurations: int = 20_000,
 
 
 def build_milp(instance: ForwardingInstance, objective: str = "total_io_time", max_configurations: int = 20_000,
-               data: Choices | None = None) -> pe.ConcreteModel:
+               data: Choices | None = None) -> ConcreteModel:
     """The choice MILP of the module docstring, minimising ``objective`` (total_io_time, max_io_time
     or total_slowdown) exactly as the evaluator scores it, over the scope."""
     choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
@@ -327,7 +329,7 @@ def _fastest(data: Choices, job) -> float:
     return min([default] + [t for _, _, t in data.options[job.id]])
 
 
-def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
+def read_allocation(instance: ForwardingInstance, m: ConcreteModel) -> Allocation:
     """The allocation a solved model encodes (dedicated nodes dealt from each bandwidth class in job order)."""
     data: Choices = m.choices
     free = {b: list(ids) for b, ids in data.pool.items()}
@@ -346,7 +348,7 @@ def read_allocation(instance: ForwardingInstance, m: pe.ConcreteModel) -> Alloca
     return Allocation(mapping, frozenset(dedicated), avoid)
 
 
-def set_start(instance: ForwardingInstance, m: pe.ConcreteModel, allocation: Allocation) -> pe.ConcreteModel:
+def set_start(instance: ForwardingInstance, m: ConcreteModel, allocation: Allocation) -> ConcreteModel:
     """``allocation`` as the model's values of y and z, a MIP start (see :func:`iosched.solvers.solve_pyomo`):
     a job on its default mapping takes option 0; a dedicated job the kept option of its nodes' bandwidth with
     the most nodes up to its own (never slower: an option is dropped only when a smaller one is as fast);

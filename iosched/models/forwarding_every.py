@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
 from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
@@ -55,6 +55,8 @@ from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import OneOf, choice
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 SCOPES = ("every", "dfra-space")
 SCOPE_EVERY = "every allocation the evaluator accepts"
@@ -120,7 +122,7 @@ def node_classes(instance: ForwardingInstance, max_configurations: int = 20_000,
 
 
 def build_every(instance: ForwardingInstance, objective: str = "total_io_time", max_configurations: int = 20_000,
-                data: list[NodeClass] | None = None) -> pe.ConcreteModel:
+                data: list[NodeClass] | None = None) -> ConcreteModel:
     """The every-allocation MILP of the module docstring, minimising ``objective`` (total_io_time,
     max_io_time or total_slowdown) exactly as the evaluator scores it."""
     choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
@@ -168,7 +170,7 @@ def build_every(instance: ForwardingInstance, objective: str = "total_io_time", 
     return m
 
 
-def read_every(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
+def read_every(instance: ForwardingInstance, m: ConcreteModel) -> Allocation:
     """The allocation a solved every-allocation model encodes (each class's nodes dealt to its configurations)."""
     groups: dict[str, list[tuple[int, int]]] = {j.id: [] for j in instance.jobs}
     for k, cls in enumerate(m.classes):
@@ -184,7 +186,7 @@ def read_every(instance: ForwardingInstance, m: pe.ConcreteModel) -> Allocation:
     return Allocation(mapping, frozenset(), avoid)
 
 
-def set_every_start(instance: ForwardingInstance, m: pe.ConcreteModel, allocation: Allocation) -> pe.ConcreteModel:
+def set_every_start(instance: ForwardingInstance, m: ConcreteModel, allocation: Allocation) -> ConcreteModel:
     """``allocation`` as the model's values of w and o, a MIP start (see :func:`iosched.solvers.solve_pyomo`):
     each forwarding node counts in its class's configuration of the compute nodes each job has there. An
     allocation using a node outside every class (dedicated to a running job) leaves the model without a start.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from iosched.solvers import Profile, SolveOutcome, backends
 from iosched.solvers.backends.highs import highs_model
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 
 class Matrix:
@@ -109,7 +112,7 @@ class Matrix:
             h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
         return h
 
-    def pyomo(self, name: str) -> pe.ConcreteModel:
+    def pyomo(self, name: str) -> ConcreteModel:
         """The same model in Pyomo (for ``iosched model``: inspect it, write it as LP or MPS)."""
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()
         m = pe.ConcreteModel(name=name)

@@ -19,6 +19,7 @@ last point's, until infeasible.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from iosched.instances.window import WindowInstance
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 
 def _fill_table(nodes: np.ndarray, n_cap: int, deadline: Deadline | None = None):
@@ -426,7 +429,7 @@ def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tu
 
 
 def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None,
-               max_nodes: int | None = None) -> pe.ConcreteModel:
+               max_nodes: int | None = None) -> ConcreteModel:
     """The window MILP: x_i binary; Σ n_i x_i <= N (and <= ``max_nodes``), min_bb <= Σ b_i x_i <= B; maximise
     nodes, or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step)."""
     nodes, bbs = instance.nodes(), instance.bbs()
