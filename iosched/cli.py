@@ -88,7 +88,8 @@ def _brief(value, width: int = 300) -> str:
         return whole
     items = [json.dumps(_clean(v), default=str) for v in value] if isinstance(value, list) else \
         [f"{json.dumps(k)}: {json.dumps(_clean(v), default=str)}" for k, v in value.items()]
-    shown, size = [], 0
+    shown: list[str] = []
+    size = 0
     for item in items:
         if shown and size + len(item) > width:
             break
@@ -264,7 +265,9 @@ def cmd_show(args) -> int:
     prob = get_problem(args.problem)
     if args.template == (args.instance is not None):
         raise ParameterError("iosched show takes an instance or --template, one of the two")
-    inst = prob.template() if args.template else prob.read_instance(args.instance)
+    if prob.template is None and args.template:  # (every problem registers one)
+        raise ParameterError(f"{args.problem} has no template")
+    inst = prob.template() if args.template and prob.template is not None else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 

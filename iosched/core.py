@@ -13,14 +13,17 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iosched.errors import InstanceError, ParameterError
 from iosched.status import BOUND_END, BOUND_SOLVER, METHOD_START, Status, relative_gap  # noqa: F401  (re-exported)
 from iosched.validate import check_params, declared_checks, integer
+
+if TYPE_CHECKING:
+    from iosched.instances import JsonInstance
 
 
 class TrivialInstanceWarning(UserWarning):
@@ -60,7 +63,7 @@ class Problem:
     models: dict[str, Callable[..., Any]] = field(default_factory=dict)  # name -> (instance, **p) -> model
     objective: Callable[[Any, str], float] = _attribute  # (evaluation, objective name) -> value
     solution_to_dict: Callable[[Any, Any], dict] = _solution_dict
-    instance_type: type | None = None  # the Instance class (from_dict / from_json)
+    instance_type: type[JsonInstance] | None = None  # the Instance class (from_dict / from_json)
     solution_from_dict: Callable[[dict], Any] | None = None
     gap_reference: Callable[[Any, str], str] | None = None  # (instance, objective) -> what ``bound`` is, in words
     # (instance, Result) -> the problem's own report columns for one result ({name: number or bool}; the
@@ -171,7 +174,7 @@ class Method:
         return params.get("objective", self.objective) if "objective" in _signature(self.run) else self.objective
 
 
-def _signature(fn) -> dict:
+def _signature(fn) -> Mapping[str, inspect.Parameter]:
     return inspect.signature(fn).parameters
 
 
@@ -418,7 +421,10 @@ class Result:
                                  f"without a solution: nothing to plot")
         if title is None:
             title = f"{self.instance}: {self.method} ({self.status.value})"
-        return get_problem(self.problem).draw(self.instance_data, self.solution, path, title)
+        draw = get_problem(self.problem).draw
+        if draw is None:  # (every problem registers one)
+            raise ParameterError(f"{self.problem} has no picture")
+        return draw(self.instance_data, self.solution, path, title)
 
     def to_dict(self, instance=None) -> dict:
         prob = get_problem(self.problem)

@@ -107,7 +107,7 @@ def _window_columns(instance, result) -> dict:
     if instance.has_ssd:
         chosen = set(sel.selected)
         _, used, waste = window_eval.ssd_placement(instance, [i for i, j in enumerate(instance.jobs) if j.id in chosen])
-        mine = (ev.nodes, ev.burst_buffer, used, -waste)
+        mine: tuple = (ev.nodes, ev.burst_buffer, used, -waste)
     else:
         mine = (ev.nodes, ev.burst_buffer)
     vectors = [p.vector()[:len(mine)] for p in front]

@@ -52,7 +52,8 @@ def _simulate_into(args, out: Path) -> int:
         parts = args.trace.split(":")[1:]
         if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
             raise ParameterError(f"generated traces are generate:SEED[:JOBS], got {args.trace!r}")
-        trace = generate(*[int(p) for p in parts], nodes=THETA_NODES if args.nodes is None else args.nodes)
+        size = {"jobs": int(parts[1])} if len(parts) == 2 else {}
+        trace = generate(int(parts[0]), **size, nodes=THETA_NODES if args.nodes is None else args.nodes)
     else:
         trace = read_swf(args.trace, nodes=args.nodes, burst_buffer=args.burst_buffer)
     if args.jobs is not None:

@@ -251,7 +251,7 @@ def _groups(instance: ForwardingInstance, job: Job, groups, bad: list[Violation]
     return ok
 
 
-def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation:
+def evaluate(instance: ForwardingInstance, allocation: Allocation | object) -> Evaluation:
     """Check ``allocation`` and score it in the fluid model of the module docstring."""
     bad: list[Violation] = []
     if not isinstance(allocation, Allocation) or not isinstance(allocation.mapping, dict):
@@ -279,7 +279,8 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
             mapping[j.id] = tuple(tuple(g) for g in allocation.mapping[j.id])
         else:
             well_formed = False
-    if not isinstance(allocation.avoid_anomalous, bool):
+    avoid: object = allocation.avoid_anomalous  # (as given: anything until checked)
+    if not isinstance(avoid, bool):
         bad.append(Violation("allocation", f"avoid_anomalous must be true or false, got "
                                            f"{str(allocation.avoid_anomalous)[:30]}", 1))
     if not well_formed:

@@ -359,8 +359,8 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
             if deltas[k] < -1e-9 * max(1.0, abs(best_value)):
                 state.move(j.id, cands[k], apply=True)
                 moves, improved = moves + 1, True
-    mapping = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
-    return MethodOutput(Allocation(mapping, frozenset(), instance.avoids_anomalous(mapping)), status,
+    final = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
+    return MethodOutput(Allocation(final, frozenset(), instance.avoids_anomalous(final)), status,
                         info={"start": origin, "moves": moves, "rounds": rounds, "objective": objective})
 
 

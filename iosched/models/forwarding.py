@@ -45,7 +45,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
 from iosched.core import METHOD_START, MethodOutput, Status, register
@@ -118,7 +118,7 @@ def lower_bound(instance: ForwardingInstance, objective: str = "total_io_time") 
         return float(max(len(instance.busy), 1))
     if objective not in MODEL_OBJECTIVES:
         return None
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding or ()}  # (dedicated: mapped)
     usable = [instance.capacity(f.id) for f in instance.forwarding_nodes if f.id not in banned]
     total, best = sum(usable), max(usable)
     caps = [min(j.io_nodes * j.node_bandwidth, min(j.nodes, len(usable)) * best) for j in instance.jobs]
@@ -222,13 +222,13 @@ def choices(instance: ForwardingInstance, max_configurations: int = 20_000,
         node = NodeChoices(members, [], [], [], {jid: on[jid] for m in members for jid in m})
         for config in itertools.product(*[range(len(m) + 1) for m in members]):
             users = list(fixed_users)
-            owner = [None] * len(users)
+            owner: list[int | None] = [None] * len(users)
             for t, k in enumerate(config):
                 users += [(jobs[jid], on[jid]) for jid in members[t][:k]]
                 owner += [t] * k
             rates = node_rates(instance, f, users)
             node.configs.append(config)
-            node.rates.append({owner[u]: rates[u] for u in range(len(users)) if owner[u] is not None})
+            node.rates.append({o: rates[u] for u, o in enumerate(owner) if o is not None})
             node.fixed.append({u.id: u.volume * c / u.nodes / rates[k]
                                for k, (u, c) in enumerate(users) if owner[k] is None})
         out.nodes[f] = node
@@ -452,6 +452,7 @@ def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline,
             best = Start(name, alloc, value)
         if deadline.expired():
             break
+    assert best is not None  # (the first heuristic always runs)
     return best
 
 
@@ -465,7 +466,7 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
     except TimeoutError as e:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE})
     start = best_start(instance, objective, deadline, STARTS_IN_SCOPE)
-    info = {"objective": objective, "scope": SCOPE, "start": start.summary()}
+    info: dict[str, Any] = {"objective": objective, "scope": SCOPE, "start": start.summary()}
     configurations = sum(len(n.configs) for n in data.nodes.values())
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
     if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:

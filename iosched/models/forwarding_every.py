@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
 from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
@@ -81,17 +81,17 @@ class NodeClass:
 
 
 def _classes(instance: ForwardingInstance) -> dict[tuple, list[int]]:
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding or ()}  # (dedicated: mapped)
     running: dict[int, dict[str, int]] = {}
     for r in instance.running:
         for f, c in instance.groups(r):
             running.setdefault(f, {})
             running[f][r.id] = running[f].get(r.id, 0) + c
     out: dict[tuple, list[int]] = {}
-    for f in instance.forwarding_nodes:
-        if f.id not in banned:
-            key = (instance.capacity(f.id), tuple(sorted(running.get(f.id, {}).items())))
-            out.setdefault(key, []).append(f.id)
+    for node in instance.forwarding_nodes:
+        if node.id not in banned:
+            key = (instance.capacity(node.id), tuple(sorted(running.get(node.id, {}).items())))
+            out.setdefault(key, []).append(node.id)
     return out
 
 
@@ -106,7 +106,7 @@ def node_classes(instance: ForwardingInstance, max_configurations: int = 20_000,
                             f"max_configurations={max_configurations}; use 'search' or 'milp-dfra-space'"
                             " (scope=dfra-space)")
     by_id = {j.id: j for j in instance.running}
-    out = []
+    out: list[NodeClass] = []
     for (_, running), nodes in _classes(instance).items():
         cls = NodeClass(nodes, [], [])
         for config in itertools.product(*[range(j.nodes + 1) for j in instance.jobs]):
@@ -222,7 +222,7 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
     except TimeoutError as e:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE_EVERY})
     start = best_start(instance, objective, deadline, STARTS)
-    info = {"objective": objective, "scope": SCOPE_EVERY, "start": start.summary()}
+    info: dict[str, Any] = {"objective": objective, "scope": SCOPE_EVERY, "start": start.summary()}
     count = sum(len(c.configs) for c in data)
     variables = count * 2 + len(instance.jobs)
     if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:

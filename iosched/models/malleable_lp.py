@@ -257,7 +257,7 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
         rows += [at + K, at + np.arange(nk - 1), at + np.arange(nk), at + nk + before, at + nk + before,
                  np.array([at + 2 * nk])]
         vals += [P * T, np.ones(nk - 1), -np.ones(nk), np.ones(len(before)), np.full(len(before), -float(N)), [-1.0]]
-        cs += [cols, area[1:], area, area[before], np.full(len(before), z), [z]]
+        cs += [cols, area[1:], area, area[before], np.full(len(before), z), np.array([z])]
         cap = np.full(nk, np.inf)
         cap[before] = -N * tau[before]
         rhs = np.concatenate([rhs, np.zeros(n), np.zeros(nk), cap, [-known]])  # and z >= L
