@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: st
         re = [m.new_int_var(0, H, f"re_{j}_{k}") for k in range(segments)]
         ln = [{p: m.new_int_var(0, H, f"len_{j}_{k}_{p}") for p in sizes} for k in range(segments)]
         steps = [m.new_int_var(0, H // P + 1, f"m_{j}_{k}") for k in range(segments)]
-        y = [{} for _ in range(segments)]
+        y: list[dict[tuple[int, int], cp_model.IntVar]] = [{} for _ in range(segments)]
         for k in range(segments):
             m.add(sum(x[k].values()) == used[k])
             if k:
@@ -121,7 +121,7 @@ def identical_jobs(instance: MalleableInstance, grid: Grid) -> list[list[int]]:
     job of the group; the j-th earliest start s is at or after the j-th earliest arrival (the j
     plans starting by s belong to j jobs arrived by then). The nodes used at every instant, the
     ends (so their sum) and the makespan are unchanged."""
-    key = {}
+    key: dict[tuple, list[int]] = {}
     for j, job in enumerate(instance.jobs):
         same = (job.sizes, grid.period[j], tuple(grid.rate[j]), grid.work[j], tuple(sorted(grid.cost[j].items())))
         key.setdefault(same, []).append(j)
@@ -183,6 +183,7 @@ def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadli
     the sum of ends (mean completion) or the makespan, rounded up; computed in BOUND_SHARE of what
     ``deadline`` leaves, its LPs on backend ``solver``."""
     b = bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), solver)
+    assert b is not None  # (None only for an objective outside MODEL_OBJECTIVES; the closed form at least)
     total = b if objective == "makespan" else b * len(instance.jobs) + sum(j.arrival for j in instance.jobs)
     return max(0, math.ceil(total / grid.unit - 1e-6))
 
@@ -241,8 +242,9 @@ def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
         free = _neighbourhood(rng, plans, k, tried % 2 == 0)
         tried += 1
         sub = MalleableInstance(instance.nodes, tuple(instance.jobs[j] for j in free), instance.name)
-        sub_grid = replace(grid, **{f: [getattr(grid, f)[j] for j in free]
-                                    for f in ("arrival", "period", "durations", "rate", "work", "cost")})
+        picked: dict[str, Any] = {f: [getattr(grid, f)[j] for j in free]
+                                  for f in ("arrival", "period", "durations", "rate", "work", "cost")}
+        sub_grid = replace(grid, **picked)
         m, jobvars = _cpsat(sub, sub_grid, segments, objective, _blocks(plans[j] for j in range(n) if j not in free))
         _hint(m, sub, sub_grid, jobvars, _symmetric_plans(sub, sub_grid, [plans[j] for j in free]), segments)
         step = replace(deadline.limit(prof), time_limit=min(LNS_STEP_S, deadline.remaining()))
@@ -286,6 +288,8 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)
     grid = make_grid(instance, unit)
+    hinted: str | None  # the start's name
+    plans: list | None
     if hint and len(instance.jobs) >= LNS_MIN_JOBS:  # the whole model finds little there: the search alone
         bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
         hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]

@@ -26,8 +26,8 @@ from typing import Annotated
 from iosched.core import MethodOutput, Status
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
-from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import MalleableInstance, Runtime
+from iosched.heuristics.malleable_sim import SimResult, simulate
+from iosched.instances.malleable import MalleableInstance, Runtime, RuntimeModel
 from iosched.models.malleable_bounds import MODEL_OBJECTIVES
 from iosched.solvers import Deadline
 from iosched.validate import Number, OneOf, choice, integer, number
@@ -92,8 +92,14 @@ def default_unit(instance: MalleableInstance, schedules: dict[str, Schedule] | N
 
 
 def _schedules(instance: MalleableInstance) -> dict[str, Schedule]:
-    return {"dmr": simulate(instance, "dmr", "easy").schedule,
-            "rigid-fcfs": simulate(instance, "rigid", "fcfs").schedule}
+    return {"dmr": _whole(simulate(instance, "dmr", "easy")),
+            "rigid-fcfs": _whole(simulate(instance, "rigid", "fcfs"))}
+
+
+def _whole(result: SimResult) -> Schedule:
+    """The schedule of a simulation run without a deadline (so never stopped short of one)."""
+    assert result.schedule is not None
+    return result.schedule
 
 
 def _makespan(schedule: Schedule) -> float:
@@ -141,10 +147,10 @@ def make_grid(instance: MalleableInstance, unit: float | None = None, max_slots:
     period = [round(j.period / u) for j in instance.jobs]
     # rigid FCFS on the model's own (rounded) data: a schedule on the grid whatever the instance, to hint with
     rounded = MalleableInstance(instance.nodes, tuple(
-        replace(j, arrival=a * u, runtime=Runtime("table", seconds=tuple(
+        replace(j, arrival=a * u, runtime=Runtime(RuntimeModel.TABLE, seconds=tuple(
             (p, math.ceil(w / r) * u) for p, r in zip(j.sizes, rs))))
         for j, a, w, rs in zip(instance.jobs, arrival, works, rates)), instance.name)
-    fallback = simulate(rounded, "rigid", "fcfs").schedule
+    fallback = _whole(simulate(rounded, "rigid", "fcfs"))
     horizon = math.ceil(max([serial, _makespan(fallback), *map(_makespan, schedules.values())]) / u - eps) + 1
     if horizon > max_slots:
         raise ParameterError(f"the horizon is {horizon} units of {u:g} s, beyond {max_slots}: the instance is too "
@@ -183,7 +189,7 @@ def schedule_plans(instance: MalleableInstance, grid: Grid, schedule: Schedule, 
     u, plans = grid.unit, []
     for job in instance.jobs:
         ivs = schedule.jobs[job.id]
-        runs = []
+        runs: list[list[float]] = []  # [start, end, nodes]
         for iv in ivs:
             if iv.kind == "stall":
                 return None

@@ -10,6 +10,7 @@ q after the cost, holding max(p, q) meanwhile.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,8 @@ def _milp(instance: MalleableInstance, grid: Grid, objective: str) -> tuple[Matr
     starts P, 2P, ... slots before t (a continuous column per slot; one start per job makes it
     0 or 1). Built from numpy blocks: random:1:8 (1.1 million columns) in about a second.
     """
-    H, M, cols = grid.horizon, Matrix(), []
+    H, M = grid.horizon, Matrix()
+    cols: list[dict[str, Any]] = []  # per job: its column blocks y, s, f, z and g[(p, q)] = (slots, columns)
     capacity = M.rows(H, hi=instance.nodes)
     ends = []  # per job: its f columns and their slot + 1
     for j, job in enumerate(instance.jobs):
@@ -121,7 +123,7 @@ def _milp(instance: MalleableInstance, grid: Grid, objective: str) -> tuple[Matr
 
 
 def _milp_plans(x: np.ndarray, instance: MalleableInstance, grid: Grid, cols) -> list[list[tuple[int, int, int]]]:
-    plans = []
+    plans: list[list[tuple[int, int, int]]] = []
     for j, (job, c) in enumerate(zip(instance.jobs, cols)):
         runs: list[list[int]] = []
         for k, i in zip(*np.nonzero(x[c["y"]] > 0.5)):  # slot by slot
@@ -130,7 +132,7 @@ def _milp_plans(x: np.ndarray, instance: MalleableInstance, grid: Grid, cols) ->
                 runs[-1][1] = t + 1
             else:
                 runs.append([t, t + 1, p])
-        plans.append([tuple(r) for r in runs])
+        plans.append([(s, e, p) for s, e, p in runs])
     return plans
 
 
@@ -177,13 +179,14 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
             f"model)")})
     m, cols = _milp(instance, grid, objective)
     started = start = None
+    plans: list | None
     for name, plans in _start_plans(instance, grid, MAX_SLOTS_MILP, objective, deadline):
         start = _milp_start(m, instance, grid, cols, plans)
         if start is not None:
             started = name
             break
     outcome, x = solve_matrix(m, deadline.limit(prof), start)
-    plans = _milp_plans(x, instance, grid, cols) if outcome.has_solution else None
+    plans = _milp_plans(x, instance, grid, cols) if outcome.has_solution and x is not None else None  # (x with it)
     out = _exact_output(instance, grid, outcome, plans, objective, None, "milp")
     out.info["start"] = None if start is None else {  # value: the model's objective (slots), as the backend's
         "heuristic": started, "value": float(m.arrays()[3] @ start), "solver": prof.solver,

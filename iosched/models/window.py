@@ -305,7 +305,8 @@ def earliest_subset(instance: WindowInstance, point: FrontPoint, deadline: Deadl
     nodes, bbs = instance.nodes(), instance.bbs()
     index = {j.id: i for i, j in enumerate(instance.jobs)}
     witness = {index[j] for j in point.jobs}  # jobs after the current one completing the sums
-    tn, tb, chosen, w = point.nodes, point.burst_buffer, [], len(nodes)
+    tn, tb, w = point.nodes, point.burst_buffer, len(nodes)
+    chosen: list[int] = []
     outside = np.ones(w, dtype=bool)  # not in the witness
     outside[list(witness)] = False
     for i in range(w):
@@ -461,7 +462,8 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
     Where the second step (nodes fixed at the first's optimum) is infeasible, the first's optimum was not
     reachable by a 0/1 selection: the backend's integrality tolerance let a job in by a hair (Gurobi's 1e-5
     on random:0:30, front point 5). The first step is then solved again below that value."""
-    front, min_bb, cap = [], 0, None
+    front: list[FrontPoint] = []
+    min_bb, cap = 0, None
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)  # a point is proved at 0 gap
     top_bb = min(int(instance.bbs().sum()), instance.capacity.burst_buffer)  # above, no selection fits
     while min_bb <= top_bb:
@@ -471,6 +473,7 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
         if first.status != Status.OPTIMAL:
             return front, False, (f"{profile.solver} did not prove front point {len(front) + 1} optimal "
                                   f"({first.message})")
+        assert first.objective is not None  # (an optimal outcome has its value)
         second = build_milp(instance, min_bb, fix_nodes=round(first.objective))
         out = solve_pyomo(second, deadline.limit(exact))
         if out.status == Status.INFEASIBLE and round(first.objective) > 0:  # see above: no selection has that many
@@ -489,7 +492,8 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> tuple[list[Front
     from ortools.sat.python import cp_model
 
     nodes, bbs = instance.nodes().tolist(), instance.bbs().tolist()
-    front, min_bb = [], 0
+    front: list[FrontPoint] = []
+    min_bb = 0
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)
     while True:
         best = None
@@ -511,6 +515,7 @@ def pareto_cpsat(instance: WindowInstance, profile: Profile) -> tuple[list[Front
                 return front, True, ""
             if out.status != Status.OPTIMAL:
                 return front, False, f"CP-SAT did not prove front point {len(front) + 1} optimal ({out.message})"
+            assert out.objective is not None  # (an optimal outcome has its value)
             best = round(out.objective)
         chosen = [j for j, v in enumerate(x) if solver.value(v)]
         front.append(_point(instance, chosen))

@@ -17,13 +17,14 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from iosched.core import solve
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, machine_times
-from iosched.instances.forwarding import ForwardingInstance, History, Job
+from iosched.instances.forwarding import ForwardingInstance, History, Job, Level, Mode
 from iosched.instances.forwarding_presets import (
     APPS,
     PEAK_NODE_BANDWIDTH,
@@ -357,7 +358,7 @@ def figure15_rows(fraction: float | None = None) -> list[dict]:
         inst = app_preset(app)
         first = inst.default_groups(inst.jobs[0])[0][0]
         bad = replace(inst, forwarding_nodes=tuple(replace(f, anomalous=f.id == first) for f in inst.forwarding_nodes),
-                      **({"anomalous_fraction": fraction} if fraction is not None else {}))
+                      anomalous_fraction=inst.anomalous_fraction if fraction is None else fraction)
         healthy = solve("forwarding", inst, "fixed", attach_bound=False).evaluation.job_times[app]
         rows.append({"app": app, "fraction": bad.anomalous_fraction,
                      "slowdown": solve("forwarding", bad, "fixed", attach_bound=False).evaluation.job_times[app]
@@ -459,8 +460,8 @@ def figure13_rows(samples: int = FIGURE13_SAMPLES, seed: int = 0) -> list[dict]:
         io = max(1, int(nodes * rng.choice(FIGURE13_NM_SHARES))) if mode == "N-M" else nodes
         bw = float(10 ** rng.uniform(math.log10(3e-4), math.log10(PEAK_NODE_BANDWIDTH)))
         meta, volume = float(10 ** rng.uniform(0, 2)), float(rng.uniform(5, 200))
-        job = Job(f"b{k}", TESTBED_START, nodes, io, bw, volume, "N-1" if mode == "N-1" else "N-N", meta,
-                  "high" if bw < 1e-3 else "low", "high" if bw >= PEAK_NODE_BANDWIDTH / 2 else "low",
+        job = Job(f"b{k}", TESTBED_START, nodes, io, bw, volume, Mode.N_1 if mode == "N-1" else Mode.N_N, meta,
+                  Level.HIGH if bw < 1e-3 else Level.LOW, Level.HIGH if bw >= PEAK_NODE_BANDWIDTH / 2 else Level.LOW,
                   History(volume, io, meta))
         inst = testbed(job, f"figure13:{k}")
         fixed = solve("forwarding", inst, "fixed", attach_bound=False)
@@ -535,7 +536,7 @@ SEED_FIGURE7_KNEE = 32  # "our current F setting of 32 deliver best aggregate I/
 
 
 def comparisons(apps: list[dict], pairs: list[dict], fig4: list[dict], online: list[dict],
-                fig7: list[dict], fig11: list[dict] = (), fig15: list[dict] = ()) -> list[dict]:
+                fig7: list[dict], fig11: Sequence[dict] = (), fig15: Sequence[dict] = ()) -> list[dict]:
     """The seed's figures beside ours; each one beyond 10 % carries the measurement that explains it."""
     cap = backend_cap(apps)
     capped = dict(zip((r["app"] for r in apps), _capped(apps, cap)))
@@ -554,7 +555,7 @@ def comparisons(apps: list[dict], pairs: list[dict], fig4: list[dict], online: l
                        SEED_SCALING_MEAN_SPEEDUP, round(s["scaling_mean"], 3), "x",
                        why + f"it is {statistics.mean(scaled):.2f}x"),
             comparison(PAPER, "Section 6", "largest", "DFRA speed-up", SEED_MAX_SPEEDUP, round(s["max"], 3), "x",
-                       why + f"it is {max(capped.values()):.2f}x ({max(capped, key=capped.get)})")]
+                       why + f"it is {max(capped.values()):.2f}x ({max(capped, key=lambda a: capped[a])})")]
     for r in pairs:
         inst = pair(r["first"], r["second"])
         for k, (who, j) in enumerate((("first", inst.jobs[0]), ("second", inst.jobs[1]))):

@@ -4,10 +4,14 @@ status table, its parameters and one solve under a profile."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from iosched.errors import ParameterError
 from iosched.solvers.backends.base import Backend, shown
 from iosched.solvers.outcome import Profile, SolveOutcome, Stop
+
+if TYPE_CHECKING:
+    from ortools.sat.python.cp_model import CpSolver
 
 # CP-SAT's solve status (CpSolverStatus), by name. CP-SAT does not say which limit stopped it: a FEASIBLE answer
 # after 95 % of the time limit is read as that limit's ("FEASIBLE at the time limit"); UNKNOWN (stopped before a
@@ -81,6 +85,6 @@ class CpSat(Backend):
 CPSAT = CpSat()
 
 
-def solve_cpsat(model, profile: Profile) -> tuple[SolveOutcome, object]:
+def solve_cpsat(model, profile: Profile) -> tuple[SolveOutcome, CpSolver]:
     """Solve a CP-SAT ``model`` under ``profile``: the outcome and the solver (to read values)."""
     return CPSAT.solve(model, profile)
