@@ -126,7 +126,7 @@ class Pattern:
     (tuples, or a :class:`PackedApplications`)."""
 
     period: float
-    applications: tuple[tuple[Instance, ...], ...]
+    applications: tuple[tuple[Instance, ...], ...] | PackedApplications
 
     def counts(self) -> list[int]:
         return [len(a) for a in self.applications]

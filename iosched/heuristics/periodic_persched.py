@@ -73,7 +73,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -182,6 +182,7 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
     if len(apps) > MAX_APPS:
         raise InstanceError(f"applications: PerSched handles at most {MAX_APPS} applications, got {len(apps)}")
     cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
+    error: type[ParameterError] | type[InstanceError]  # what a t_min beyond the checks is
     if t_min is not None:
         source, error = "t_min", ParameterError
         t_min = positive("t_min", t_min, error=ParameterError)
@@ -356,7 +357,8 @@ def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
     Where rounding to 1e-3 s would not advance (periods below 0.05 s at eps = 0.01), the
     unrounded x(1+eps) is taken instead; the grid stops with an error past 2 MAX_PERIODS.
     """
-    grid, T = [], t_min
+    grid: list[float] = []
+    T = t_min
     while T <= k_prime * t_min:
         if len(grid) >= 2 * MAX_PERIODS:
             raise ParameterError(f"eps = {eps!r} with k_prime = {k_prime!r} and t_min = {t_min!r} s makes more "
@@ -401,8 +403,8 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     periods = np.array(grid)
     se_bound, inv_dil_bound = period_bounds(instance, periods, plan.precision)
     small = count_caps(instance, periods, plan.precision).sum(axis=1) <= BATCH_INSTANCES
-    out = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid), "stopped": None,
-           "too_large_from": None, "broken": [], "pruned": 0}
+    out: dict[str, Any] = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid),
+                           "stopped": None, "too_large_from": None, "broken": [], "pruned": 0}
     trace = []
     last = 0.0  # how long the next period (or batch) and reading a pattern back will take, from the last
     best = [-1.0, -1.0]  # SysEfficiency and 1 / Dilation of the best pattern built so far
@@ -448,7 +450,7 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
             chunk = [j for j in range(q, stop) if wanted(j)]
             out["pruned"] += stop - q - len(chunk)
             start = time.perf_counter()
-            if threaded:
+            if threaded and pool is not None:  # (threaded: there is a pool)
                 results = list(pool.map(_counts_at, [(grid[j], units, B, plan.precision) for j in chunk]))
             else:
                 codes, counts = _build_counts(periods[chunk], units, B, plan.precision)

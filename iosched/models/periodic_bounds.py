@@ -291,7 +291,7 @@ def best_bound(instance: PeriodicInstance, objective: str) -> float | None:
     return lp
 
 
-def gap_reference(instance: PeriodicInstance, objective: str) -> str:
+def gap_reference(instance: PeriodicInstance | None, objective: str) -> str:
     """What :func:`best_bound` is, in words: the bound a Result's gap is measured against."""
     if objective == "sys_efficiency":
         return "the long-run LP bound (min with the paper's eq. 5), valid for every schedule"

@@ -110,7 +110,7 @@ def claims(profile: str = "quick", progress: bool = True) -> list[dict]:
         bw = {m: _run(inst, m).evaluation.bandwidth for m in METHODS}
         ex = _run(inst, "exact", engine="aggregated" if name.startswith(("sweep", "paper")) else "milp",
                    profile=profile)
-        best, worst = max(bw, key=bw.get), min(bw, key=bw.get)
+        best, worst = max(bw, key=lambda m: bw[m]), min(bw, key=lambda m: bw[m])
         spread.append((name, best, worst, bw[best] / bw[worst], ex.evaluation.bandwidth / bw[best], ex.status.value))
         _figure("text on the methods' evaluation", f"{name}: {best} / {worst}", "bandwidth ratio", 30,
                 bw[best] / bw[worst], "x", f"more than 30 x in the seed, a lower limit; see the rows '{SPREAD_NOTE}'")
@@ -132,11 +132,11 @@ def spread_with_conflict_cost(revoke_s: float) -> tuple[str, str, float]:
 
     inst = replace(load("paper:fig2"), revoke_s=revoke_s)
     bw = {m: _run(inst, m).evaluation.bandwidth for m in METHODS}
-    best, worst = max(bw, key=bw.get), min(bw, key=bw.get)
+    best, worst = max(bw, key=lambda m: bw[m]), min(bw, key=lambda m: bw[m])
     return best, worst, bw[best] / bw[worst]
 
 
-def gpfs_checks() -> list[dict]:
+def gpfs_checks() -> list[tuple[str, str, int, int, str]]:
     """ROMIO's GPFS file domains (current order) against values hand-computed from the C code's
     formulas: issue 24's example (81 bytes at 1,519,010,267, 63 aggregators, 1 MiB blocks: the one
     block goes to aggregator 0) and the 17 blocks over 3 aggregators of ROMIO's own comment."""

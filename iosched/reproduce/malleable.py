@@ -146,6 +146,12 @@ def _cut(rows: list[dict], measure: str, prefix: str = "") -> float | None:
     return None if fixed is None else 1 - flexible / fixed
 
 
+def _rise(rows: list[dict], measure: str, prefix: str = "") -> float | None:
+    """The opposite of :func:`_cut` (None where it is None)."""
+    cut = _cut(rows, measure, prefix)
+    return None if cut is None else -cut
+
+
 def format_table4(rows: list[dict]) -> str:
     head = ("| jobs | version | utilisation % | paper | wait s | paper | execution s | paper | completion s | paper |\n"
             "|---|---|---|---|---|---|---|---|---|---|")
@@ -167,8 +173,8 @@ def format_table4(rows: list[dict]) -> str:
                       if "paper_utilization" in pair[0] else "-")
         cuts.append(f"| {pair[0]['jobs']} | {pct(_cut(pair, 'mean_wait'))} | {pct(_cut(pair, 'mean_wait', 'paper_'))}"
                     f" | {pct(_cut(pair, 'mean_completion'))} | {pct(_cut(pair, 'mean_completion', 'paper_'))} | "
-                    f"{pct(-_cut(pair, 'mean_execution'))} | "
-                    f"{pct(None if 'paper_mean_execution' not in pair[0] else -_cut(pair, 'mean_execution', 'paper_'))}"
+                    f"{pct(_rise(pair, 'mean_execution'))} | "
+                    f"{pct(_rise(pair, 'mean_execution', 'paper_'))}"
                     f" | {pair[1]['utilization'] - pair[0]['utilization']:+.1f} | {paper_util} |")
     return "\n".join([head, *body, *cuts])
 
@@ -278,7 +284,7 @@ def gap_study(workloads: int = 30, jobs: int = 4, profile: str = "quick", progre
                "cpsat_s": res["cpsat"].wall_time_s, "rigid_optimal_s": res["rigid-optimal"].wall_time_s}
         for m, r in res.items():
             row[m] = r.objective
-            row[f"gap_{m}"] = (r.objective - best) / best
+            row[f"gap_{m}"] = None if r.objective is None or best is None else (r.objective - best) / best
         rows.append(row)
     return rows
 

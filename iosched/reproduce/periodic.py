@@ -30,10 +30,12 @@ from iosched.solvers import Profile
 FINDER_SECONDS = 10.0  # trace-compact's budget per set here (its default profile allows 60 s)
 
 
-def _proved(best: float, lp: float, contiguity: float, finder) -> str:
+def _proved(best: float | None, lp: float, contiguity: float, finder) -> str:
     """Which optimality the figures prove: over every schedule (the best meets the long-run LP
     bound), every periodic pattern (it meets the contiguity bound), periods <= 10 t_min (a pattern
-    in that range meets the period-capped bound), or none."""
+    in that range meets the period-capped bound), or none (nor without a schedule)."""
+    if best is None:
+        return "-"
     if best >= lp * (1 - CERTIFIED_GAP):
         return "all schedules"
     if best >= contiguity * (1 - CERTIFIED_GAP):
@@ -289,7 +291,7 @@ def figure6_entries(sets=None) -> list[dict]:
 def _figure7_runs(k: int, k_primes: tuple) -> tuple:
     """(K', SysEfficiency, its Dilation) of PerSched on set k for each K'."""
     inst = paper_set(k)
-    out = []
+    out: list[tuple[int, float | None, float | None]] = []
     for kp in k_primes:
         found = search(inst, k_prime=kp)
         T = found["period"]
