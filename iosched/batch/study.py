@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from iosched import validate
 from iosched.batch.metrics import breakdown, summary
@@ -21,7 +22,8 @@ from iosched.errors import InstanceError, ParameterError
 
 THETA_PLACE = "../shared/data/theta-2022.swf"  # beside the checkout (the repository root's parent holds shared/)
 # (label, window method or None, its parameters): the paper's eight methods, first-fit and the exact front
-METHODS = [("base", None, {}), ("naive", "naive", {}), ("first-fit", "first-fit", {}),
+METHODS: list[tuple[str, str | None, dict[str, Any]]] = [
+           ("base", None, {}), ("naive", "naive", {}), ("first-fit", "first-fit", {}),
            ("bin-packing", "bin-packing", {}),
            ("weighted", "weighted", {"node_weight": 0.5}), ("weighted-cpu", "weighted", {"node_weight": 0.8}),
            ("weighted-bb", "weighted", {"node_weight": 0.2}), ("constrained-cpu", "constrained-cpu", {}),

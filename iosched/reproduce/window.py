@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from iosched.core import solve
 from iosched.errors import InstanceError
@@ -23,7 +26,8 @@ from iosched.reproduce import Reproduction, comparison
 # J1 with J4 backfilled (EASY); within one window that is first-fit, while naive itself stops at J2 (J1 alone)
 PAPER_CHOICE = {"first-fit": 1, "constrained-cpu": 2, "weighted (0.8 / 0.2)": 2, "bin-packing": 2}
 SOLUTIONS = {("J1", "J4"): 1, ("J1", "J5"): 2, ("J2", "J3", "J4", "J5"): 3}
-RUNS = [("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("constrained-cpu", {}), ("constrained-bb", {}),
+RUNS: list[tuple[str, dict[str, Any]]] = [
+        ("naive", {}), ("first-fit", {}), ("bin-packing", {}), ("constrained-cpu", {}), ("constrained-bb", {}),
         ("weighted", {"node_weight": 0.5}), ("weighted", {"node_weight": 0.8}), ("exact", {}),
         ("bbsched-ga", {}), ("nsga2", {"generations": 50})]
 
@@ -133,6 +137,17 @@ def _labels(rows: list[dict], by: str) -> list[str] | None:
     return None if row is None else [b["bin"] for b in row["breakdowns"][by]]
 
 
+def _all_waits(rows: list[dict], method: str) -> dict[str, list[float]] | None:
+    """:func:`_waits` for every breakdown (one row holds them all), or None without the row."""
+    waits = {}
+    for by in BREAKDOWNS:
+        found = _waits(rows, method, by)
+        if found is None:
+            return None
+        waits[by] = found
+    return waits
+
+
 def _change(new: float, old: float) -> float | None:
     """The wait change in % against the baseline (None where a bin is empty)."""
     return 100 * (new / old - 1) if new == new and old == old and old > 0 else None
@@ -141,8 +156,8 @@ def _change(new: float, old: float) -> float | None:
 def figures_9_11_comparisons(rows: list[dict], jobs: int) -> list[dict]:
     """Figures 9-11 (Theta-S4, window 20): the numbers the paper's text gives, beside ours; BBSched is
     our exact front with the paper's decision rule (its GA approximates it)."""
-    base, bb, cpu = ({by: _waits(rows, m, by) for by in BREAKDOWNS} for m in ("base", "exact", "constrained-cpu"))
-    if None in (base["nodes"], bb["nodes"], cpu["nodes"]):
+    base, bb, cpu = (_all_waits(rows, m) for m in ("base", "exact", "constrained-cpu"))
+    if base is None or bb is None or cpu is None:
         return []
     mean = next(r["avg_wait_s"] for r in rows if r["workload"] == "theta-S4" and r["method"] == "base")
     level = (f"the workload is the missing quantity: the paper ran its 2018 Theta log, ours is the first {jobs} jobs "
@@ -222,12 +237,13 @@ def draw_figures_9_11(rows: list[dict], path) -> Path:
     fig, axes = figure(1, 3, figsize=(15, 4.5))
     paper = {"burst_buffer": {0: 2.5, 4: 10.25}}  # the baseline's waits (h) the paper's text gives
     for ax, (by, title) in zip(axes, BREAKDOWN_TITLES.items()):
-        labels = _labels(rows, by)
-        methods = [m for m in BREAKDOWN_METHODS if _waits(rows, m, by) is not None]
+        labels = _labels(rows, by) or []
+        waits = {m: w for m in BREAKDOWN_METHODS if (w := _waits(rows, m, by)) is not None}
+        methods = list(waits)
         x = np.arange(len(labels))
         width = 0.8 / len(methods)
         for i, m in enumerate(methods):
-            ax.bar(x + (i - (len(methods) - 1) / 2) * width, [0 if v != v else v / 3600 for v in _waits(rows, m, by)],
+            ax.bar(x + (i - (len(methods) - 1) / 2) * width, [0 if v != v else v / 3600 for v in waits[m]],
                    width, label=m)
         for k, h in paper.get(by, {}).items():
             ax.plot(x[k] - (len(methods) - 1) / 2 * width, h, "k_", ms=14, mew=2,
@@ -251,7 +267,8 @@ def draw_figures_9_11(rows: list[dict], path) -> Path:
 # BBSched is the exact front with the paper's SSD rule (bbsched-ga, its GA, with ``full``); weighted's four
 # objectives weigh equally (its default with SSD classes)
 FIGURE14_MIXES = ("S5", "S6", "S7")
-FIGURE14_METHODS = (("base", None, {}), ("weighted", "weighted", {}), ("constrained-cpu", "constrained-cpu", {}),
+FIGURE14_METHODS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
+                    ("base", None, {}), ("weighted", "weighted", {}), ("constrained-cpu", "constrained-cpu", {}),
                     ("constrained-bb", "constrained-bb", {}), ("constrained-ssd", "constrained-ssd", {}),
                     ("bin-packing", "bin-packing", {}), ("exact", "exact", {}))
 # The GA in the simulator stops once its Pareto set has not changed for SIM_GA_PATIENCE generations (the paper runs
@@ -292,7 +309,7 @@ def figure14_comparisons(rows: list[dict], jobs: int) -> list[dict]:
     n, count = len(workloads), len(rows) // len(workloads)  # workloads, methods on each
     half = count // 2 + 1  # the top half: ranks 1-4 of the seven (of eight with the GA)
     sums = {wl: {m: sum(v) for m, v in kiviat_values(here).items()} for wl, here in workloads.items()}
-    best = {wl: max(s, key=s.get) for wl, s in sums.items()}
+    best = {wl: max(s.items(), key=lambda item: item[1])[0] for wl, s in sums.items()}
     bbsched = {wl: [m for m in ("exact", "bbsched-ga") if m in s] for wl, s in sums.items()}
     ranks = {wl: {k: _ranks(here, k) for k in ("node_usage", "bb_usage", "ssd_usage")}
              for wl, here in workloads.items()}
@@ -498,7 +515,8 @@ MISS_GA_SEEDS = (0, 1, 2)
 MISS_BELOW = 0.9  # a run "misses" below this share of the exact front's hypervolume
 MISS_P_M = 0.02  # a contrast: the same GA with a mutation rate 40x the paper's
 # each run's variants: the paper's GA from our first generation, from the authors' code's, and with MISS_P_M
-MISS_VARIANTS = {"ratio": {}, "ratio_one_job": {"init": "one-job"}, "ratio_high_p_m": {"p_m": MISS_P_M}}
+MISS_VARIANTS: dict[str, dict[str, Any]] = {"ratio": {}, "ratio_one_job": {"init": "one-job"},
+                                             "ratio_high_p_m": {"p_m": MISS_P_M}}
 
 
 def reproduce_ga_misses(windows=MISS_WINDOWS, seeds=MISS_GA_SEEDS) -> list[dict]:
@@ -601,7 +619,10 @@ def exhaustive_front(instance) -> list[tuple[int, int]]:
     return front
 
 
-def _cpu(fn) -> tuple[float, object]:
+Value = TypeVar("Value")
+
+
+def _cpu(fn: Callable[[], Value]) -> tuple[float, Value]:
     start = time.process_time()
     out = fn()
     return time.process_time() - start, out
@@ -617,30 +638,29 @@ def reproduce_figure2(sizes=FIGURE2_W, windows: int = FIGURE2_WINDOWS) -> tuple[
     solve("window", "random:0:5:S2", "exact", attach_bound=False)  # loads the numba kernel: no window pays it
     points = []
     for w in sizes:
-        t = {"exhaustive": [], "exact": [], "bbsched-ga": [], "bin-packing": []}
+        t: dict[str, list[float]] = {"exhaustive": [], "exact": [], "bbsched-ga": [], "bin-packing": []}
         for seed in range(1, windows + 1):
             inst = load_window(f"random:{seed}:{w}:S2")
-            cpu, res = _cpu(lambda inst=inst: solve("window", inst, "exact", attach_bound=False))
+            cpu, res = _cpu(partial(solve, "window", inst, "exact", attach_bound=False))
             if res.status.value != "optimal":
                 raise AssertionError(f"the exact front of {inst.name} was not proved: {res.status.value}")
             t["exact"].append(cpu)
             if w <= FIGURE2_EXHAUSTIVE_MAX:
-                cpu, front = _cpu(lambda inst=inst: exhaustive_front(inst))
+                cpu, front = _cpu(partial(exhaustive_front, inst))
                 if front != sorted(((p.nodes, p.burst_buffer) for p in res.solution.front), reverse=True):
                     raise AssertionError(f"the exhaustive front of {inst.name} differs from the exact one")
                 t["exhaustive"].append(cpu)
-            t["bbsched-ga"].append(_cpu(lambda inst=inst: solve("window", inst, "bbsched-ga", patience=None,
-                                                                attach_bound=False))[0])
-            t["bin-packing"].append(_cpu(lambda inst=inst: solve("window", inst, "bin-packing",
-                                                                 attach_bound=False))[0])
+            t["bbsched-ga"].append(_cpu(partial(solve, "window", inst, "bbsched-ga", patience=None,
+                                                attach_bound=False))[0])
+            t["bin-packing"].append(_cpu(partial(solve, "window", inst, "bin-packing", attach_bound=False))[0])
         points.append({"window": w, **{f"{m}_cpu_s": statistics.mean(v) if v else None for m, v in t.items()}})
     ex = [(q["window"], q["exhaustive_cpu_s"]) for q in points if q["exhaustive_cpu_s"]]
     (w0, t0), (w1, t1) = ex[-2], ex[-1]
     per_job = (t1 / t0) ** (1 / (w1 - w0))  # growth per added job between the two largest measured sizes
     at = {q["window"]: q for q in points}
     big = max(sizes)
-    ga2000 = statistics.mean(_cpu(lambda seed=seed: solve("window", f"random:{seed}:50:S2", "bbsched-ga",
-                                                          generations=2000, patience=None, attach_bound=False))[0]
+    ga2000 = statistics.mean(_cpu(partial(solve, "window", f"random:{seed}:50:S2", "bbsched-ga",
+                                          generations=2000, patience=None, attach_bound=False))[0]
                              for seed in range(1, windows + 1))
     where = "Figure 2"
     out = [comparison(PAPER, where, "exhaustive search", "time grows exponentially in w", "yes",
@@ -755,7 +775,7 @@ def reproduce(workers: int = 1, progress: bool = True, simulate: bool = True, jo
         extra += ga_misses_comparisons(misses)
         table += "\n\n" + format_ga_misses(misses)
         rows = rows + [{"ga_misses": True, **r} for r in misses]
-    points = []
+    points: list[dict] = []
     if full:
         points, f4 = reproduce_figure4()
         extra += f4
