@@ -265,9 +265,10 @@ def cmd_show(args) -> int:
     prob = get_problem(args.problem)
     if args.template == (args.instance is not None):
         raise ParameterError("iosched show takes an instance or --template, one of the two")
-    if prob.template is None and args.template:  # (every problem registers one)
+    template = prob.template if args.template else None
+    if args.template and template is None:  # (every problem registers one)
         raise ParameterError(f"{args.problem} has no template")
-    inst = prob.template() if args.template and prob.template is not None else prob.read_instance(args.instance)
+    inst = template() if template is not None else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
