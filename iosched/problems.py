@@ -26,6 +26,7 @@ from iosched.models import filedomain as filedomain_models
 from iosched.models import filedomain_segments
 from iosched.models import forwarding as forwarding_models
 from iosched.models import forwarding_every as forwarding_every_models  # (registers milp, milp-max)
+from iosched.models import forwarding_exact as _forwarding_exact  # noqa: F401  (registers exact)
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
