@@ -27,6 +27,10 @@ import numpy as np
 NONE = np.iinfo(np.int64).min // 4  # V of a coverage no choice reaches
 
 
+class TooLarge(Exception):
+    """What the exact method would build passes its limit (the message says what and how large)."""
+
+
 @dataclass
 class Step:
     """One node of the program: its class, the configurations allowed on it, the reachable capped sums
@@ -39,10 +43,11 @@ class Step:
     source: list[np.ndarray] | None = None
 
 
-def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool = False):
+def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool = False,
+          max_states: int = 10**7):
     """Can one configuration per node cover ``need``? ``classes`` lists (nodes, configurations P x k) per
     class; returns None if not, else True, or with ``witness`` the list of (class, configuration) per node
-    used (empty nodes left out)."""
+    used (empty nodes left out). TooLarge when a step would hold more than ``max_states`` values."""
     need = np.asarray(need, dtype=np.int64)
     k = len(need)
     if k == 0:
@@ -61,6 +66,9 @@ def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool
         configs = np.vstack([np.zeros((1, k), dtype=np.int64), configs])  # the empty node
         for _ in range(min(count, total)):
             step = Step(index, configs, reach)
+            if len(configs) * values.size > max_states:
+                raise TooLarge(f"the covering program would hold {len(configs)} x {values.size} values, past "
+                               f"{max_states}")
             reach, values = _advance(configs, v, state, need, reach, values, step if witness else None)
             steps.append(step)
     at = tuple(int(np.searchsorted(r, need[d])) for r, d in zip(reach, state))

@@ -67,8 +67,9 @@ from iosched.heuristics.forwarding import search
 from iosched.instances.forwarding import ForwardingInstance, Job
 from iosched.models.forwarding import best_start, lower_bound
 from iosched.models.forwarding_configs import NodeClass, Users, node_classes, part_times, users
-from iosched.models.forwarding_cover import cover
+from iosched.models.forwarding_cover import TooLarge, cover
 from iosched.models.forwarding_every import STARTS
+from iosched.models.forwarding_polish import polish
 from iosched.solvers import Deadline
 from iosched.validate import Integer, TimeLimit
 
@@ -131,10 +132,6 @@ class Table:
     within: np.ndarray  # (points,)
 
 
-class TooLarge(Exception):
-    """The tables would exceed the row limit."""
-
-
 def tables(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClass], budget: np.ndarray,
            running_budget: dict[str, float], max_rows: int, deadline: Deadline) -> list[Table]:
     """Per class, per maximal set of jobs that may share a node within the budgets, the grid of
@@ -152,7 +149,7 @@ def tables(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClas
             counts[:, j] = np.arange(1, job.nodes + 1)
             ok = _within(part_times(u, cls.capacity, table, counts), limits).all(axis=1)
             cmax.append(int(np.cumprod(ok).sum()))
-        groups = _maximal_sets(u, cls.capacity, table, [j for j in range(len(jobs)) if cmax[j]], limits)
+        groups = _maximal_sets(u, cls.capacity, table, cmax, limits, max_rows - rows, deadline)
         for group in groups:
             shape = tuple(cmax[j] + 1 for j in group)
             size = math.prod(shape)
@@ -169,24 +166,47 @@ def tables(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClas
     return out
 
 
-def _maximal_sets(u: Users, capacity: float, table, candidates: list[int], limits: np.ndarray) -> list[tuple]:
-    """The maximal sets of jobs whose configuration of one compute node each is within ``limits`` (a set that
-    fails has no superset that passes: monotonicity)."""
-    def fits(group):
-        config = np.zeros((1, len(limits) - len(u.running_c)), dtype=np.int64)
-        config[0, list(group)] = 1
-        return bool(_within(part_times(u, capacity, table, config), limits).all())
+def _maximal_sets(u: Users, capacity: float, table, cmax: list[int], limits: np.ndarray, rows: int,
+                  deadline: Deadline) -> list[tuple]:
+    """The maximal sets of jobs (with cmax > 0) whose configuration of one compute node each is within
+    ``limits``; a set that fails has no superset that passes (monotonicity), so they grow level by level.
+    TooLarge as soon as their grids would pass ``rows`` configurations: first a greedy set (largest cmax
+    first), whose grid lies inside a maximal set's, then the count of sets (each has a grid of at least two
+    points)."""
+    k = len(cmax)
+    candidates = [j for j in range(k) if cmax[j]]
 
-    found, frontier = [], [(j,) for j in candidates]
-    while frontier:
-        grown = []
-        for group in frontier:
-            bigger = [group + (j,) for j in candidates if j > group[-1] and fits(group + (j,))]
-            grown += bigger
-            if not bigger and not any(set(group) <= set(g) for g in found):
-                found.append(group)
-        frontier = grown
-    return [g for g in found if not any(set(g) < set(h) for h in found)]
+    def fit(groups: list[tuple]) -> np.ndarray:
+        configs = np.zeros((len(groups), k), dtype=np.int64)
+        for g, group in enumerate(groups):
+            configs[g, list(group)] = 1
+        return _within(part_times(u, capacity, table, configs), limits).all(axis=1)
+
+    greedy: tuple = ()
+    for j in sorted(candidates, key=lambda j: -cmax[j]):
+        if fit([greedy + (j,)])[0]:
+            greedy += (j,)
+        if math.prod(cmax[i] + 1 for i in greedy) > rows:
+            raise TooLarge(f"jobs {len(greedy)} of which may share one node would need "
+                           f"{math.prod(cmax[i] + 1 for i in greedy):.3g} configurations, past max_rows")
+    found, level, count = [], [(j,) for j in candidates], len(candidates)
+    while level:
+        if deadline.expired():
+            raise TimeoutError("the time limit stopped the enumeration of the jobs that may share a node")
+        grown = [(g, j) for g in level for j in candidates if j > g[-1]]
+        count += len(grown)
+        if 2 * count > rows:
+            raise TooLarge(f"more than {count} sets of jobs may share one node, past max_rows")
+        ok = fit([g + (j,) for g, j in grown]) if grown else np.zeros(0, dtype=bool)
+        extended = {g for (g, _), good in zip(grown, ok) if good}
+        found += [g for g in level if g not in extended]
+        level = [g + (j,) for (g, j), good in zip(grown, ok) if good]
+    found.sort(key=len, reverse=True)
+    kept: list[set] = []
+    for g in found:  # largest first: a set inside a kept one is not maximal
+        if not any(set(g) <= h for h in kept):
+            kept.append(set(g))
+    return [tuple(sorted(h)) for h in kept]
 
 
 # --- the search -----------------------------------------------------------------------------------------
@@ -213,6 +233,7 @@ class Search:
         self.need = np.array([j.nodes for j in jobs], dtype=np.int64)
         self.checks = 0
         self.boxes = 0
+        self.max_states = 10**7
 
     def allowed(self, theta: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
         """Per class: its index, its node count and the maximal configurations within ``theta`` along each
@@ -245,7 +266,7 @@ class Search:
         self.checks += 1
         theta = np.array([v[i] for v, i in zip(self.dims.values, index)])
         allowed = self.allowed(theta)
-        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness)
+        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_states)
         if not witness or found is None:
             return found
         return [(allowed[p][0], config) for p, config in found]
@@ -374,6 +395,12 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
         own.append(own_best(instance, j, classes))
     lower = max(problem, sum(own))
     info["own_bests"] = sum(own)
+    if upper > lower * (1 + SLACK):
+        polished, moves = polish(instance, incumbent, {j.id: b for j, b in zip(jobs, own)}, deadline)
+        value = evaluate(instance, polished).total_io_time
+        info["polish"] = {"moves": moves, "value": value}
+        if value < upper:
+            incumbent, upper = polished, value
     if upper <= lower * (1 + SLACK):
         return done(Status.OPTIMAL, lower)
     before = running_alone(instance)
