@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 import iosched
 from iosched.evaluate.forwarding import Allocation, evaluate, node_times
 from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Job, load
-from iosched.models.forwarding import lower_bound
+from iosched.models.forwarding import lower_bound, shared_or_alone
 from iosched.models.forwarding_configs import node_classes, part_times, users
 from iosched.models.forwarding_cover import cover
+from iosched.models.forwarding_exact import own_best, threshold_search
+from iosched.solvers import Deadline
 
 BF = 2.5
 BC = BF / 32
@@ -29,17 +31,21 @@ def compositions(n, k):
         yield tuple(b[i + 1] - b[i] - 1 for i in range(k))
 
 
-def enumerate_best(inst):
-    """The least total_io_time over every allocation: every split of every job's compute nodes over every node
-    that is not dedicated to a running job, each scored by the evaluator."""
+def every_allocation(inst):
+    """Every split of every job's compute nodes over every node that is not dedicated to a running job."""
     banned = {f for r in inst.running if r.dedicated for f, _ in r.forwarding}
     nodes = [f.id for f in inst.forwarding_nodes if f.id not in banned]
-    best = None
     for pick in itertools.product(*[list(compositions(j.nodes, len(nodes))) for j in inst.jobs]):
-        mapping = {j.id: tuple((f, c) for f, c in zip(nodes, p) if c) for j, p in zip(inst.jobs, pick)}
-        ev = evaluate(inst, Allocation(mapping))
+        yield Allocation({j.id: tuple((f, c) for f, c in zip(nodes, p) if c) for j, p in zip(inst.jobs, pick)})
+
+
+def enumerate_best(inst, objective="total_io_time"):
+    """The least ``objective`` over every allocation, each scored by the evaluator."""
+    best = None
+    for alloc in every_allocation(inst):
+        ev = evaluate(inst, alloc)
         assert ev.feasible
-        best = ev.total_io_time if best is None else min(best, ev.total_io_time)
+        best = getattr(ev, objective) if best is None else min(best, getattr(ev, objective))
     return best
 
 
@@ -172,3 +178,79 @@ def test_testbed_and_pair_instances_are_closed(spec):
     assert r.status == "optimal" and r.gap <= 1e-9
     for method in HEURISTICS:
         assert iosched.solve("forwarding", spec, method).objective >= r.objective * (1 - 1e-12), method
+
+
+# --- the problem's bound: the interference split ------------------------------------------------------------
+
+
+def test_the_bound_splits_on_whether_the_n1_job_shares_a_node():
+    """figure4: AWP (N-1) beside a high-bandwidth job takes at least 1.3 x 156.25 s, so below that it is alone on
+    at least one node and the other two share the 7 others (17.5 GB/s): the issue's 156.25 + (sqrt 200 +
+    sqrt 100)^2 / 17.5 = 189.555, above the water-filling's 185.77 and below the optimum 189.6875."""
+    inst = load("figure4")
+    assert lower_bound(inst) == pytest.approx(156.25 + (200 ** 0.5 + 100 ** 0.5) ** 2 / 17.5, rel=1e-12)
+    assert shared_or_alone(inst, [40.0, 200.0, 100.0], [0.256, 20.0, 20.0], [BF] * 8) == lower_bound(inst)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pools(max_jobs=3, max_nodes=2), st.sampled_from(["N-1", "metadata"]))
+def test_the_split_bound_is_below_every_allocation(inst, kind):
+    """Pools whose first job is interference-prone (N-1, or metadata-heavy): the bound never passes the best
+    allocation, for total I/O time and total slowdown."""
+    first = inst.jobs[0]
+    prone = Job(first.id, first.start, first.nodes, first.nodes if kind == "N-1" else first.io_nodes,
+                first.node_bandwidth, first.volume, "N-1" if kind == "N-1" else first.mode,
+                50.0 if kind == "metadata" else first.metadata_wait, first.iops, first.bandwidth)
+    inst = ForwardingInstance(inst.compute_nodes, inst.default_ratio, inst.forwarding_nodes,
+                              (prone,) + inst.jobs[1:], inst.running)
+    for objective in ("total_io_time", "total_slowdown"):
+        assert lower_bound(inst, objective) <= enumerate_best(inst, objective) * (1 + 1e-12), objective
+
+
+# --- a stopped search -------------------------------------------------------------------------------------------
+
+
+class CountDown:
+    """A deadline that passes after ``calls`` questions (the search asks once per box)."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def expired(self):
+        self.calls -= 1
+        return self.calls < 0
+
+
+@pytest.mark.parametrize("calls", [3, 8, 15])
+def test_a_stopped_search_reports_a_bound_below_the_optimum(calls):
+    inst = load("figure4")
+    classes = node_classes(inst)
+    own = [own_best(inst, j, classes) for j in inst.jobs]
+    found = threshold_search(inst, 196.25, own, lower_bound(inst), Deadline(600), 5_000_000)
+    found.deadline = CountDown(calls)
+    best, witness, bound, why = found.run(196.25)
+    assert why == "time" and bound <= 189.6875
+    assert best >= 189.6875 * (1 - 1e-12)
+
+
+def test_own_best_is_the_jobs_least_time_alone():
+    """shentu alone on figure4's 8 nodes: 128 compute nodes each, 128 x 200 / 1024 / 2.5 = 10 s; awp at its
+    links, 40 / 0.256 = 156.25 s."""
+    inst = load("figure4")
+    classes = node_classes(inst)
+    by_id = {j.id: j for j in inst.jobs}
+    assert own_best(inst, by_id["shentu"], classes) == pytest.approx(10.0, rel=1e-12)
+    assert own_best(inst, by_id["awp"], classes) == pytest.approx(156.25, rel=1e-12)  # within rounding
+
+
+def test_too_large_tables_leave_the_start_and_a_valid_bound():
+    r = iosched.solve("forwarding", "figure4", "exact", max_rows=1000)
+    assert r.status == "feasible" and "max_rows" in r.info["stopped"]
+    assert r.bound <= 189.6875 and r.objective >= 189.6875
+
+
+@pytest.mark.parametrize("params, name", [({"max_rows": 0}, "max_rows"), ({"time_limit": -1}, "time_limit"),
+                                          ({"speed": 1}, "speed")])
+def test_bad_parameters_are_refused(params, name):
+    with pytest.raises(iosched.ParameterError, match=name):
+        iosched.solve("forwarding", "figure4", "exact", **params)

@@ -272,7 +272,8 @@ class Search:
         return [(allowed[p][0], config) for p, config in found]
 
     def run(self, upper: float):
-        """Branch and bound below ``upper``; returns (best value, its witness or None, bound, finished)."""
+        """Branch and bound below ``upper``: (best value, its witness or None, bound valid for every
+        allocation, None when finished else why it stopped: "time", or what was too large)."""
         values = self.dims.values
         top = tuple(len(v) - 1 for v in values)
         start = tuple(0 for _ in values)
@@ -282,28 +283,29 @@ class Search:
         while heap:
             f, _, lo, hi = heap[0]
             if f >= best - tolerance:
-                return best, witness, best - tolerance, True
+                break
             if self.deadline.expired():
-                return best, witness, f, False
-            heapq.heappop(heap)
+                return best, witness, f, "time"
             self.boxes += 1
-            box = self._reduce(list(lo), list(hi), f, best - tolerance)
-            if box is None:
+            try:
+                box = self._reduce(list(lo), list(hi), f, best - tolerance)
+                if box is not None and self.dims.score(box[0]) < best - tolerance and self.feasible(box[0]):
+                    best, witness = self.dims.score(box[0]), self.feasible(box[0], witness=True)
+                    box = None
+            except TooLarge as e:
+                return best, witness, f, str(e)
+            heapq.heappop(heap)
+            if box is None or self.dims.score(box[0]) >= best - tolerance:
                 continue
             lo, hi = box
             f = self.dims.score(lo)
-            if f >= best - tolerance:
-                continue
-            if self.feasible(lo):
-                best, witness = f, self.feasible(lo, witness=True)
-                continue
             d = max((d for d in range(len(values)) if hi[d] > lo[d]), key=lambda d: values[d][hi[d]] - values[d][lo[d]])
             mid = (lo[d] + hi[d]) // 2
             left, right = list(hi), list(lo)
             left[d], right[d] = mid, mid + 1
             heapq.heappush(heap, (f, next(counter), tuple(lo), tuple(left)))
             heapq.heappush(heap, (self.dims.score(right), next(counter), tuple(right), tuple(hi)))
-        return best, witness, best - tolerance, True
+        return best, witness, best - tolerance, None
 
     def _reduce(self, lo, hi, f, upper):
         """Cut ``hi`` to what ``upper`` leaves, drop an infeasible box, raise each lo to the least feasible
@@ -371,6 +373,19 @@ def allocation_of(instance: ForwardingInstance, jobs: list[Job], classes: list[N
     return Allocation(mapping, frozenset(), avoid)
 
 
+def threshold_search(instance: ForwardingInstance, upper: float, own: list[float], lower: float,
+                     deadline: Deadline, max_rows: int) -> Search:
+    """The tables and thresholds of every allocation scoring below ``upper`` (module docstring), given the jobs'
+    own bests ``own`` and a bound ``lower`` valid for every allocation; TooLarge past ``max_rows``,
+    TimeoutError past the deadline."""
+    jobs, classes = list(instance.jobs), node_classes(instance)
+    before = running_alone(instance)
+    budget = np.array([upper - rest_bound(instance, i, own) for i in range(len(jobs))])
+    running_budget = {r.id: before[r.id] + upper - lower for r in instance.running}
+    tabs = tables(instance, jobs, classes, budget, running_budget, max_rows, deadline)
+    return Search(instance, jobs, classes, tabs, dims_of(jobs, classes, tabs, own, before), deadline)
+
+
 def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int) -> MethodOutput:
     """The method of the module docstring: a start, the bounds, the tables and the branch and bound."""
     start = best_start(instance, "total_io_time", deadline, {**STARTS, "search": search})
@@ -403,34 +418,29 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
             incumbent, upper = polished, value
     if upper <= lower * (1 + SLACK):
         return done(Status.OPTIMAL, lower)
-    before = running_alone(instance)
-    budget = np.array([upper - rest_bound(instance, i, own) for i in range(len(jobs))])
-    delay = upper - lower
-    running_budget = {r.id: before[r.id] + delay for r in instance.running}
     try:
-        tabs = tables(instance, jobs, classes, budget, running_budget, max_rows, deadline)
+        found = threshold_search(instance, upper, own, lower, deadline, max_rows)
     except TooLarge as e:
         return done(Status.FEASIBLE, lower, str(e))
     except TimeoutError as e:
         return done(Status.TIME_LIMIT, lower, str(e))
-    dims = dims_of(jobs, classes, tabs, own, before)
-    info.update(rows=sum(len(t.within) for t in tabs), thresholds=[len(v) for v in dims.values],
-                delayed_running=dims.running)
-    if any(not len(v) for v in dims.values[:len(jobs)]):  # some job has no configuration below the incumbent
+    info.update(rows=sum(len(t.within) for t in found.tables), thresholds=[len(v) for v in found.dims.values],
+                delayed_running=found.dims.running)
+    if any(not len(v) for v in found.dims.values[:len(jobs)]):  # a job has no configuration below the incumbent
         return done(Status.OPTIMAL, upper)
-    search_ = Search(instance, jobs, classes, tabs, dims, deadline)
-    best, witness, bound, finished = search_.run(upper)
-    info.update(checks=search_.checks, boxes=search_.boxes)
+    best, witness, bound, why = found.run(upper)
+    info.update(checks=found.checks, boxes=found.boxes)
     if witness is not None:
-        alloc = allocation_of(instance, jobs, classes, witness)
+        alloc = allocation_of(instance, jobs, found.classes, witness)
         value = evaluate(instance, alloc).total_io_time
         info["search_value"] = value
         if value < upper:
             incumbent, upper = alloc, value
     bound = max(lower, bound)
-    if finished:
+    if why is None:
         return done(Status.OPTIMAL, bound)
-    return done(Status.TIME_LIMIT, bound, "the time limit stopped the branch and bound")
+    return done(Status.TIME_LIMIT if why == "time" else Status.FEASIBLE, bound,
+                "the time limit stopped the branch and bound" if why == "time" else why)
 
 
 @register("forwarding", "exact", objective="total_io_time")
