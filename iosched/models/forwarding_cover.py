@@ -27,6 +27,9 @@ import numpy as np
 NONE = np.iinfo(np.int64).min // 4  # V of a coverage no choice reaches
 
 
+CHUNK = 2_000_000  # values gathered at once by the program (memory: 8 bytes each, twice)
+
+
 class TooLarge(Exception):
     """What the exact method would build passes its limit (the message says what and how large)."""
 
@@ -44,10 +47,10 @@ class Step:
 
 
 def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool = False,
-          max_states: int = 10**7):
+          max_work: int = 10**9):
     """Can one configuration per node cover ``need``? ``classes`` lists (nodes, configurations P x k) per
     class; returns None if not, else True, or with ``witness`` the list of (class, configuration) per node
-    used (empty nodes left out). TooLarge when a step would hold more than ``max_states`` values."""
+    used (empty nodes left out). TooLarge when a step would gather more than ``max_work`` values."""
     need = np.asarray(need, dtype=np.int64)
     k = len(need)
     if k == 0:
@@ -66,9 +69,9 @@ def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool
         configs = np.vstack([np.zeros((1, k), dtype=np.int64), configs])  # the empty node
         for _ in range(min(count, total)):
             step = Step(index, configs, reach)
-            if len(configs) * values.size > max_states:
-                raise TooLarge(f"the covering program would hold {len(configs)} x {values.size} values, past "
-                               f"{max_states}")
+            if len(configs) * values.size > max_work:
+                raise TooLarge(f"a step of the covering program would gather {len(configs)} x {values.size} "
+                               f"values, past {max_work}")
             reach, values = _advance(configs, v, state, need, reach, values, step if witness else None)
             steps.append(step)
     at = tuple(int(np.searchsorted(r, need[d])) for r, d in zip(reach, state))
@@ -89,17 +92,26 @@ def _advance(configs, v, state, need, reach, values, step):
               np.searchsorted(r, np.maximum(nr[None, :] - configs[:, d][:, None], 0))
               for r, nr, d in zip(reach, new_reach, state)]
     padded = np.pad(values, [(0, 1)] * len(state), constant_values=NONE) if state else values
-    p = len(configs)
-    if state:
-        shape = [p] + [len(nr) for nr in new_reach]
-        index = tuple(g.reshape([p] + [len(nr) if e == d else 1 for e, nr in enumerate(new_reach)])
-                      for d, g in enumerate(gather))
-        candidates = padded[index] + configs[:, v].reshape([p] + [1] * len(state))
-        candidates = np.broadcast_to(candidates, shape)
-    else:
+    if not state:
         candidates = values + configs[:, v]
-    best = candidates.argmax(axis=0)
-    new_values = np.take_along_axis(candidates, best[None], axis=0)[0] if state else candidates[best]
+        best = candidates.argmax()
+        new_values = candidates[best]
+    else:
+        size = [len(nr) for nr in new_reach]
+        new_values = np.full(size, NONE, dtype=np.int64)
+        best = np.zeros(size, dtype=np.int64)
+        chunk = max(1, CHUNK // int(np.prod(size)))
+        for a in range(0, len(configs), chunk):  # a block of configurations at a time: memory stays bounded
+            b = min(a + chunk, len(configs))
+            index = tuple(g[a:b].reshape([b - a] + [n if e == d else 1 for e, n in enumerate(size)])
+                          for d, g in enumerate(gather))
+            candidates = padded[index] + configs[a:b, v].reshape([b - a] + [1] * len(state))
+            candidates = np.broadcast_to(candidates, [b - a] + size)
+            pick = candidates.argmax(axis=0)
+            top = np.take_along_axis(candidates, pick[None], axis=0)[0]
+            better = top > new_values
+            new_values = np.where(better, top, new_values)
+            best = np.where(better, pick + a, best)
     new_values = np.where(new_values < 0, NONE, new_values)
     if step is not None:
         step.choice = best

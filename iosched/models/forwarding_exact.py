@@ -69,7 +69,7 @@ from iosched.models.forwarding import best_start, lower_bound
 from iosched.models.forwarding_configs import NodeClass, Users, node_classes, part_times, users
 from iosched.models.forwarding_cover import TooLarge, cover
 from iosched.models.forwarding_every import STARTS
-from iosched.models.forwarding_polish import polish
+from iosched.models.forwarding_polish import insert_rest, polish, usable_nodes
 from iosched.solvers import Deadline
 from iosched.validate import Integer, TimeLimit
 
@@ -233,7 +233,7 @@ class Search:
         self.need = np.array([j.nodes for j in jobs], dtype=np.int64)
         self.checks = 0
         self.boxes = 0
-        self.max_states = 10**7
+        self.max_work = 10**9
 
     def allowed(self, theta: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
         """Per class: its index, its node count and the maximal configurations within ``theta`` along each
@@ -258,7 +258,8 @@ class Search:
             configs[:, list(t.jobs[:-1])] = heads
             configs[:, t.jobs[-1]] = longest[tuple(heads.T)]
             per_class.setdefault(t.cls, []).append(configs)
-        return [(c, len(self.classes[c].nodes), np.unique(np.vstack(v), axis=0)) for c, v in sorted(per_class.items())]
+        return [(c, len(self.classes[c].nodes), _undominated(np.unique(np.vstack(v), axis=0)))
+                for c, v in sorted(per_class.items())]
 
     def feasible(self, index, witness: bool = False):
         """Whether the thresholds at ``index`` are feasible; with ``witness``, the (class, configuration) of
@@ -266,7 +267,7 @@ class Search:
         self.checks += 1
         theta = np.array([v[i] for v, i in zip(self.dims.values, index)])
         allowed = self.allowed(theta)
-        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_states)
+        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_work)
         if not witness or found is None:
             return found
         return [(allowed[p][0], config) for p, config in found]
@@ -373,6 +374,20 @@ def allocation_of(instance: ForwardingInstance, jobs: list[Job], classes: list[N
     return Allocation(mapping, frozenset(), avoid)
 
 
+def _undominated(configs: np.ndarray, limit: int = 4000) -> np.ndarray:
+    """The configurations no other one covers componentwise (distinct rows; skipped past ``limit`` rows, where
+    the pairwise comparison would cost more than it saves)."""
+    if len(configs) > limit:
+        return configs
+    covered = np.zeros(len(configs), dtype=bool)
+    for a in range(0, len(configs), 256):
+        block = configs[a:a + 256]
+        geq = (configs[None, :, :] >= block[:, None, :]).all(axis=2)
+        geq[np.arange(len(block)), np.arange(a, a + len(block))] = False
+        covered[a:a + len(block)] = geq.any(axis=1)
+    return configs[~covered]
+
+
 def threshold_search(instance: ForwardingInstance, upper: float, own: list[float], lower: float,
                      deadline: Deadline, max_rows: int) -> Search:
     """The tables and thresholds of every allocation scoring below ``upper`` (module docstring), given the jobs'
@@ -384,6 +399,59 @@ def threshold_search(instance: ForwardingInstance, upper: float, own: list[float
     running_budget = {r.id: before[r.id] + upper - lower for r in instance.running}
     tabs = tables(instance, jobs, classes, budget, running_budget, max_rows, deadline)
     return Search(instance, jobs, classes, tabs, dims_of(jobs, classes, tabs, own, before), deadline)
+
+
+def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float, own: list[float],
+               deadline: Deadline, max_rows: int, grow: int = 3) -> tuple[float, dict]:
+    """A bound valid for every allocation from a core K of the jobs: sum_{j not in K} LB_j + the branch and
+    bound's bound on the instance with only K to place. K starts as the jobs the incumbent leaves above their
+    own best and takes up to ``grow`` more, largest links first (they compete most for capacity), while the
+    tables fit and time is left; the best of those bounds.
+
+    Proof. Take any allocation A and remove the jobs outside K: no remaining part slows (monotonicity), so
+    K's times and the running jobs' delays in A are at least those of A restricted to K, whose score on the
+    instance with only K is at least OPT_K; the jobs outside K take at least their own bests. So score(A) >=
+    sum_{j not in K} LB_j + OPT_K. An A below ``upper`` restricts to a score below upper - sum_{j not in K}
+    LB_j, the incumbent the search on K is given, so its bound b (at most that incumbent) gives score(A) >=
+    sum LB_j + b for every A. Where the search on K finds an allocation of K, the other jobs are fitted around
+    it (:func:`~iosched.models.forwarding_polish.insert_rest`). Returns the bound (0 when no core helps), what
+    was done per core tried, and (allocation, value) when one beats ``upper``, else None."""
+    times = evaluate(instance, incumbent).job_times
+    late = [i for i, j in enumerate(instance.jobs) if times[j.id] > own[i] * (1 + SLACK)]
+    others = sorted(set(range(len(instance.jobs))) - set(late),
+                    key=lambda i: -instance.jobs[i].io_nodes * instance.jobs[i].node_bandwidth)
+    best, tried, better = 0.0, [], None
+    for extra in range(min(grow, len(others)) + 1):
+        core = sorted(late + others[:extra])
+        if not late or len(core) == len(instance.jobs) or deadline.expired():
+            break
+        rest = sum(b for i, b in enumerate(own) if i not in core)
+        sub = replace(instance, jobs=tuple(instance.jobs[i] for i in core))
+        mine = [own[i] for i in core]
+        lower = max(lower_bound(sub), sum(mine))
+        note = {"jobs": [instance.jobs[i].id for i in core]}
+        tried.append(note)
+        try:
+            found = threshold_search(sub, upper - rest, mine, lower, deadline, max_rows)
+        except (TooLarge, TimeoutError) as e:
+            note["stopped"] = str(e)
+            break
+        if any(not len(v) for v in found.dims.values[:len(core)]):  # nothing of K below its incumbent
+            bound = upper - rest
+        else:
+            _, witness, bound, why = found.run(upper - rest)
+            note.update(checks=found.checks, boxes=found.boxes, **({"stopped": why} if why else {}))
+            if witness is not None:  # the core's allocation, the other jobs fitted around it
+                core_jobs = list(sub.jobs)
+                start = allocation_of(sub, core_jobs, found.classes, witness).mapping
+                full = insert_rest(instance, start, usable_nodes(instance))
+                value = evaluate(instance, full).total_io_time if full is not None else math.inf
+                note["fitted"] = value
+                if value < (upper if better is None else better[1]):
+                    better = (full, value)
+        note["bound"] = rest + max(lower, bound)
+        best = max(best, note["bound"])
+    return best, {"cores": tried}, better
 
 
 def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int) -> MethodOutput:
@@ -421,7 +489,11 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
     try:
         found = threshold_search(instance, upper, own, lower, deadline, max_rows)
     except TooLarge as e:
-        return done(Status.FEASIBLE, lower, str(e))
+        bound, core, better = core_bound(instance, incumbent, upper, own, deadline, max_rows)
+        info["core"] = core
+        if better is not None:
+            incumbent, upper = better
+        return done(Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE, max(lower, bound), str(e))
     except TimeoutError as e:
         return done(Status.TIME_LIMIT, lower, str(e))
     info.update(rows=sum(len(t.within) for t in found.tables), thresholds=[len(v) for v in found.dims.values],

@@ -16,6 +16,8 @@ improves nothing or the deadline passes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from iosched.evaluate.forwarding import Allocation, machine_times
@@ -27,23 +29,31 @@ SLACK = 1e-12  # the relative allowance of a time comparison (rounding: see forw
 
 
 def _users_by_node(instance: ForwardingInstance, mapping: dict) -> dict[int, dict[str, int]]:
+    """Per node, its users' compute nodes there: the running jobs and the jobs to place in ``mapping``."""
     on: dict[int, dict[str, int]] = {}
-    for j in list(instance.running) + list(instance.jobs):
-        for f, c in (mapping[j.id] if j.id in mapping else instance.groups(j)):
+    for j, groups in [(r.id, instance.groups(r)) for r in instance.running] + list(mapping.items()):
+        for f, c in groups:
             on.setdefault(f, {})
-            on[f][j.id] = on[f].get(j.id, 0) + c
+            on[f][j] = on[f].get(j, 0) + c
     return on
 
 
+def _times(instance: ForwardingInstance, mapping: dict) -> dict[str, float]:
+    """Every running job's and every job in ``mapping``'s I/O time."""
+    placed = [j for j in instance.jobs if j.id in mapping]
+    return machine_times(instance, {**{r.id: instance.groups(r) for r in instance.running}, **mapping},
+                         list(instance.running) + placed)
+
+
 def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int],
-              times: dict[str, float]) -> tuple[float, tuple] | None:
-    """Job ``job``'s least time, and groups reaching it, with every other job's time frozen at ``times``
-    (module docstring); None when it cannot beat its current time."""
+              times: dict[str, float], limit: float) -> tuple[float, tuple] | None:
+    """Job ``job``'s least time, at most ``limit``, and groups reaching it, beside the jobs of ``mapping`` (its
+    own entry ignored) with every other user's time frozen at ``times`` (module docstring); None if none."""
     by_id = {j.id: j for j in list(instance.running) + list(instance.jobs)}
-    on = _users_by_node(instance, mapping)
+    on = _users_by_node(instance, {k: v for k, v in mapping.items() if k != job.id})
     classes: dict[tuple, list[int]] = {}
     for f in usable:
-        others = tuple(sorted((u, c) for u, c in on.get(f, {}).items() if u != job.id))
+        others = tuple(sorted(on.get(f, {}).items()))
         classes.setdefault((instance.capacity(f), others), []).append(f)
     counts = np.arange(1, job.nodes + 1)[:, None]
     table = instance.interference.slowdown
@@ -56,7 +66,7 @@ def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
         mine.append(t[:, 0])
         nodes.append(fs)
     values = np.unique(np.concatenate([t[ok] for t, ok in zip(mine, allowed)]))
-    values = values[values < times[job.id] * (1 - SLACK)]
+    values = values[values <= limit]
 
     def held(theta):  # compute nodes each class's nodes may hold within theta
         return [int(np.cumprod(ok & ~(t > theta * (1 + SLACK))).sum()) for t, ok in zip(mine, allowed)]
@@ -79,29 +89,77 @@ def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     return float(values[lo]), tuple(groups)
 
 
+def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int]) -> dict | None:
+    """Job ``job`` on the nodes of its best placement among the running jobs alone (their times frozen), the
+    jobs to place found there moved elsewhere (smallest links first: the large ones fill what is left), every
+    other time frozen; a moved job may end slower than it was by what ``job`` gained less what the moved ones
+    before it lost. The new mapping, or None when ``job`` gains nothing or a moved job finds no room. No other
+    time rises and the moved jobs lose less than ``job`` gains, so the score falls."""
+    times = _times(instance, mapping)
+    found = best_move(instance, {}, job, usable, times, times[job.id] * (1 - SLACK))
+    if found is None:
+        return None
+    gain = times[job.id] - found[0]
+    there = {f for f, _ in found[1]}
+    moved = [e for e in instance.jobs if e.id != job.id and any(f in there for f, _ in mapping[e.id])]
+    trial = {k: v for k, v in mapping.items() if k not in {e.id for e in moved}}
+    trial[job.id] = found[1]
+    for e in sorted(moved, key=lambda e: e.io_nodes * e.node_bandwidth):
+        limit = times[e.id] + gain * (1 - 1e-6)
+        placed = best_move(instance, trial, e, usable, _times(instance, trial), limit)
+        if placed is None:
+            return None
+        gain -= max(0.0, placed[0] - times[e.id])
+        trial[e.id] = placed[1]
+    return trial
+
+
+def insert_rest(instance: ForwardingInstance, mapping: dict, usable: list[int]) -> Allocation | None:
+    """``mapping`` (some of the jobs to place) completed with the others, smallest links first, each at its least
+    time with every time already there frozen (:func:`best_move`); None when one finds no room."""
+    mapping = dict(mapping)
+    for j in sorted((j for j in instance.jobs if j.id not in mapping), key=lambda j: j.io_nodes * j.node_bandwidth):
+        placed = best_move(instance, mapping, j, usable, _times(instance, mapping), math.inf)
+        if placed is None:
+            return None
+        mapping[j.id] = placed[1]
+    avoid = not any(instance.node[f].anomalous for g in mapping.values() for f, _ in g)
+    return Allocation(mapping, frozenset(), avoid)
+
+
+def usable_nodes(instance: ForwardingInstance) -> list[int]:
+    """Every forwarding node but those dedicated to a running job."""
+    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
+    return [f.id for f in instance.forwarding_nodes if f.id not in banned]
+
+
 def polish(instance: ForwardingInstance, allocation: Allocation, own: dict[str, float] | None,
            deadline: Deadline) -> tuple[Allocation, int]:
-    """``allocation`` improved by moves (module docstring) until none improves; returns it and the moves made."""
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
-    usable = [f.id for f in instance.forwarding_nodes if f.id not in banned]
-    mapping = {j.id: tuple(g) for j, g in ((j, allocation.mapping[j.id]) for j in instance.jobs)}
-    everyone = list(instance.running) + list(instance.jobs)
+    """``allocation`` improved by moves (module docstring), then by making room for the jobs still above their
+    own best (:func:`make_room`), until neither improves; returns it and the moves made."""
+    usable = usable_nodes(instance)
+    mapping = {j.id: tuple(allocation.mapping[j.id]) for j in instance.jobs}
+    floor = own or {}
     moves, improved = 0, True
     while improved and not deadline.expired():
         improved = False
-        full = {**{r.id: instance.groups(r) for r in instance.running}, **mapping}
-        times = machine_times(instance, full, everyone)
-        floor = own or {}
-        order = sorted(instance.jobs, key=lambda j: -(times[j.id] - floor.get(j.id, 0.0)))
-        for j in order:
+        times = _times(instance, mapping)
+        late = sorted((j for j in instance.jobs if times[j.id] > floor.get(j.id, 0.0) * (1 + SLACK)),
+                      key=lambda j: -(times[j.id] - floor.get(j.id, 0.0)))
+        for j in late:
             if deadline.expired():
                 break
-            if times[j.id] <= floor.get(j.id, 0.0) * (1 + SLACK):
-                continue
-            found = best_move(instance, full, j, usable, times)
+            found = best_move(instance, mapping, j, usable, times, times[j.id] * (1 - SLACK))
             if found is not None:
-                mapping[j.id] = full[j.id] = found[1]
-                times = machine_times(instance, full, everyone)
+                mapping[j.id] = found[1]
+                times = _times(instance, mapping)
                 moves, improved = moves + 1, True
+        for j in ([] if improved else late):
+            if deadline.expired():
+                break
+            trial = make_room(instance, mapping, j, usable)
+            if trial is not None:
+                mapping, moves, improved = trial, moves + 1, True
+                break
     avoid = not any(instance.node[f].anomalous for g in mapping.values() for f, _ in g)
     return Allocation(mapping, frozenset(), avoid), moves
