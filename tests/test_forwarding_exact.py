@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 import iosched
 from iosched.evaluate.forwarding import Allocation, evaluate, node_times
-from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Job, load
+from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Job, generate, load
 from iosched.models.forwarding import lower_bound, shared_or_alone
 from iosched.models.forwarding_configs import node_classes, part_times, users
 from iosched.models.forwarding_cover import cover
-from iosched.models.forwarding_exact import own_best, threshold_search
+from iosched.models.forwarding_exact import core_bound, own_best, threshold_search
+from iosched.models.forwarding_polish import best_move, polish
 from iosched.solvers import Deadline
 
 BF = 2.5
@@ -254,3 +255,64 @@ def test_too_large_tables_leave_the_start_and_a_valid_bound():
 def test_bad_parameters_are_refused(params, name):
     with pytest.raises(iosched.ParameterError, match=name):
         iosched.solve("forwarding", "figure4", "exact", **params)
+
+
+# --- the start's polish and the core bound ---------------------------------------------------------------------
+
+
+def test_make_room_moves_the_small_job_that_blocks_the_large_one():
+    """Two nodes of 2.5 GB/s and an anomalous one (0.25): a high-bandwidth job of 5 GB/s of links starts on one
+    node (4 s), a high-IOPS job that it would slow 10x holds the other. Moving the large job alone gains nothing;
+    making room (the small job to the slow node, where its 0.1 GB/s fit) gives 2 s + 10 s, the optimum."""
+    nodes = (ForwardingNode(0, BF), ForwardingNode(1, BF), ForwardingNode(2, BF, True, "pool"))
+    big = Job("big", 0, 2, 2, 2.5, 10.0, bandwidth="high")
+    small = Job("small", 2, 1, 1, 0.1, 1.0, "1-1", iops="high")
+    inst = ForwardingInstance(1024, 512, nodes, (big, small), (), anomalous_fraction=0.1)
+    start = Allocation({"big": ((1, 2),), "small": ((0, 1),)})
+    assert evaluate(inst, start).total_io_time == pytest.approx(14.0)
+    times = {j.id: t for j, t in zip(inst.jobs, (4.0, 10.0))}
+    assert best_move(inst, dict(start.mapping), big, [0, 1, 2], times, 4.0 * (1 - 1e-12)) is None
+    polished, moves = polish(inst, start, None, Deadline(60))
+    assert evaluate(inst, polished).total_io_time == pytest.approx(12.0) == enumerate_best(inst)
+    assert polished.mapping["small"] == ((2, 1),) and moves >= 1
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 12), st.sampled_from([0, 3, 16]))
+def test_polish_passes_the_evaluator_and_never_loses(seed, n, pool):
+    inst = generate(seed, n, compute_nodes=8192, default_nodes=16, pool_nodes=pool)
+    start = iosched.solve("forwarding", inst, "dfra").solution
+    polished, _ = polish(inst, start, None, Deadline(60))
+    before, after = evaluate(inst, start), evaluate(inst, polished)
+    assert after.feasible and after.total_io_time <= before.total_io_time * (1 + 1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(pools(), st.sampled_from(HEURISTICS[:4]))
+def test_the_core_bound_is_below_every_allocation(inst, heuristic):
+    """The core bound (the others' own bests plus the search over the jobs a heuristic leaves above theirs) is
+    never above the enumeration's optimum, whatever the incumbent it starts from."""
+    start = iosched.solve("forwarding", inst, heuristic).solution
+    upper = evaluate(inst, start).total_io_time
+    classes = node_classes(inst)
+    own = [own_best(inst, j, classes) for j in inst.jobs]
+    bound, info, better = core_bound(inst, start, upper, own, Deadline(60), 5_000_000)
+    best = enumerate_best(inst)
+    assert bound <= best * (1 + 1e-9) + 1e-12, info
+    if better is not None:
+        assert evaluate(inst, better[0]).feasible and better[1] < upper and better[1] >= best * (1 - 1e-12)
+
+
+def test_a_core_inside_a_larger_instance_proves_figure4():
+    """figure4 with two small 1-1 jobs beside it, tables of every job refused (max_rows): the core of the three
+    figure4 jobs is searched alone and proves its 189.6875, so the bound is 189.6875 plus the small jobs' own
+    bests (25.6 s and 38.4 s at their links)."""
+    f4 = load("figure4")
+    small = tuple(Job(f"small{k}", 1536 + 4 * k, 4, 1, BC, 2.0 + k, "1-1") for k in range(2))
+    inst = ForwardingInstance(2048, 512, f4.forwarding_nodes, f4.jobs + small, (), name="figure4+small")
+    r = iosched.solve("forwarding", inst, "exact", max_rows=200_000)
+    assert r.evaluation.feasible and "max_rows" in r.info["stopped"]
+    cores = r.info["core"]["cores"]
+    assert any(c["jobs"] == ["awp", "shentu", "lammps"] and c["bound"] == pytest.approx(189.6875 + 64, rel=1e-9)
+               for c in cores), cores
+    assert r.bound <= r.objective
