@@ -13,7 +13,7 @@ changes no share, and it is left out of the interference traits: the same rates 
 **Monotonicity** (what every pruning rule of the exact method rests on). On one node, adding a user
 or raising a user's c never shortens any user's part time. Proof: raising a cap (or adding a consumer,
 a cap raised from 0) never raises the max-min fair level (progressive filling: every share
-left / |todo| is computed from less or equal capacity left), so every other user's rate min(cap,
+left / len(todo) is computed from less or equal capacity left), so every other user's rate min(cap,
 level) does not rise; the slowdown is a maximum over the traits of the others, which only grows
 with more users; and the user's own time volume c / n / min(c cap1, level) with cap1 = io B_c / n
 is volume / n / min(cap1, level / c), non-decreasing in c. Hence the configurations within given
@@ -89,7 +89,7 @@ def part_times(u: Users, capacity: float, table: tuple[tuple[float, ...], ...], 
     caps = c * u.io / u.nodes * u.bandwidth  # part_cap: c * io / n * B_c, in that order
     present = c > 0
     # max_min_fair: progressive filling over the caps in ascending order; a row stops at its first cap above
-    # the share left / |todo|, and every user then gets min(cap, that share)
+    # the share left / len(todo), and every user then gets min(cap, that share)
     ordered = np.sort(caps, axis=1)
     users_n = caps.shape[1]
     left = np.full(m, float(capacity))

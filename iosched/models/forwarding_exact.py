@@ -187,7 +187,7 @@ def _maximal_sets(u: Users, capacity: float, table, cmax: list[int], limits: np.
         if fit([greedy + (j,)])[0]:
             greedy += (j,)
         if math.prod(cmax[i] + 1 for i in greedy) > rows:
-            raise TooLarge(f"jobs {len(greedy)} of which may share one node would need "
+            raise TooLarge(f"{len(greedy)} jobs that may share one node would need "
                            f"{math.prod(cmax[i] + 1 for i in greedy):.3g} configurations, past max_rows")
     found, level, count = [], [(j,) for j in candidates], len(candidates)
     while level:
@@ -264,6 +264,8 @@ class Search:
     def feasible(self, index, witness: bool = False):
         """Whether the thresholds at ``index`` are feasible; with ``witness``, the (class, configuration) of
         every node used, or None."""
+        if self.deadline.expired():
+            raise TimeoutError("the time limit stopped the branch and bound")
         self.checks += 1
         theta = np.array([v[i] for v, i in zip(self.dims.values, index)])
         allowed = self.allowed(theta)
@@ -285,8 +287,6 @@ class Search:
             f, _, lo, hi = heap[0]
             if f >= best - tolerance:
                 break
-            if self.deadline.expired():
-                return best, witness, f, "time"
             self.boxes += 1
             try:
                 box = self._reduce(list(lo), list(hi), f, best - tolerance)
@@ -295,6 +295,8 @@ class Search:
                     box = None
             except TooLarge as e:
                 return best, witness, f, str(e)
+            except TimeoutError:
+                return best, witness, f, "time"
             heapq.heappop(heap)
             if box is None or self.dims.score(box[0]) >= best - tolerance:
                 continue
@@ -444,7 +446,7 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
             if witness is not None:  # the core's allocation, the other jobs fitted around it
                 core_jobs = list(sub.jobs)
                 start = allocation_of(sub, core_jobs, found.classes, witness).mapping
-                full = insert_rest(instance, start, usable_nodes(instance))
+                full = insert_rest(instance, start, usable_nodes(instance), deadline)
                 value = evaluate(instance, full).total_io_time if full is not None else math.inf
                 note["fitted"] = value
                 if value < (upper if better is None else better[1]):
@@ -454,9 +456,14 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     return best, {"cores": tried}, better
 
 
+def _search(instance: ForwardingInstance, time_limit: float) -> MethodOutput:
+    """The local search within half the method's time limit (the rest is for the bounds and the search)."""
+    return search(instance, time_limit=time_limit / 2)
+
+
 def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int) -> MethodOutput:
     """The method of the module docstring: a start, the bounds, the tables and the branch and bound."""
-    start = best_start(instance, "total_io_time", deadline, {**STARTS, "search": search})
+    start = best_start(instance, "total_io_time", deadline, {**STARTS, "search": _search})
     incumbent, upper = start.allocation, start.value
     info: dict = {"scope": SCOPE_EXACT, "start": start.summary()}
     jobs, classes = list(instance.jobs), node_classes(instance)

@@ -89,7 +89,8 @@ def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     return float(values[lo]), tuple(groups)
 
 
-def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int]) -> dict | None:
+def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int],
+              deadline: Deadline) -> dict | None:
     """Job ``job`` on the nodes of its best placement among the running jobs alone (their times frozen), the
     jobs to place found there moved elsewhere (smallest links first: the large ones fill what is left), every
     other time frozen; a moved job may end slower than it was by what ``job`` gained less what the moved ones
@@ -105,6 +106,8 @@ def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     trial = {k: v for k, v in mapping.items() if k not in {e.id for e in moved}}
     trial[job.id] = found[1]
     for e in sorted(moved, key=lambda e: e.io_nodes * e.node_bandwidth):
+        if deadline.expired():
+            return None
         limit = times[e.id] + gain * (1 - 1e-6)
         placed = best_move(instance, trial, e, usable, _times(instance, trial), limit)
         if placed is None:
@@ -114,11 +117,14 @@ def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     return trial
 
 
-def insert_rest(instance: ForwardingInstance, mapping: dict, usable: list[int]) -> Allocation | None:
+def insert_rest(instance: ForwardingInstance, mapping: dict, usable: list[int],
+                deadline: Deadline) -> Allocation | None:
     """``mapping`` (some of the jobs to place) completed with the others, smallest links first, each at its least
-    time with every time already there frozen (:func:`best_move`); None when one finds no room."""
+    time with every time already there frozen (:func:`best_move`); None when one finds no room or time is up."""
     mapping = dict(mapping)
     for j in sorted((j for j in instance.jobs if j.id not in mapping), key=lambda j: j.io_nodes * j.node_bandwidth):
+        if deadline.expired():
+            return None
         placed = best_move(instance, mapping, j, usable, _times(instance, mapping), math.inf)
         if placed is None:
             return None
@@ -157,7 +163,7 @@ def polish(instance: ForwardingInstance, allocation: Allocation, own: dict[str, 
         for j in ([] if improved else late):
             if deadline.expired():
                 break
-            trial = make_room(instance, mapping, j, usable)
+            trial = make_room(instance, mapping, j, usable, deadline)
             if trial is not None:
                 mapping, moves, improved = trial, moves + 1, True
                 break
