@@ -52,8 +52,9 @@ def run(spec: str, time_limit: float) -> dict:
         did.append(f"search {info['checks']} oracle calls, {info['boxes']} boxes")
     for core in info.get("core", {}).get("cores", []):
         did.append(f"core {'+'.join(core['jobs'])}: {core.get('bound', '-')}")
-    if "stopped" in info:
-        did.append(f"stopped: {info['stopped'][:90]}")
+    for key in ("full_search", "stopped"):
+        if key in info:
+            did.append(f"{key.replace('_', ' ')}: {info[key][:90]}")
     return {"instance": spec, "status": str(r.status), "value": r.objective, "bound": r.bound, "gap": r.gap,
             "library_best": best, "library_bound": bound, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2), "did": "; ".join(did)}

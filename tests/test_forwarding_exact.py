@@ -246,7 +246,7 @@ def test_own_best_is_the_jobs_least_time_alone():
 
 def test_too_large_tables_leave_the_start_and_a_valid_bound():
     r = iosched.solve("forwarding", "figure4", "exact", max_rows=1000)
-    assert r.status == "feasible" and "max_rows" in r.info["stopped"]
+    assert r.status == "feasible" and "max_rows" in r.info["full_search"]
     assert r.bound <= 189.6875 and r.objective >= 189.6875
 
 
@@ -311,7 +311,7 @@ def test_a_core_inside_a_larger_instance_proves_figure4():
     small = tuple(Job(f"small{k}", 1536 + 4 * k, 4, 1, BC, 2.0 + k, "1-1") for k in range(2))
     inst = ForwardingInstance(2048, 512, f4.forwarding_nodes, f4.jobs + small, (), name="figure4+small")
     r = iosched.solve("forwarding", inst, "exact", max_rows=200_000)
-    assert r.evaluation.feasible and "max_rows" in r.info["stopped"]
+    assert r.evaluation.feasible and "max_rows" in r.info["full_search"]
     cores = r.info["core"]["cores"]
     assert any(c["jobs"] == ["awp", "shentu", "lammps"] and c["bound"] == pytest.approx(189.6875 + 64, rel=1e-9)
                for c in cores), cores

@@ -62,7 +62,7 @@ from typing import Annotated
 import numpy as np
 
 from iosched.core import MethodOutput, Status, register
-from iosched.evaluate.forwarding import Allocation, evaluate, running_alone
+from iosched.evaluate.forwarding import Allocation, evaluate, machine_times, running_alone, trait_indices
 from iosched.heuristics.forwarding import search
 from iosched.instances.forwarding import ForwardingInstance, Job
 from iosched.models.forwarding import best_start, lower_bound
@@ -407,8 +407,9 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
                deadline: Deadline, max_rows: int, grow: int = 3) -> tuple[float, dict]:
     """A bound valid for every allocation from a core K of the jobs: sum_{j not in K} LB_j + the branch and
     bound's bound on the instance with only K to place. K starts as the jobs the incumbent leaves above their
-    own best and takes up to ``grow`` more, largest links first (they compete most for capacity), while the
-    tables fit and time is left; the best of those bounds.
+    own best, and those beside a running job it delays that slow it by interference (all those beside one
+    where none does), and takes up to ``grow`` more, largest links first (they compete most for capacity),
+    while the tables fit and time is left; the best of those bounds (any K gives a valid one).
 
     Proof. Take any allocation A and remove the jobs outside K: no remaining part slows (monotonicity), so
     K's times and the running jobs' delays in A are at least those of A restricted to K, whose score on the
@@ -418,8 +419,22 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     sum LB_j + b for every A. Where the search on K finds an allocation of K, the other jobs are fitted around
     it (:func:`~iosched.models.forwarding_polish.insert_rest`). Returns the bound (0 when no core helps), what
     was done per core tried, and (allocation, value) when one beats ``upper``, else None."""
-    times = evaluate(instance, incumbent).job_times
-    late = [i for i, j in enumerate(instance.jobs) if times[j.id] > own[i] * (1 + SLACK)]
+    mapping = {**{r.id: instance.groups(r) for r in instance.running}, **incumbent.mapping}
+    times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
+    before = running_alone(instance)
+    delayed = {}  # node -> the delayed running jobs on it
+    for r in instance.running:
+        if times[r.id] > before[r.id] * (1 + SLACK):
+            for f, _ in instance.groups(r):
+                delayed.setdefault(f, []).append(r)
+    table = instance.interference.slowdown
+    slows = {}  # job to place -> whether it slows (by interference) a delayed running job beside it
+    for j in instance.jobs:
+        beside = [r for f, _ in incumbent.mapping[j.id] for r in delayed.get(f, [])]
+        slows[j.id] = any(max(table[v][a] for v in trait_indices(instance, r) for a in trait_indices(instance, j)) > 1
+                          for r in beside) if beside else None
+    culprits = {j for j, s in slows.items() if s} or {j for j, s in slows.items() if s is not None}
+    late = [i for i, j in enumerate(instance.jobs) if times[j.id] > own[i] * (1 + SLACK) or j.id in culprits]
     others = sorted(set(range(len(instance.jobs))) - set(late),
                     key=lambda i: -instance.jobs[i].io_nodes * instance.jobs[i].node_bandwidth)
     best, tried, better = 0.0, [], None
@@ -496,11 +511,12 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
     try:
         found = threshold_search(instance, upper, own, lower, deadline, max_rows)
     except TooLarge as e:
+        info["full_search"] = f"not run: {e}"
         bound, core, better = core_bound(instance, incumbent, upper, own, deadline, max_rows)
         info["core"] = core
         if better is not None:
             incumbent, upper = better
-        return done(Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE, max(lower, bound), str(e))
+        return done(Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE, max(lower, bound))
     except TimeoutError as e:
         return done(Status.TIME_LIMIT, lower, str(e))
     info.update(rows=sum(len(t.within) for t in found.tables), thresholds=[len(v) for v in found.dims.values],
