@@ -417,8 +417,9 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     sum_{j not in K} LB_j + OPT_K. An A below ``upper`` restricts to a score below upper - sum_{j not in K}
     LB_j, the incumbent the search on K is given, so its bound b (at most that incumbent) gives score(A) >=
     sum LB_j + b for every A. Where the search on K finds an allocation of K, the other jobs are fitted around
-    it (:func:`~iosched.models.forwarding_polish.insert_rest`). Returns the bound (0 when no core helps), what
-    was done per core tried, and (allocation, value) when one beats ``upper``, else None."""
+    it (:func:`~iosched.models.forwarding_polish.insert_rest`) and the whole is polished. Returns the bound (0
+    when no core helps), what was done per core tried, and (allocation, value) when one beats ``upper``, else
+    None."""
     mapping = {**{r.id: instance.groups(r) for r in instance.running}, **incumbent.mapping}
     times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
     before = running_alone(instance)
@@ -462,6 +463,8 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
                 core_jobs = list(sub.jobs)
                 start = allocation_of(sub, core_jobs, found.classes, witness).mapping
                 full = insert_rest(instance, start, usable_nodes(instance), deadline)
+                if full is not None:
+                    full, _ = polish(instance, full, {j.id: b for j, b in zip(instance.jobs, own)}, deadline)
                 value = evaluate(instance, full).total_io_time if full is not None else math.inf
                 note["fitted"] = value
                 if value < (upper if better is None else better[1]):
