@@ -1,17 +1,22 @@
 """forwarding/exact (exact over every allocation) on the paper's instances and the library's forwarding instances.
 
     python benchmarks/forwarding_exact.py [--time-limit 600] [--only figure4 lib:forwarding/scarce-0 ...]
+                                          [--sweep 10] [--sweep-limit 60]
                                           [--markdown benchmarks/forwarding_exact.md] [--json out.json]
 
 Per instance: the method's evaluated value, its bound (valid for every allocation), status and gap, the
 library's best known and bound beside them (read, never written), what the method did (start heuristic,
 polish, branch-and-bound oracle calls, core), wall and CPU seconds of one ``iosched.solve`` call, and the
-load average before and after it. Times are measured on whatever else the machine is doing.
+load average before and after it. ``--sweep N`` adds generated instances, seeds 0 .. N-1 of
+``generate(seed, n_jobs, compute_nodes=8192, default_nodes=16, pool_nodes=pool)`` for 20 and 50 jobs and
+pools of 0 and 16 nodes (every default node shared with running jobs; no idle node at all for pool 0), each
+under ``--sweep-limit`` s. Times are measured on whatever else the machine is doing.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -21,7 +26,7 @@ import time
 
 import iosched
 from iosched import library
-from iosched.instances.forwarding import APPS
+from iosched.instances.forwarding import APPS, generate
 
 PAPER = ["figure4", "pair:wrf1:awp"] + [f"testbed:{a}" for a in APPS]
 LIBRARY = ["scarce-0", "scarce-1", "large-0", "large-1", "medium-0", "medium-1", "medium-2", "medium-3",
@@ -38,12 +43,13 @@ def known(spec: str) -> tuple[float | None, float | None]:
     return (entry["best_known"], entry["bound"]) if entry else (None, None)
 
 
-def run(spec: str, time_limit: float) -> dict:
+def run(spec, time_limit: float) -> dict:
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
     r = iosched.solve("forwarding", spec, "exact", time_limit=time_limit)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    best, bound = known(spec)
+    best, bound = known(spec) if isinstance(spec, str) else (None, None)
+    spec = spec if isinstance(spec, str) else spec.name
     info = r.info
     did = [f"start {info['start']['heuristic']} {info['start']['value']:.10g}"]
     if "polish" in info:
@@ -82,24 +88,54 @@ def markdown(rows: list[dict], time_limit: float, command: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def sweep_table(rows: list[dict]) -> str:
+    out = ["\n## Generated instances\n",
+           "| pool nodes | jobs | instances | optimal | largest gap | mean gap of the others | mean wall s | "
+           "max wall s | mean CPU s |", "|---|---|---|---|---|---|---|---|---|"]
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["pool"], r["n_jobs"]), []).append(r)
+    for (pool, n), rs in sorted(groups.items()):
+        open_ = [r["gap"] for r in rs if r["status"] != "optimal"]
+        out.append(f"| {pool} | {n} | {len(rs)} | {len(rs) - len(open_)} | {max(open_, default=0):.2e} | "
+                   f"{(sum(open_) / len(open_) if open_ else 0):.2e} | "
+                   f"{sum(r['wall_s'] for r in rs) / len(rs):.2f} | {max(r['wall_s'] for r in rs):.2f} | "
+                   f"{sum(r['cpu_s'] for r in rs) / len(rs):.2f} |")
+    out.append("\nThe open ones:\n")
+    out += [f"- {r['instance']}: {r['status']}, {r['value']:.10g} against {r['bound']:.10g} (gap {r['gap']:.2e}), "
+            f"{r['wall_s']} s wall, {r['cpu_s']} s CPU, load {r['load_before']}-{r['load_after']}; {r['did']}"
+            for r in rows if r["status"] != "optimal"]
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--time-limit", type=float, default=600.0)
     p.add_argument("--only", nargs="*", default=None)
+    p.add_argument("--sweep", type=int, default=0)
+    p.add_argument("--sweep-limit", type=float, default=60.0)
     p.add_argument("--markdown", default=None)
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     rows = []
-    for spec in a.only or DEFAULT:
+    for spec in DEFAULT if a.only is None else a.only:
         rows.append(run(spec, a.time_limit))
         print(json.dumps(rows[-1]), flush=True)
+    swept = []
+    for pool in (0, 16) if a.sweep else ():
+        for n in (20, 50):
+            for seed in range(a.sweep):
+                inst = generate(seed, n, compute_nodes=8192, default_nodes=16, pool_nodes=pool)
+                inst = dataclasses.replace(inst, name=f"generate({seed}, {n}, pool_nodes={pool})")
+                swept.append({**run(inst, a.sweep_limit), "pool": pool, "n_jobs": n})
+                print(json.dumps(swept[-1]), flush=True)
     command = "python benchmarks/forwarding_exact.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if a.markdown:
         with open(a.markdown, "w") as fh:
-            fh.write(markdown(rows, a.time_limit, command.strip()))
+            fh.write(markdown(rows, a.time_limit, command.strip()) + (sweep_table(swept) if swept else ""))
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+            json.dump(rows + swept, fh, indent=1)
 
 
 if __name__ == "__main__":
