@@ -47,10 +47,11 @@ class Step:
 
 
 def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool = False,
-          max_work: int = 10**9):
+          max_work: int = 10**9, expired=None):
     """Can one configuration per node cover ``need``? ``classes`` lists (nodes, configurations P x k) per
     class; returns None if not, else True, or with ``witness`` the list of (class, configuration) per node
-    used (empty nodes left out). TooLarge when a step would gather more than ``max_work`` values."""
+    used (empty nodes left out). TooLarge when a step would gather more than ``max_work`` values;
+    TimeoutError when ``expired()`` (checked before each node) says so."""
     need = np.asarray(need, dtype=np.int64)
     k = len(need)
     if k == 0:
@@ -68,6 +69,8 @@ def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool
             continue
         configs = np.vstack([np.zeros((1, k), dtype=np.int64), configs])  # the empty node
         for _ in range(min(count, total)):
+            if expired is not None and expired():
+                raise TimeoutError("the time limit stopped the covering program")
             step = Step(index, configs, reach)
             if len(configs) * values.size > max_work:
                 raise TooLarge(f"a step of the covering program would gather {len(configs)} x {values.size} "

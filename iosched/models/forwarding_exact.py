@@ -74,6 +74,7 @@ from iosched.solvers import Deadline
 from iosched.validate import Integer, TimeLimit
 
 SLACK = 1e-12  # relative allowance of every threshold comparison (module docstring)
+BLOCK = 200_000  # configurations timed at once while the tables are built
 SCOPE_EXACT = "every allocation the evaluator accepts"
 Rows = Annotated[int, Integer(1, 10**8)]
 
@@ -158,11 +159,17 @@ def tables(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClas
                 raise TooLarge(f"the configuration tables pass max_rows={max_rows} (class {ci} of "
                                f"{len(classes)}, jobs {[jobs[j].id for j in group]}: {size} configurations)")
             grid = np.stack(np.meshgrid(*[np.arange(s) for s in shape], indexing="ij"), axis=-1).reshape(-1, len(group))
-            configs = np.zeros((size, len(jobs)), dtype=np.int64)
-            configs[:, list(group)] = grid
-            times = part_times(u, cls.capacity, table, configs)
-            keep = list(group) + list(range(len(jobs), times.shape[1]))
-            out.append(Table(ci, tuple(group), shape, times[:, keep], _within(times, limits).all(axis=1)))
+            keep = list(group) + list(range(len(jobs), len(jobs) + len(cls.running)))
+            times, within = [], []
+            for a in range(0, size, BLOCK):  # a block of configurations at a time, the deadline checked between
+                if deadline.expired():
+                    raise TimeoutError(f"the configuration tables of {ci} of {len(classes)} node classes were built")
+                configs = np.zeros((min(size - a, BLOCK), len(jobs)), dtype=np.int64)
+                configs[:, list(group)] = grid[a:a + BLOCK]
+                block = part_times(u, cls.capacity, table, configs)
+                times.append(block[:, keep])
+                within.append(_within(block, limits).all(axis=1))
+            out.append(Table(ci, tuple(group), shape, np.vstack(times), np.concatenate(within)))
     return out
 
 
@@ -269,7 +276,8 @@ class Search:
         self.checks += 1
         theta = np.array([v[i] for v, i in zip(self.dims.values, index)])
         allowed = self.allowed(theta)
-        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_work)
+        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_work,
+                      self.deadline.expired)
         if not witness or found is None:
             return found
         return [(allowed[p][0], config) for p, config in found]
