@@ -45,6 +45,17 @@ incumbent, its box solved), and the box is split in halves along its widest thre
 by least F(lo): at any moment min(UB, least F(lo) of the open boxes) is a bound valid for every
 allocation, which a time-limited run reports.
 
+**The incumbent** is the best of fixed, DFRA, MCKP, round-robin and the local search, polished one job at a
+time (:mod:`iosched.models.forwarding_polish`); the method stops as soon as it meets max(the problem's
+bound, sum_j LB_j). **Where the tables are too large** (many jobs that may share nodes) the search runs on
+a core of the jobs instead (:func:`core_bound`): its bound plus the other jobs' LB_j is valid for every
+allocation, and its allocation, the other jobs fitted around it, may improve the incumbent; the result
+is then optimal only where the two meet.
+
+**Exact over** every allocation the evaluator accepts, for total_io_time; where the search finishes,
+status optimal with its bound; past the time limit (checked between oracle calls, table blocks and
+program steps), the incumbent and the least F(lo) of the open boxes.
+
 **Floating point.** Part times are monotone in exact arithmetic; the evaluator's rounding can break
 that by a few units in the last place (a part at its link speed takes V c / n / (c io / n B_c)). Every
 comparison with a threshold allows a relative 1e-12, which only enlarges what is allowed (the bound
