@@ -270,9 +270,10 @@ def run_instance(e: library.Entry, log) -> None:
         raise RuntimeError(f"{e.name}: no method gave a feasible solution that could be recorded")
 
 
-def escalate(e: library.Entry, up_to: str, log) -> None:
+def escalate(e: library.Entry, up_to: str, log, again: bool = False) -> None:
     """Run ``e`` (an open instance) under each profile up to ``up_to`` with the methods of :data:`ESCALATE`,
-    skipping the (profile, method) pairs already tried, until it is optimal."""
+    skipping the (profile, method) pairs already tried (unless ``again``: a method improved since its
+    recorded run), until it is optimal."""
     for profile in PROFILE_ORDER[:PROFILE_ORDER.index(up_to) + 1]:
         for method, params, skip in ESCALATE[e.problem]:
             rec = library.summarize(e.problem)["instances"][e.name]
@@ -284,7 +285,7 @@ def escalate(e: library.Entry, up_to: str, log) -> None:
                 continue
             if skip is not None and skip(e):
                 continue
-            if f"{profile}/{method}" in rec["class_tried"] or f"none/{method}" in rec["class_tried"]:
+            if not again and (f"{profile}/{method}" in rec["class_tried"] or f"none/{method}" in rec["class_tried"]):
                 continue  # ran already (a run that depends on no profile ran for every profile)
             log(f"  {method} under {profile}")
             res, used = _run(e, method, params, profile, log)
@@ -303,6 +304,9 @@ def main(argv=None) -> int:
     ap.add_argument("--escalate", metavar="PROFILE", choices=PROFILE_ORDER,
                     help="only run the open instances (with --only: those of them) under each profile up to PROFILE "
                          "with the methods of ESCALATE")
+    ap.add_argument("--again", action="store_true",
+                    help="with --escalate: run the (profile, method) pairs the history says ran already (the method "
+                         "improved since)")
     ap.add_argument("--more-bounds", action="store_true",
                     help="only record the bounds of MORE_BOUNDS where they tighten the recorded ones")
     args = ap.parse_args(argv)
@@ -315,7 +319,7 @@ def main(argv=None) -> int:
             for name, rec in library.summarize(problem)["instances"].items():
                 if rec["status"] == "open" and (not args.only or name.split("/", 1)[1] in args.only):
                     log(f"{name}: up to {args.escalate}")
-                    escalate(library.entry(name), args.escalate, log)
+                    escalate(library.entry(name), args.escalate, log, args.again)
             continue
         (library.DATA / problem).mkdir(parents=True, exist_ok=True)
         for short, spec, tags in INSTANCES[problem]:

@@ -30,7 +30,10 @@ from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
 from iosched.models import filedomain as filedomain_models
-from iosched.models import filedomain_segments
+from iosched.models import (
+    filedomain_segments,
+    forwarding_exact,  # noqa: F401  (registers exact)
+)
 from iosched.models import forwarding as forwarding_models
 from iosched.models import forwarding_every as forwarding_every_models  # (registers milp, milp-max)
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)

@@ -86,10 +86,12 @@ def test_bound_never_exceeds_any_methods_value(tmp_path_factory, seed, limit):
 @pytest.fixture
 def patient(tmp_path, monkeypatch):
     """The default profile with time to spare: random:1:32:32's search takes about 4 s of CPU, which a machine
-    busy with the rest of the suite and two CPU burners stretched past the default 60 s of wall time."""
+    busy with the rest of the suite and two CPU burners stretched past the default 60 s of wall time. Not
+    more: the integer certificate after the search takes up to a quarter of the limit (at 900 s it ran
+    225 s per instance in CI, improving random:1:16:16's partition six times)."""
     lines = [f"{k} = {v!r}" for k, v in load_profile("default").__dict__.items()
              if k in ("rel_gap", "threads", "seed")]
-    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 900\n" + "\n".join(lines) + "\n")
+    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 120\n" + "\n".join(lines) + "\n")
     monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "solvers.toml"))
 
 
@@ -99,8 +101,10 @@ def test_proved_optima_on_irregular_writes(name, patient):
     optimal, no heuristic better, the model's objective the evaluator's."""
     res = iosched.solve("filedomain", name, "exact")
     assert res.status.value == "optimal", res.info
-    # the segment search's, or a heuristic's that the count relaxation (time_bound) or the certificate proves
-    assert res.info["chosen"] == "segments" or res.info.get("certified_by"), res.info
+    # the segment search's, one the integer certificate found below it, or a heuristic's that the count
+    # relaxation (time_bound) or the certificate proves
+    chosen = res.info["chosen"]
+    assert chosen == "segments" or chosen.startswith("certificate ") or res.info.get("certified_by"), res.info
     for method in HEURISTICS:
         assert res.objective <= iosched.solve("filedomain", name, method).objective * (1 + 1e-9)
     assert res.objective >= res.bound >= cheap_bound(load(name))

@@ -36,8 +36,9 @@ warnings.filterwarnings("ignore", message=".*[Ll]icense.*")  # Xpress's communit
 CASES = [
     ("forwarding", "random:0:20", "milp-dfra-space", {}),
     ("window", "paper:example", "exact", {"engine": "milp"}),
-    ("filedomain", "sweep:4:6:2", "exact", {"engine": "milp"}),
-    ("filedomain", "sweep:4:6:2", "exact", {"engine": "segments"}),  # an array model, as malleable's
+    # early=False: a heuristic meets the count relaxation here, so by default no model would be solved
+    ("filedomain", "sweep:4:6:2", "exact", {"engine": "milp", "early": False}),
+    ("filedomain", "sweep:4:6:2", "exact", {"engine": "segments", "early": False}),  # an array model
     ("periodic", "paper:set9", "persched-compact", {}),  # its LP (set1's has 2111 columns: past two licences)
     ("malleable", "random:0:2:grid", "milp", {"unit": 2.0}),  # an array model: through MPS off HiGHS
 ]
@@ -272,20 +273,24 @@ def test_raw_options_are_checked_by_the_backend(solver, good, bad):
 
 
 def test_filedomain_segments_search_runs_on_every_backend(used):
-    """The segment engine's level search on each backend: infeasible tests below the optimum, a feasible one
-    above it, the last band minimised (at most 243 columns: within every licence); the same tests' results,
-    optimum and bound as HiGHS, and the auto engine keeps it."""
+    """The segment engine's level search on each backend: infeasible tests below the optimum and a feasible
+    one above it (within every licence); the same first test's result, optimum and bound as HiGHS, and the auto
+    engine keeps it. The count relaxation (time_bound) now starts the search so close that most generated
+    instances need one test or none (seed 55's three became one): of seeds 40-67 in four shapes, this one
+    needs three."""
     from iosched.instances.filedomain_presets import generate
 
-    inst = generate(55, servers=8, aggregators=3, max_stripes=19, locking="extent", requests=False)
+    inst = generate(45, servers=6, aggregators=3, max_stripes=16, locking="token", requests=False)
     ref = iosched.solve("filedomain", inst, "exact", engine="segments", early=False)
     results = [t["result"] for t in ref.info["tests"]]
-    assert {"infeasible", "feasible", "optimal"} <= set(results), results
+    assert {"infeasible", "feasible"} <= set(results), results
     for solver in OTHERS:
         used.clear()
         res = iosched.solve("filedomain", inst, "exact", early=False, profile=f"default:{solver}")
         assert res.info["engine"] == "segments" and set(used) == {solver}
-        assert [t["result"] for t in res.info["tests"]] == results, solver
+        # the first test's level comes from the instance alone; later ones from the solutions found, which
+        # differ between backends (SCIP's feasible point left a last band HiGHS had proved out of reach)
+        assert res.info["tests"][0]["result"] == results[0], solver
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(ref.objective, rel=1e-4), solver
         assert res.bound == pytest.approx(ref.bound, rel=1e-4) and res.bound <= res.objective
 

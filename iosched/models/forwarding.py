@@ -61,7 +61,7 @@ from iosched.evaluate.forwarding import (
     running_alone,
 )
 from iosched.heuristics.forwarding import dfra, fixed, mckp
-from iosched.instances.forwarding import ForwardingInstance, even_groups
+from iosched.instances.forwarding import TRAITS, ForwardingInstance, even_groups
 from iosched.solvers import Deadline, load_profile, solve_pyomo_within
 from iosched.validate import Integer, OneOf, choice
 
@@ -69,6 +69,7 @@ pe = lazy.module("pyomo.environ")
 if TYPE_CHECKING:
     from pyomo.environ import ConcreteModel
 
+SPLIT_MAX_JOBS = 256  # lower_bound's interference split past this many jobs would cost seconds (cubic)
 MODEL_OBJECTIVES = ("total_io_time", "max_io_time", "total_slowdown")
 Configurations = Annotated[int, Integer(1, 10**7)]
 SCOPE = ("each job to place keeps its default mapping or gets k dedicated healthy idle nodes of one "
@@ -113,6 +114,11 @@ def lower_bound(instance: ForwardingInstance, objective: str = "total_io_time") 
     in closed form (:func:`_waterfill`); total_slowdown the same with weights V_j / alone_j; max_io_time >=
     max(max_j V_j / cap_j, sum_j V_j / C). No assumption beyond the evaluator's model; tight when every job
     can run alone at its links' speed (the tests check it against enumeration).
+
+    For total_io_time and total_slowdown the bound is then raised by interference (:func:`shared_or_alone`)
+    on instances of at most SPLIT_MAX_JOBS jobs to place: the split costs a water-filling per pair of jobs
+    (cubic in the jobs), and every result of :func:`iosched.solve` computes this bound, heuristics' on
+    90,000 jobs too.
     """
     if objective == "forwarding_nodes_used":
         return float(max(len(instance.busy), 1))
@@ -127,7 +133,66 @@ def lower_bound(instance: ForwardingInstance, objective: str = "total_io_time") 
         return max(max(v / c for v, c in zip(vols, caps)), sum(vols) / total)
     if objective == "total_slowdown":
         vols = [v / alone_time(instance, j) for v, j in zip(vols, instance.jobs)]
-    return _waterfill(vols, caps, total)
+    water = _waterfill(vols, caps, total)
+    if len(instance.jobs) > SPLIT_MAX_JOBS:
+        return water
+    return max(water, shared_or_alone(instance, vols, caps, usable))
+
+
+def shared_or_alone(instance: ForwardingInstance, weights: list[float], caps: list[float],
+                    usable: list[float]) -> float:
+    """The water-filling bound of :func:`lower_bound` (objective sum_j weights_j / R_j, rates R_j <= caps_j
+    within the ``usable`` capacities) split, for one job j at a time, on whether j shares a forwarding node
+    with another job to place; the largest over j of the lesser case.
+
+    Proof. (B) j shares node f with job i: on f, j's slowdown is at least s(j <- i), the largest table
+    entry over j's traits and i's, and its part time there is s V_j (c / n_j) / min(its links, its share)
+    >= s L_j, with L_j = V_j / (io_j B_c,j) its links' time: T_j >= s(j <- i) L_j and T_i >= s(i <- j) L_i.
+    A time floor T_u >= t_u is a rate cap R_u <= V_u / t_u in the water-filling (more rate saves nothing),
+    so the score is at least the water-filling with those two caps lowered; the least over partners i.
+    (A) j shares no node with another job to place, and uses k >= 1 nodes (k <= n_j): its rate is at most
+    its links and the k largest capacities; the others use the other nodes, at most the total less the k
+    smallest capacities, each at most min(n_i, U - k) nodes. The score is at least j's term plus the others'
+    water-filling on that capacity; the least over k (past the k whose largest capacities cover j's links,
+    j's term stops falling and the others' only rises). Every allocation is in (A) or (B), so the lesser of
+    the two is a bound, for every j. A partner i with s(j <- i) = s(i <- j) = 1 makes (B) no better than
+    the water-filling itself: such a j is skipped. This is the issue's case split on Figure 4 (AWP beside a
+    high-bandwidth job takes 1.3 x 156.25 s, so it is alone: 156.25 + the other two on 17.5 GB/s).
+    """
+    m = len(instance.jobs)
+    if m < 2:
+        return 0.0
+    table = instance.interference.slowdown
+    traits = [[TRAITS.index(t) for t in instance.traits(j)] for j in instance.jobs]
+
+    def factor(victim: int, aggressor: int) -> float:
+        return max(table[v][a] for v in traits[victim] for a in traits[aggressor])
+
+    links = [j.volume / (j.io_nodes * j.node_bandwidth) for j in instance.jobs]
+    ascending = sorted(usable)
+    low = list(itertools.accumulate(ascending, initial=0.0))
+    high = list(itertools.accumulate(reversed(ascending), initial=0.0))
+    total, best, count = sum(usable), max(usable), len(usable)
+    out = 0.0
+    for j, job in enumerate(instance.jobs):
+        others = [i for i in range(m) if i != j]
+        if any(factor(j, i) == 1 and factor(i, j) == 1 for i in others):
+            continue
+        shared = math.inf
+        for i in others:
+            capped = list(caps)
+            capped[j] = min(caps[j], job.volume / (factor(j, i) * links[j]))
+            capped[i] = min(caps[i], instance.jobs[i].volume / (factor(i, j) * links[i]))
+            shared = min(shared, _waterfill(weights, capped, total))
+        alone = math.inf
+        for k in range(1, min(job.nodes, count - 1) + 1):
+            rest = [min(caps[i], min(instance.jobs[i].nodes, count - k) * best) for i in others]
+            alone = min(alone, weights[j] / min(caps[j], high[k])
+                        + _waterfill([weights[i] for i in others], rest, total - low[k]))
+            if high[k] >= caps[j]:
+                break
+        out = max(out, min(shared, alone))
+    return out
 
 
 def bounds(instance: ForwardingInstance) -> dict:
