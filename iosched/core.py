@@ -350,7 +350,13 @@ def optimality_tolerance(method: Method, params: dict) -> float:
     runs a solver, its profile's ``rel_gap`` (the solver's own idea of optimal), at least 2 BOUND_TOLERANCE
     (solvers' bounds are that far off); for any other method CERTIFIED_GAP."""
     profile = method_profile(method, params)
-    return CERTIFIED_GAP if profile is None else max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
+    return CERTIFIED_GAP if profile is None else profile_tolerance(profile)
+
+
+def profile_tolerance(profile) -> float:
+    """The relative gap within which a value meets a bound for a solve under ``profile``: its ``rel_gap``, at
+    least 2 BOUND_TOLERANCE (see :func:`optimality_tolerance`)."""
+    return max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
 
 
 def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
@@ -375,6 +381,10 @@ def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str
                            f"tolerance {tolerance:g})")
         return Status.OPTIMAL
     return status
+
+
+settle = _settled  # public: the same rule for a result made outside solve (iosched.solve_model)
+checked_bound = _checked_bound  # public: the same check of a bound against a feasible value
 
 
 @dataclass
