@@ -144,7 +144,7 @@ def test_cli_json_lists_every_registered_formulation(capsys):
     code, out, _ = run(capsys, "formulations", "forwarding", "lib:forwarding/small-0", "--json", "--profile", "quick")
     assert code == 0
     d = json.loads(out)
-    assert {d["problem"], d["instance"], d["sense"]} == {"forwarding", "small-0", "min"}
+    assert (d["problem"], d["instance"], d["sense"]) == ("forwarding", "lib:forwarding/small-0", "min")
     assert [r["formulation"] for r in d["rows"]] == list(formulations_of("forwarding"))
     for r in d["rows"]:
         assert set(KEYS) <= set(r)
@@ -249,7 +249,10 @@ def test_cardinality_cuts_hold_at_every_point_of_the_knapsack(sizes, capacity):
 
 
 def test_a_cardinality_cut_cuts_the_lp_point_it_is_for():
-    assert cardinality_cuts([6, 6, 3], 10) == [([0, 1, 2], 3), ([0, 1], 1)]  # w = 3: 3 fit; w = 6: only one
+    # w = 3: the three items of size >= 3 number floor(10 / 3) = 3, implied by x <= 1; w = 6: only one of two
+    assert cardinality_cuts([6, 6, 3], 10) == [([0, 1], 1)]
+    x = [5 / 6, 5 / 6, 0]  # a vertex of the LP relaxation: 6 x0 + 6 x1 = 10
+    assert 6 * x[0] + 6 * x[1] + 3 * x[2] <= 10 and x[0] + x[1] > 1
 
 
 @pytest.mark.parametrize("problem, name, formulation, on", [
@@ -289,7 +292,9 @@ def test_the_contiguity_cuts_keep_the_restrictions_optimum_and_tighten_the_relax
     rows = {r["formulation"]: r for r in s.rows}
     assert all(r["model_status"] == "optimal" for r in rows.values()), s.table()
     assert rows["milp"]["best"] == pytest.approx(rows["milp+"]["best"]) == pytest.approx(11 / 48)
-    assert rows["milp+"]["lp_relaxation"] == pytest.approx(17 / 72, rel=1e-6) < rows["milp"]["lp_relaxation"]
-    assert rows["relaxation+"]["bound"] == pytest.approx(11 / 48, rel=1e-6) < rows["milp-relaxation"]["bound"]
+    assert rows["milp+"]["lp_relaxation"] == pytest.approx(17 / 72, rel=1e-6)
+    assert rows["milp+"]["lp_relaxation"] < rows["milp"]["lp_relaxation"] - 1e-4
+    assert rows["relaxation+"]["bound"] == pytest.approx(11 / 48, rel=1e-6)
+    assert rows["relaxation+"]["bound"] < rows["milp-relaxation"]["bound"] - 1e-4
     assert rows["contiguity"]["best"] == pytest.approx(17 / 72, rel=1e-6)
     _check_bounds(s)
