@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 def generated(first: int, last: int) -> int:
     """Per generated instance: the cheap bound, the problem's bound (time_bound, its search's upper end the
     heuristics' best), how much it raises the cheap one and the gap left to the heuristics, its CPU seconds."""
-    from iosched.instances.filedomain import generate
+    from iosched.instances.filedomain_presets import generate
     from iosched.models.filedomain import cheap_bound
     from iosched.models.filedomain_relax import heuristics_best, time_bound
 

@@ -192,7 +192,8 @@ def cmd_generate(args) -> int:
     return 0
 
 
-IMPORT_PROBLEMS = ("filedomain", "forwarding", "periodic")
+# the iosched.instances module holding each problem's from_darshan
+IMPORT_PROBLEMS = {"filedomain": "filedomain_darshan", "forwarding": "forwarding_darshan", "periodic": "periodic"}
 
 
 def cmd_import(args) -> int:
@@ -203,7 +204,7 @@ def cmd_import(args) -> int:
     from iosched.importers.darshan import logs_in
 
     _writable(args.out, "--out")
-    build = import_module(f"iosched.instances.{args.problem}").from_darshan
+    build = import_module(f"iosched.instances.{IMPORT_PROBLEMS[args.problem]}").from_darshan
     params = _params(args.param)
     accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
     for key in params:
@@ -231,7 +232,10 @@ def cmd_import(args) -> int:
 
 
 def cmd_show(args) -> int:
-    inst = get_problem(args.problem).read_instance(args.instance)
+    prob = get_problem(args.problem)
+    if args.template == (args.instance is not None):
+        raise ParameterError("iosched show takes an instance or --template, one of the two")
+    inst = prob.template() if args.template else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
@@ -409,9 +413,10 @@ def _progress_flags(parser) -> None:
 
 
 def cmd_bench(args) -> int:
-    from iosched.harness.runner import run_suite
+    from iosched.harness.runner import check_out, run_suite
     from iosched.harness.suite import load_suite
 
+    check_out(args.out)  # before the suite's instances are generated
     suite = load_suite(args.suite)
     slurm = None
     if args.slurm or args.slurm_opt:
@@ -432,10 +437,10 @@ def cmd_report(args) -> int:
     from iosched.harness import report
 
     skipped: list[Path] = []
-    rows = report.load_results(args.dir, skipped)
+    reasons: dict[Path, str] = {}
+    rows = report.load_results(args.dir, skipped, reasons)
     for path in skipped:
-        print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
-              file=sys.stderr)
+        print(f"iosched: skipped {path}: it {reasons[path]}; 'iosched bench' runs it again", file=sys.stderr)
     if not rows:
         raise ParameterError(f"no results in {Path(args.dir) / 'results'}")
     table = report.summarize(rows)
@@ -519,7 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("format", choices=["darshan"])
     im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
                                                          "log; periodic: one application per log)")
-    im.add_argument("--problem", required=True, choices=IMPORT_PROBLEMS)
+    im.add_argument("--problem", required=True, choices=list(IMPORT_PROBLEMS))
     im.add_argument("--file", metavar="PATH", help="filedomain: the shared file (default: the largest written by "
                                                    "every rank)")
     im.add_argument("--out", metavar="FILE", help="write the instance JSON here (default: stdout)")
@@ -530,7 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="print an instance as JSON")
     sh.add_argument("problem")
-    sh.add_argument("instance")
+    sh.add_argument("instance", nargs="?")
+    sh.add_argument("--template", action="store_true", help="a small valid instance to start from (every field, "
+                                                            "its unit and meaning: the docs' format pages)")
     sh.set_defaults(fn=cmd_show)
 
     ls = sub.add_parser("list", help="problems, methods and built-in instances; a problem's (or one method's) "
@@ -545,13 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("suite", help="a suite file or a built-in suite (iosched list --suites)")
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
-    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
+    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tls://host:port with Dask's "
+                                                           "TLS configuration, or tcp://host:port)")
     be.add_argument("--slurm", action="store_true",
                     help="run on Slurm worker jobs started for this run (the suite's [slurm] table; docs/harness.md)")
     be.add_argument("--slurm-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="a Slurm option over the suite's [slurm] (partition, account, jobs, cores, memory, "
                          "walltime, job_extra_directives, job_script_prologue, interface, start_timeout, "
-                         "retries, restarts)")
+                         "retries, restarts, dashboard, insecure)")
     be.add_argument("--memory-mb", type=int,
                     help="address-space limit per task (at least 512); beyond it the task is OOM")
     be.add_argument("--retry-failed", action="store_true",

@@ -69,6 +69,7 @@ class Problem:
     # (instance, solution, path, title) -> its picture, a matplotlib Figure (iosched.plots.<problem>.plot)
     draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
+    template: Callable[[], Any] | None = None  # () -> a small valid instance to start from (show --template)
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
@@ -339,10 +340,15 @@ def method_profile(method: Method, params: dict):
     own = _signature(method.run).get("profile")
     if own is None:
         return None
-    from iosched.solvers import load_profile
+    from iosched.solvers import Profile, load_profile
 
     profile = params.get("profile", own.default)
-    return load_profile(profile) if isinstance(profile, str) else profile
+    if isinstance(profile, Profile):
+        return profile
+    if not isinstance(profile, str):
+        raise ParameterError(f"{method.problem}/{method.name}: profile must be the name of a solvers.toml profile, "
+                             f"got {_short(profile)}")
+    return load_profile(profile)
 
 
 def optimality_tolerance(method: Method, params: dict) -> float:

@@ -40,6 +40,16 @@ def test_nothing_to_plot_is_said_not_drawn(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_problem_without_a_picture_says_so(monkeypatch, tmp_path):
+    from iosched.core import PROBLEMS
+
+    monkeypatch.setitem(PROBLEMS, "window", replace(PROBLEMS["window"], draw=None))
+    res = iosched.solve("window", "paper:example", "exact")
+    with pytest.raises(iosched.ParameterError, match="problem 'window' has no picture"):  # was a TypeError
+        iosched.plot("window", "paper:example", res.solution, tmp_path / "x.png")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_failed_write_leaves_no_file_and_names_path_and_cause(tmp_path, monkeypatch):
     target = tmp_path / "out.json"
     write_text(target, "old\n")

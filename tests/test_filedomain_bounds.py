@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from iosched import library
 from iosched.evaluate.filedomain import Domains, evaluate
-from iosched.instances.filedomain import MiB, load, platform
+from iosched.instances.filedomain import MiB
+from iosched.instances.filedomain_presets import load, platform
 from iosched.models import filedomain_relax as relax
 from iosched.models.filedomain_bounds import (
     byte_time,

@@ -11,7 +11,7 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import evaluate
 from iosched.heuristics.filedomain import by_stripe
-from iosched.instances.filedomain import generate, load, platform
+from iosched.instances.filedomain_presets import generate, load, platform
 from iosched.models.filedomain import (
     build_aggregated,
     build_cpsat,

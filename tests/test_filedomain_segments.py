@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import evaluate
-from iosched.instances.filedomain import generate, load, platform
+from iosched.instances.filedomain_presets import generate, load, platform
 from iosched.models.filedomain import cheap_bound, from_sequence, lock_units, solve_exact
 from iosched.models.filedomain_segments import MAX_COLUMNS, bins, build, build_segments, levels, run, sequences
 from iosched.solvers import load_profile

@@ -42,7 +42,7 @@ def test_each_instance_regenerates_to_its_hash_and_loads_by_name(e):
 
 def test_a_changed_generator_changes_the_hash(monkeypatch):
     e = library.entry("window/small-0")
-    import iosched.instances.window as w
+    import iosched.instances.window_presets as w
 
     original = w.generate
     monkeypatch.setattr(get_problem("window"), "generate",

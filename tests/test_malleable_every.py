@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from iosched.core import Status, get_problem, solve
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
-from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime
+from iosched.instances.malleable_presets import generate
 from iosched.models.malleable_skeleton import job_data, shape, skeletons
 from iosched.models.rational_lp import RationalLP
 

@@ -225,11 +225,11 @@ def test_the_profile_file_in_force_is_named(tmp_path, monkeypatch, capsys):
     from pathlib import Path
 
     from iosched.cli import main
-    from iosched.solvers import ProfileFileWarning, profile_source
+    from iosched.solvers import DEFAULT_PROFILES, ProfileFileWarning, profile_source
 
     monkeypatch.delenv("IOSCHED_SOLVERS", raising=False)
-    own = Path(iosched_root()) / "solvers.toml"
-    assert profile_source() == f"{own} (iosched's own)"
+    assert DEFAULT_PROFILES == Path(iosched_root()) / "iosched" / "solvers.toml"  # package data, in the wheel too
+    assert profile_source() == f"{DEFAULT_PROFILES} (iosched's own)"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 7\nrel_gap = 0\nthreads = 1\nseed = 0\n")
     assert profile_source() == f"{tmp_path / 'solvers.toml'} (the working folder's)"

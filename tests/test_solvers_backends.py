@@ -275,7 +275,7 @@ def test_filedomain_segments_search_runs_on_every_backend(used):
     """The segment engine's level search on each backend: infeasible tests below the optimum, a feasible one
     above it, the last band minimised (at most 243 columns: within every licence); the same tests' results,
     optimum and bound as HiGHS, and the auto engine keeps it."""
-    from iosched.instances.filedomain import generate
+    from iosched.instances.filedomain_presets import generate
 
     inst = generate(55, servers=8, aggregators=3, max_stripes=19, locking="extent", requests=False)
     ref = iosched.solve("filedomain", inst, "exact", engine="segments", early=False)

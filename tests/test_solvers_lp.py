@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import iosched
 from iosched.core import Status
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 from iosched.models import malleable_bounds as mb
 from iosched.models import malleable_lp as mlp
 from iosched.solvers import BACKENDS, LicenceLimit, SolverMissing

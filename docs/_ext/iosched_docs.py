@@ -4,12 +4,15 @@
 description, what it is exact over and its parameters (defaults, accepted values, units) from
 :func:`iosched.describe`. ``.. iosched-exactness::``: the one table of every problem's methods and what
 each is exact over. ``.. iosched-cli::``: the help of ``iosched`` and of each subcommand, from
-:func:`iosched.cli.build_parser`.
+:func:`iosched.cli.build_parser`. ``.. iosched-fields:: MODULE:NAME``: a JSON format's field table
+(:class:`iosched.instances.fields.Fields`), the one its loader checks keys against.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+from importlib import import_module
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
@@ -84,8 +87,20 @@ class CliDirective(Directive):
         return out
 
 
+class FieldsDirective(Directive):
+    required_arguments = 1
+
+    def run(self):
+        module, _, name = self.arguments[0].partition(":")
+        table = getattr(import_module(module), name)
+        rows = [[f.path, f.type, f.unit, "required" if f.required else "optional" if f.default is None
+                 else json.dumps(f.default), f.meaning] for f in table]
+        return [_table(["field", "type", "unit", "default", "meaning"], rows, [22, 10, 8, 10, 50])]
+
+
 def setup(app):
     app.add_directive("iosched-methods", MethodsDirective)
     app.add_directive("iosched-exactness", ExactnessDirective)
     app.add_directive("iosched-cli", CliDirective)
+    app.add_directive("iosched-fields", FieldsDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -102,10 +102,10 @@ def findings(rows: list[dict]) -> list[str]:
         best_bb = max(here, key=lambda m: here[m]["bb_usage"])
         worst_bb = min((m for m in here if m != "base"), key=lambda m: here[m]["bb_usage"])
         area = {m: sum(v) for m, v in kiviat_values(here).items()}
-        weakest = min((m for m in area if m != "base"), key=area.get)
+        weakest = min((m for m in area if m != "base"), key=area.__getitem__)
         base = here.get("base")
         change = {m: here[m]["avg_wait_s"] / base["avg_wait_s"] - 1 for m in here if base and m != "base"}
-        top = min(change, key=change.get) if change else "-"
+        top = min(change, key=change.__getitem__) if change else "-"
         out.append(f"{wl}: best BB usage {best_bb} ({here[best_bb]['bb_usage']:.1%}); worst BB usage "
                    f"(window methods) {worst_bb} ({here[worst_bb]['bb_usage']:.1%}); weakest overall (Kiviat sum, "
                    f"window methods) {weakest}; lowest average wait {top} "

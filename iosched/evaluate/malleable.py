@@ -45,6 +45,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
+from iosched.instances.fields import Field, Fields
 from iosched.instances.malleable import MalleableInstance
 from iosched.validate import finite, real
 
@@ -78,6 +79,7 @@ class Schedule:
         if not isinstance(d, dict) or not isinstance(d.get("jobs"), dict):
             raise InstanceError(f"a malleable schedule is {{'jobs': {{id: [[start, end, nodes, kind], ...]}}}}, "
                                 f"got {str(d)[:80]!r}")
+        SOLUTION_FIELDS.check(d)
         jobs = {}
         for j, ivs in d["jobs"].items():
             if not isinstance(ivs, list) or not all(isinstance(iv, list) and len(iv) == 4 for iv in ivs):
@@ -85,6 +87,15 @@ class Schedule:
             jobs[j] = tuple(Interval(*iv) for iv in ivs)
         return cls(jobs)
 
+
+
+# The JSON of a malleable solution; Schedule.from_dict checks its keys against it (the evaluator the values).
+SOLUTION_FIELDS = Fields(
+    "malleable schedule",
+    Field("jobs", "object", "", "per job id, its intervals in time order (every job of the instance)"),
+    Field("jobs{}", "list", "", "each interval [start, end, nodes, kind]: from start to end (s) the job holds "
+          "nodes nodes, running (run), resizing (reconfig, no progress) or waiting (stall, no progress)"),
+)
 
 @dataclass
 class Evaluation:

@@ -302,7 +302,7 @@ def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer
     """ROMIO's GPFS driver: whole blocks, n_blk mod P aggregators one block more (the first ones;
     the last ones with large_first = false, as older ROMIO)."""
     deadline = Deadline.for_method(time_limit)
-    default = instance.block_size if instance.locking == "token" else MiB
+    default = MiB if instance.block_size is None else instance.block_size  # set exactly under token locking
     blk = default if block_size is None else block_size
     start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk,
                                    large_first)

@@ -88,7 +88,7 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
     started = [0.0] * K  # compute start of the current instance
     remaining = [0.0] * K  # volume left of the current I/O phase
     requested = [math.inf] * K  # when the current I/O phase began
-    done = [[] for _ in range(K)]
+    done: list[list[PatternInstance]] = [[] for _ in range(K)]
     segs: list[list] = [[] for _ in range(K)]  # I/O segments of the current instance
     stored, events = 0, 0
     while t < horizon:

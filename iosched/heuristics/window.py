@@ -129,7 +129,9 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
 
 def _dominated_by(A: np.ndarray, F: np.ndarray) -> np.ndarray:
     """Mask of the rows of F that some row of A dominates (all objectives maximised)."""
-    return ((A[None, :, :] >= F[:, None, :]).all(axis=2) & (A[None, :, :] > F[:, None, :]).any(axis=2)).any(axis=1)
+    at_least = np.greater_equal(A[None, :, :], F[:, None, :]).all(axis=2)
+    above = np.greater(A[None, :, :], F[:, None, :]).any(axis=2)
+    return (at_least & above).any(axis=1)
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
@@ -218,9 +220,10 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
     rows = np.zeros((population, w), dtype=np.int64)
     if init == "one-job":
         alone = [i for i in range(w) if _fits(instance, [], i)]
-        order = rng.permutation(alone) if alone else []
-        for r in range(population if alone else 0):
-            rows[r, order[r % len(order)]] = 1
+        if alone:
+            order = rng.permutation(alone)
+            for r in range(population):
+                rows[r, order[r % len(order)]] = 1
         return rows
     nodes, bbs = instance.nodes(), instance.bbs()
     size = nodes / max(instance.capacity.nodes, 1) + bbs / max(instance.capacity.burst_buffer, 1)
@@ -324,7 +327,13 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
             keep = young[np.sort(np.unique((pool @ bits)[young], return_index=True)[1])]
         else:
             seen: set[bytes] = set()
-            keep = [i for i in young.tolist() if not ((row := pool[i].tobytes()) in seen or seen.add(row))]
+            firsts: list[int] = []
+            for i in young.tolist():
+                row = pool[i].tobytes()
+                if row not in seen:
+                    seen.add(row)
+                    firsts.append(i)
+            keep = np.array(firsts, dtype=np.int64)
         pool, pool_age, F = pool[keep], pool_age[keep], pool_F[keep]
         pareto = _nondominated(F)
         order = np.lexsort((pool_age, ~pareto))[:population]  # Pareto set first, then newer first
@@ -470,7 +479,7 @@ def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[Front
     N, B = scale(instance, normalise)
     free_n, free_b = instance.capacity.nodes, instance.capacity.burst_buffer
     left = list(range(len(instance.jobs)))
-    chosen = []
+    chosen: list[int] = []
     def share(x, total):
         return x / total if total else 0.0
 

@@ -188,7 +188,7 @@ def load(name: str, problem: str | None = None):
     data = read_json_gz(e.instance_path)
     if instance_hash(data) != e.hash:
         raise InstanceError(f"library instance {e.name}: {e.instance_path.name} does not match its catalogue hash")
-    return get_problem(e.problem).instance_type.from_dict({**data, "name": f"lib:{e.name}"})
+    return get_problem(e.problem).read_instance({**data, "name": f"lib:{e.name}"})
 
 
 def read_history(problem: str) -> list[dict]:
@@ -255,10 +255,12 @@ def record_profile(r: dict, records: list[dict]) -> str:
 
 def _closed_by(best: dict, bound: dict, records: list[dict]) -> dict:
     """The cheapest (profile, method) known to close an optimal instance: the best known's and the bound's
-    records (the costlier profile of the two names it), or an exact method's run that met the bound."""
+    records (the costlier profile of the two names it; at the same profile, the method that proved the bound),
+    or an exact method's run that met the bound."""
     ps, pb = record_profile(best, records), record_profile(bound, records)
-    if profile_cost(pb) > profile_cost(ps):
-        found = {"profile": pb, "method": bound["method"], "by": "the bound"}
+    proved_by_a_method = f"{bound['instance'].split('/')[0]}/{bound['method']}" in METHODS  # not Problem.bound
+    if profile_cost(pb) > profile_cost(ps) or (profile_cost(pb) == profile_cost(ps) and proved_by_a_method):
+        found = {"profile": pb, "method": bound["method"], "by": "the bound"}  # (a tie: the proof names it)
     else:
         found = {"profile": ps, "method": best["method"], "by": "the best known"}
     for c in records:
@@ -292,7 +294,7 @@ def summarize(problem: str) -> dict:
                 bound = r
         gap = relative_gap(best["value"], bound["value"]) if best and bound else None
         status = "optimal" if gap is not None and gap <= e.tolerance else "open"
-        closed = _closed_by(best, bound, records) if status == "optimal" else None
+        closed = _closed_by(best, bound, records) if status == "optimal" and best and bound else None
         out[name] = {
             "name": name, "problem": e.problem, "objective": e.objective, "sense": e.sense, "units": e.units,
             "size": e.size, "tags": list(e.tags),

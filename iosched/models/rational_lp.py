@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-import scipy.sparse as sp
 
 from iosched.solvers.backends.highs import highs_model
 from iosched.solvers.lp import LP
@@ -100,6 +99,8 @@ class RationalLP:
     # --- floating point -------------------------------------------------------------------------------
     def _float_lp(self, solver: str, elastic: bool) -> LP:
         """The LP (or, ``elastic``, its phase one) as an :class:`LP` on ``solver``."""
+        import scipy.sparse as sp  # here, not at import: import iosched loads no SciPy
+
         m = len(self.rows)
         lp = LP(solver)
         lo = np.array([-math.inf if r[1] is None else float(r[1]) for r in self.rows])
@@ -256,6 +257,8 @@ class Session:
     trusted for nothing: its point, duals and rays only guide the exact proofs of :class:`RationalLP`."""
 
     def __init__(self, base: RationalLP, solver: str):
+        import scipy.sparse as sp  # here, not at import: import iosched loads no SciPy
+
         self.base, self.solver = base, solver
         self.extra = 0
         self.highs = None
