@@ -71,6 +71,10 @@ class Study:
         """The rows as a text table, then each formulation's scope and the notes (numerics, errors)."""
         return render(self)
 
+    def markdown(self) -> str:
+        """The rows as a Markdown table, then each formulation's scope (docs/formulations.md's tables)."""
+        return markdown(self)
+
     def frame(self):
         """The rows as a pandas DataFrame (pandas imported here)."""
         import pandas as pd
@@ -185,6 +189,9 @@ def _solve_row(prob, inst, f, params, model, profile, bound, row: dict) -> None:
     if out.root_bound is not None:
         row["root_bound"] = f.value(inst, model, out.root_bound, True)
     row["root_bound_why"] = out.root_why or None
+    if out.root_bound is not None and out.status == Status.TIME_LIMIT and out.nodes == 0:
+        row["root_bound_why"] = ("the time limit came before the root node ended: root_bound is the dual bound "
+                                 "when the solve stopped, valid over the model's scope")
     sense = row["sense"]
     row["integrality_gap"] = _signed_gap(row["best"], row["lp_relaxation"], sense)
     row["root_gap"] = _signed_gap(row["best"], row["root_bound"], sense)
@@ -343,6 +350,24 @@ def render(s: Study) -> str:
                 lines.append(f"  {r['formulation']} on {r['solver'] or '-'}: {key}: {r[key]}")
         if r["root_bound"] is None and r["root_bound_why"] and r["kind"] != ALGORITHM and not r["error"]:
             lines.append(f"  {r['formulation']} on {r['solver'] or '-'}: no root bound: {r['root_bound_why']}")
+    return "\n".join(lines)
+
+
+def markdown(s: Study) -> str:
+    """The Markdown table of ``s``: the text table's columns, then one line per formulation with its scope and
+    per row its error, where there is one."""
+    cell = [[c.replace("|", "\\|") for c in cells] for cells in [list(COLUMNS)] + [_cells(r) for r in s.rows]]
+    lines = ["| " + " | ".join(cell[0]) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(r) + " |" for r in cell[1:]]
+    lines.append("")
+    seen = set()
+    for r in s.rows:
+        if r["formulation"] not in seen:
+            seen.add(r["formulation"])
+            lines.append(f"- `{r['formulation']}` ({r['kind']}{', a relaxation' if r['relaxation'] else ''}): "
+                         f"scope {r['scope']}")
+        if r["error"]:
+            lines.append(f"  - on {r['solver'] or '-'}: {r['error']}")
     return "\n".join(lines)
 
 
