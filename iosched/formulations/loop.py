@@ -100,7 +100,11 @@ def problem_bound(prob, f: Formulation, instance, objective: str, profile: Profi
     problem's bound is on another objective, else the problem's (its LPs on the profile's backend, by the
     end of the profile's time limit)."""
     if f.problem_bound is not None:
-        return f.problem_bound(instance, objective), f"the {objective} bound of {f.problem}'s formulations"
+        value = f.problem_bound(instance, objective, profile)
+        if value is None:
+            return None, (f"no bound: the {objective} bound of {f.problem}'s formulations was not reached within "
+                          f"the profile's time limit ({profile.time_limit:g} s) or is not defined for {objective}")
+        return value, f"the {objective} bound of {f.problem}'s formulations"
     end = BOUND_END.set(time.perf_counter() + profile.time_limit)
     solver = BOUND_SOLVER.set(profile.solver)
     try:

@@ -68,7 +68,7 @@ class Formulation:
     array model's column values); a relaxation has none. ``value(instance, model, v, is_bound)`` maps the
     model's objective (or its bound) to the problem's ``objective`` in the problem's units and sense.
     ``study(instance, profile)`` gives the parameters the formulation study passes beyond the builder's
-    defaults (PerSched's period for periodic's time-indexed models). ``problem_bound(instance, objective)``: a
+    defaults (PerSched's period for periodic's time-indexed models). ``problem_bound(instance, objective, profile)``: a
     bound valid for every solution on ``objective`` where the problem's own bound is on another objective.
     ``estimate(instance, params)``: the variables the model would have, counted before it is built (the
     study refuses a model past its ``max_variables`` without building it).
@@ -86,7 +86,7 @@ class Formulation:
     relaxation: bool | Callable[[dict], bool] = False
     run: Callable[..., Ran] | None = None
     study: Callable[[Any, Any], dict] | None = None
-    problem_bound: Callable[[Any, str], float | None] | None = None
+    problem_bound: Callable[[Any, str, Any], float | None] | None = None
     estimate: Callable[[Any, dict], int] | None = None
 
     def scope_of(self, params: dict) -> str:

@@ -17,7 +17,7 @@ from iosched.evaluate.window import Selection
 from iosched.formulations.registry import ALGORITHM, CPSAT, PYOMO, Formulation, Ran, register_formulation
 from iosched.models import window as models
 
-FRONT_SECONDS = 5.0  # the dynamic program's time for the bound, as for the problem's hypervolume bound
+FRONT_SECONDS = 5.0  # at least, the dynamic program's time for the bound (as for the problem's hypervolume bound)
 
 
 def _objective(params: dict) -> str:
@@ -47,14 +47,14 @@ def _read_cpsat(instance, m, solver) -> Selection:
     return _selected(instance, [j for j, v in enumerate(m.named["x"]) if solver.value(v)])
 
 
-def most_nodes(instance, objective: str) -> float | None:
-    """The most nodes of any selection, from the exact front (valid for every selection); None for another
-    objective (the burst buffer at fixed nodes is a restriction's) or where the front is out of the dynamic
-    program's reach."""
+def most_nodes(instance, objective: str, profile) -> float | None:
+    """The most nodes of any selection, from the exact front (valid for every selection), the dynamic program
+    given the profile's time limit (at least FRONT_SECONDS); None for another objective (the burst buffer at
+    fixed nodes is a restriction's) or where the front is out of the dynamic program's reach."""
     if objective != "nodes":
         return None
     try:
-        return float(models.pareto_front(instance, time_limit=FRONT_SECONDS)[0].nodes)
+        return float(models.pareto_front(instance, time_limit=max(FRONT_SECONDS, profile.time_limit))[0].nodes)
     except (ParameterError, models.FrontTimeLimit):
         return None
 
