@@ -102,7 +102,10 @@ def _check_bounds(s) -> None:
                 if own is not None and r[key] is not None:
                     assert sense * (own - r[key]) >= -TOLERANCE * max(abs(own), 1e-9), (r["formulation"], key, own)
             continue
-        keys = ["lp_relaxation", "root_bound", "bound"] + (["best"] if r["relaxation"] else [])
+        # a relaxation's optimum is a bound; its incumbent at a time limit is not (filedomain small-4's count
+        # relaxation, a MILP, stopped at 7.03 ms with bound 3.69 ms, where segments' optimum is 3.96 ms)
+        proved = r["relaxation"] and r["model_status"] == "optimal"
+        keys = ["lp_relaxation", "root_bound", "bound"] + (["best"] if proved else [])
         for key in keys:
             if r[key] is not None:
                 assert sense * (best - r[key]) >= -TOLERANCE * abs(best), (r["formulation"], key, r[key], best)

@@ -352,7 +352,7 @@ def test_milp_refuses_beyond_its_column_cap(monkeypatch):
     def never(*args):
         raise AssertionError("built")
 
-    monkeypatch.setattr(mm, "_milp", never)
+    monkeypatch.setattr(mm, "milp_model", never)
     monkeypatch.setattr(mm, "MAX_MILP_COLUMNS", 100)
     res = solve("malleable", "random:0:3:grid", "milp", profile="quick")
     assert res.status == Status.TIME_LIMIT and res.solution is None and "columns, beyond the 100" in res.info["error"]
