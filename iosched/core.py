@@ -320,7 +320,7 @@ def _note(info: dict, key: str, text: str) -> None:
     info[key] = f"{info[key]}; {text}" if info.get(key) else text
 
 
-def _checked_bound(bound, name: str, objective, sense: str, info: dict):
+def checked_bound(bound, name: str, objective, sense: str, info: dict):
     """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
     BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
     if bound is None or objective is None:
@@ -356,10 +356,16 @@ def optimality_tolerance(method: Method, params: dict) -> float:
     runs a solver, its profile's ``rel_gap`` (the solver's own idea of optimal), at least 2 BOUND_TOLERANCE
     (solvers' bounds are that far off); for any other method CERTIFIED_GAP."""
     profile = method_profile(method, params)
-    return CERTIFIED_GAP if profile is None else max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
+    return CERTIFIED_GAP if profile is None else profile_tolerance(profile)
 
 
-def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
+def profile_tolerance(profile) -> float:
+    """The relative gap within which a value meets a bound for a solve under ``profile``: its ``rel_gap``, at
+    least 2 BOUND_TOLERANCE (see :func:`optimality_tolerance`)."""
+    return max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
+
+
+def settle(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
     """The one rule on ``optimal``, for every problem and method: a result with a solution is optimal when, and
     only when, its evaluated ``objective`` meets ``bound`` (valid for every solution of the reported objective;
     ``proof`` names it) within ``tolerance``. A claim that fails is downgraded, ``info["not_optimal"]`` saying
@@ -381,6 +387,7 @@ def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str
                            f"tolerance {tolerance:g})")
         return Status.OPTIMAL
     return status
+
 
 
 @dataclass
@@ -566,8 +573,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             BOUND_END.reset(token)
         bound_time = time.perf_counter() - bound_start
         feasible = objective if evaluation is not None and evaluation.feasible else None
-        bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
-        method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
+        bound = checked_bound(bound, "the problem's bound", feasible, sense, out.info)
+        method_bound = checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
         own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
                                                               method_bound < bound))
         bound = method_bound if own else bound
@@ -578,7 +585,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
         elif gap is not None and prob.gap_reference is not None:
             proof = out.info["gap_against"] = prob.gap_reference(instance, name)
-        status = _settled(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
+        status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
         return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
                       objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
                       out.info, method_time, bound_time, prepare_time, cpu, instance)
