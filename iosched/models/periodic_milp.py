@@ -317,8 +317,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     if periods is None:
         plan = plan_search(instance, k_prime, eps)
     else:  # not searched, but checked all the same
-        number("k_prime", k_prime, 1, error=ParameterError)
+        if k_prime is not None:
+            number("k_prime", k_prime, 1, error=ParameterError)
         number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
+        cap = instance.period_cap()
+        for i, T in enumerate(periods):
+            if T > cap:
+                raise ParameterError(f"periods[{i}] = {T!r} s is above the instance's period cap K' t_min = "
+                                     f"{instance.k_prime!r} x {instance.search_t_min()!r} s = {cap!r} s")
     if slots is not None:
         slots = integer("slots", slots, 2, error=ParameterError)
         check_milp_size(instance, slots)
@@ -329,7 +335,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     warm_solver()
     info = {}
     if periods is None:  # the best PerSched periods of the search
-        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,
+        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,  # within the cap
                        deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
         if found["stopped"]:
             info["search"] = f"PerSched's search stopped by the time limit after {len(found['trace'])} periods"
@@ -391,13 +397,13 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
 
 @register("periodic", "milp", objective="sys_efficiency", prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-         profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
-    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
+         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
 @register("periodic", "milp-dilation", objective="dilation", prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-                  profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
+                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
