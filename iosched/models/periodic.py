@@ -6,12 +6,14 @@
   (cycles, volume, contiguity and blocking rows) and its best-first search;
 * :mod:`iosched.models.periodic_compaction`: the compaction LP and ``persched-compact``;
 * :mod:`iosched.models.periodic_milp`: the time-indexed MILP for a given period (``milp``);
-* :mod:`iosched.models.periodic_trace`: ``trace-compact``, windows of fluid runs compacted.
+* :mod:`iosched.models.periodic_trace`: ``trace-compact``, windows of fluid runs compacted;
+* :mod:`iosched.models.periodic_leaf` and :mod:`iosched.models.periodic_exact`: ``exact``, the branch and
+  bound over counts whose leaves' shortest periods are solved exactly.
 
 Importing this module registers every method; the public names are here as before.
 """
 
-from iosched.models import periodic_trace  # noqa: F401  (registers trace-compact)
+from iosched.models import periodic_exact, periodic_trace  # noqa: F401  (register exact, trace-compact)
 from iosched.models.periodic_bounds import (  # noqa: F401
     MAX_CUT_APPS,
     best_bound,
