@@ -55,9 +55,9 @@ def _splits(total: int, parts: int, most: int):
             yield (first, *rest)
 
 
-def _per_app(rel_types, rel_apps, m: tuple, floor: float) -> list[tuple[float, tuple]]:
+def _per_app(rel_types, rel_apps, m: tuple, floor: float) -> list[tuple[float, tuple]] | None:
     """Every split of the type counts m among the copies whose per-application bound exceeds ``floor``: (U,
-    counts per application), best first."""
+    counts per application), best first; None where a type has more than MAX_SPLITS splits."""
     options = []
     for t, members in enumerate(rel_types.members):
         most = int(np.floor(rel_types.t_max / rel_types.cycle[t] * (1 + 1e-12)))
@@ -67,8 +67,7 @@ def _per_app(rel_types, rel_apps, m: tuple, floor: float) -> list[tuple[float, t
         for s in _splits(int(m[t]), len(members), most):
             splits.append(s)
             if len(splits) > MAX_SPLITS:
-                raise ParameterError(f"more than {MAX_SPLITS} splits of {m[t]} instances among {len(members)} "
-                                     f"identical applications")
+                return None
         options.append(splits)
     out = []
     for combo in _product(options):
@@ -133,9 +132,14 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
         if leaf is None:
             stopped = deadline.expired()
             break
-        m, _, _ = leaf
+        m, leaf_bound, _ = leaf
         info["leaves"] += 1
-        for value, counts in _per_app(rel, rel_apps, m, best_value * (1 + gap)):
+        splits = None if not fits and b is None else _per_app(rel, rel_apps, m, best_value * (1 + gap))
+        if splits is None:  # no leaf solver here (or too many splits): the leaf stays open at its bound
+            open_bound = max(open_bound, leaf_bound)
+            info["open_leaf"] = {"counts": list(m), "bound": leaf_bound}
+            break
+        for value, counts in splits:
             if value <= best_value * (1 + gap):
                 continue
             if deadline.expired():
@@ -145,9 +149,6 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
             if fits:
                 consider(back_to_back(instance, counts), "back to back")
                 info["leaves_solved"] += 1
-                continue
-            if b is None:
-                open_bound = max(open_bound, value)
                 continue
             gain = float(rel_apps.gain @ np.asarray(counts, float))
             t_lo = upper(rel_apps, counts)[1] * rel.scale
@@ -162,8 +163,6 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
             else:
                 open_bound = max(open_bound, gain / (out["period_lb"] / rel.scale) if out["period_lb"] > 0 else value)
                 stopped = stopped or out["status"] == "time_limit"
-        if b is None and not fits and open_bound > 0:
-            break  # no leaf can be solved: the bound is the best leaf's
     bound = max(best_value, open_bound, search.bound())  # what is left in the search is below the incumbent
     info.update(model_bound=bound, nodes=search.nodes)
     if best is None:
