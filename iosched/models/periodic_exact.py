@@ -15,8 +15,8 @@ Exact over every periodic pattern of period at most K' t_min (the problem), up t
   pattern with counts n has a period below A(n) / (N x incumbent) (then n cannot win). A leaf the MILP
   does not finish keeps the bound of its MILP; a leaf of any other instance keeps U(n): both stay in the
   bound reported, which is then above the incumbent, and the status is ``time_limit`` or ``feasible``.
-* The incumbent starts from ``trace-compact`` (a share of the budget, ``info["start"]``) and improves with
-  every leaf solved; every pattern goes through the evaluator.
+* The incumbent starts from ``trace-compact`` (a share of the budget, ``info["start"]``: 30 %, or 95 % where
+  no leaf can be solved) and improves with every leaf solved; every pattern goes through the evaluator.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from iosched.models.periodic_counts import CountSearch, relaxation, upper
 from iosched.models.periodic_leaf import back_to_back, contender, solve_leaf
 from iosched.validate import Number, number
 
-START_SHARE = 0.3  # of the budget, at most this much goes to trace-compact for the first incumbent
+START_SHARE = 0.3  # of the budget, at most this much goes to trace-compact for the first incumbent ...
+OPEN_SHARE = 0.95  # ... or this much where no leaf can be solved (the rest of the method is then instant)
 MAX_SPLITS = 10_000  # splits of one type's total among its copies tried per leaf
 Gap = Annotated[float, Number(0, 0.1)]
 
@@ -118,8 +119,9 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
         from iosched.models.periodic_trace import trace_compact
         from iosched.solvers import Profile
 
-        share = Profile("exact-start", max(START_SHARE * deadline.remaining(), 0.01), prof.rel_gap, prof.threads,
-                        prof.seed, prof.solver)
+        part = START_SHARE if b is not None else OPEN_SHARE
+        share = Profile("exact-start", max(part * deadline.remaining(), 0.01), prof.rel_gap, prof.threads, prof.seed,
+                        prof.solver)
         found = trace_compact(instance, profile=share)
         consider(found.solution, "trace-compact")
         info["start"] = {"heuristic": "trace-compact", "value": best_value if best is not None else None,

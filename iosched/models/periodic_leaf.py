@@ -31,6 +31,7 @@ the evaluator checks.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -89,10 +90,12 @@ class _Affine:
         return _Affine(self.terms, self.const + d, self.lo + d, self.hi + d)
 
 
-def build_leaf_milp(instance: PeriodicInstance, counts, t_lo: float, t_up: float):
+def build_leaf_milp(instance: PeriodicInstance, counts, t_lo: float, t_up: float, keep=None):
     """The one-contender leaf MILP (see the module's docstring) for counts ``counts`` and periods in
     [t_lo, t_up] (s), minimising T. Returns (the :class:`~iosched.models.matrix.Matrix`, what reads a
-    solution back: {"scale", "T", "starts"}), or None where the instance has no contender.
+    solution back: {"scale", "T", "starts"}), or None where the instance has no contender. With ``keep`` (a
+    set of applications besides the contender), the others are left out: a relaxation (their demands on
+    b's windows dropped), infeasible only if the whole is.
 
     Columns: T; b's compute starts β_1..β_{p-1} (β_0 = 0); each other application's starts σ_kj; per pair
     (window of q, compute or I/O interval of b, in the period or the next) that may overlap: z (binary),
@@ -134,7 +137,7 @@ def build_leaf_milp(instance: PeriodicInstance, counts, t_lo: float, t_up: float
     budget = {i: [] for i in range(p)}  # the y columns inside b's window i
     starts = {}
     for k, n in enumerate(counts):
-        if k == b:
+        if k == b or (keep is not None and k not in keep):
             continue
         slack = max(hi_T - n * cyc[k], 0.0)
         sig = []
@@ -201,13 +204,32 @@ def solve_leaf(instance: PeriodicInstance, counts, t_lo: float, t_up: float, pro
     "binaries", "solver_time_s"}."""
     from iosched.models.matrix import solve
 
+    b = contender(instance)
+    if b is None:
+        return {"status": "unsupported", "period_lb": t_lo, "pattern": None}
+    began = time.perf_counter()
+    others = [k for k in range(len(counts)) if k != b]
+    if len(others) > 1:  # each other application alone with b first: a smaller relaxation that often settles it
+        key = {k: (instance.applications[k].work, instance.applications[k].io_volume,
+                   instance.applications[k].processors, counts[k]) for k in others}
+        for k in {key[k]: k for k in others}.values():
+            left = profile.time_limit - (time.perf_counter() - began)
+            built = build_leaf_milp(instance, counts, t_lo, t_up * (1 + MILP_SLACK), keep={k})
+            if built is None or left <= 0.01:
+                break
+            out, _ = solve(built[0], replace(profile, time_limit=left, rel_gap=min(profile.rel_gap, 1e-9)))
+            if out.status.value == "infeasible":
+                return {"status": "infeasible", "period_lb": t_up, "pattern": None, "binaries": 0,
+                        "solver_time_s": time.perf_counter() - began, "message": f"infeasible with {k} alone"}
     built = build_leaf_milp(instance, counts, t_lo, t_up * (1 + MILP_SLACK))
     if built is None:
         return {"status": "unsupported", "period_lb": t_lo, "pattern": None}
     M, meta = built
+    profile = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - began), 0.01))
     lo, hi, integer, *_ = M.arrays()
     out, x = solve(M, replace(profile, rel_gap=min(profile.rel_gap, 1e-9)))
-    info = {"binaries": int(np.count_nonzero(integer)), "solver_time_s": out.wall_time_s, "message": out.message}
+    info = {"binaries": int(np.count_nonzero(integer)), "solver_time_s": time.perf_counter() - began,
+            "message": out.message}
     u = meta["scale"]
     if out.status.value == "infeasible":
         return {**info, "status": "infeasible", "period_lb": t_up, "pattern": None}
