@@ -263,3 +263,14 @@ def test_a_pattern_over_the_cap_is_never_returned():
     inst = replace(paper_set(10), k_prime=2)  # cap 32,000 s: at most 7 T1 and 2 AP instances
     res = iosched.solve("periodic", inst, "exact", profile=QUICK)
     assert res.status == iosched.Status.OPTIMAL and res.solution.period <= 32000.0
+
+
+def test_identical_applications_where_the_peak_fits_split_evenly():
+    """Six identical applications and one other, peak within B: the type's total split evenly runs back to
+    back in the bound's period (no split is enumerated)."""
+    apps = tuple(Application(f"a{i}", 1, 3.0, 1.0) for i in range(6)) + (Application("b", 2, 7.0, 1.0),)
+    inst = PeriodicInstance(Platform(16, 0.1, 1.0), apps)  # rates 0.1 x 6 + 0.2 <= B = 1
+    res = iosched.solve("periodic", inst, "exact", profile=QUICK)
+    assert res.status == iosched.Status.OPTIMAL and res.info["best_from"] == "back to back"
+    assert max(res.solution.counts()[:6]) - min(res.solution.counts()[:6]) <= 1
+    assert res.objective == pytest.approx(iosched.get_problem("periodic").bound(inst, "sys_efficiency"), rel=1e-12)

@@ -82,6 +82,16 @@ def _per_app(rel_types, rel_apps, m: tuple, floor: float) -> list[tuple[float, t
     return sorted(out, reverse=True)
 
 
+def _balanced(rel, m: tuple) -> list[int]:
+    """Per application, the type counts m split as evenly as possible among each type's copies."""
+    counts = [0] * sum(len(ks) for ks in rel.members)
+    for t, members in enumerate(rel.members):
+        q, r = divmod(int(m[t]), len(members))
+        for i, k in enumerate(members):
+            counts[k] = q + (i < r)
+    return counts
+
+
 def _product(options):
     if not options:
         yield ()
@@ -136,7 +146,11 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
             break
         m, leaf_bound, _ = leaf
         info["leaves"] += 1
-        splits = None if not fits and b is None else _per_app(rel, rel_apps, m, best_value * (1 + gap))
+        if fits:  # the balanced split runs back to back in T_lb(m) = max_t ceil(m_t / q_t) c_t: the leaf's bound
+            consider(back_to_back(instance, _balanced(rel, m)), "back to back")
+            info["leaves_solved"] += 1
+            continue
+        splits = None if b is None else _per_app(rel, rel_apps, m, best_value * (1 + gap))
         if splits is None:  # no leaf solver here (or too many splits): the leaf stays open at its bound
             open_bound = max(open_bound, leaf_bound)
             info["open_leaf"] = {"counts": list(m), "bound": leaf_bound}
@@ -147,10 +161,6 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
             if deadline.expired():
                 open_bound = max(open_bound, value)
                 stopped = True
-                continue
-            if fits:
-                consider(back_to_back(instance, counts), "back to back")
-                info["leaves_solved"] += 1
                 continue
             gain = float(rel_apps.gain @ np.asarray(counts, float))
             t_lo = upper(rel_apps, counts)[1] * rel.scale
