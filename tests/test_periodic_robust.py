@@ -102,7 +102,8 @@ def test_persched_never_runs_away(runaway):
     """eps=1e-9 and an instance t_min=1e-4 grew past 3 GB (the grid stopped advancing);
     k_prime=1e6, io_volume=1e-12 and work=1e18 ran for minutes inside compiled code."""
     assert runaway["eps"]["what"].startswith("ParameterError: eps = 1e-09 with the instance's k_prime = 10")
-    assert runaway["t_min"]["what"] == "infeasible"  # periods up to 1e-3 s hold no 76.8 s compute
+    # periods up to 1e-3 s hold no 76.8 s compute: the instance itself is refused (its period cap)
+    assert runaway["t_min"]["what"].startswith("InstanceError: k_prime = 10: the period cap K' t_min = 10 x 0.0001 s")
     assert runaway["k_prime"]["what"].startswith("ParameterError: the instance's k_prime = 1000000.0")
     assert "k_prime <= " in runaway["k_prime"]["what"]
     assert runaway["io_volume"]["what"].startswith("InstanceError: applications[T2-1].io_volume = 1e-12")

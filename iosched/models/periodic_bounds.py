@@ -149,18 +149,24 @@ def contiguity_bound(instance: PeriodicInstance) -> dict:
             "binding": binding}
 
 
-def capped(instance: PeriodicInstance) -> dict:
-    """:func:`iosched.models.periodic_counts.capped_bound` of ``instance``, by the end of the running method's
-    budget when :func:`iosched.solve` attaches it (``BOUND_END``); complete results are remembered per
-    instance (a bound cut short by a deadline is still valid, and is not remembered)."""
+CAPPED_SECONDS = 10.0  # the capped bound's search, where no deadline is given (outside a method's budget)
+
+
+def capped(instance: PeriodicInstance, deadline=None) -> dict:
+    """:func:`iosched.models.periodic_counts.capped_bound` of ``instance`` by ``deadline``: by default the end of
+    the running method's budget when :func:`iosched.solve` attaches it (``BOUND_END``), else CAPPED_SECONDS.
+    Complete results are remembered per instance (a bound cut short by a deadline is still valid, only
+    weaker: the largest bound left in the search, and is not remembered)."""
     from iosched.core import BOUND_END
     from iosched.solvers import Deadline
 
     known = _CAPPED.get(instance)
     if known is not None:
         return dict(known)
-    end = BOUND_END.get()
-    out = capped_bound(instance, None if end is None else Deadline(0.0, end))
+    if deadline is None:
+        end = BOUND_END.get()
+        deadline = Deadline(CAPPED_SECONDS) if end is None else Deadline(0.0, end)
+    out = capped_bound(instance, deadline)
     if out["complete"]:
         if len(_CAPPED) >= 64:
             del _CAPPED[next(iter(_CAPPED))]

@@ -61,7 +61,8 @@ from iosched.solvers import Deadline
 
 LP_SAFETY = 1e-9  # a node's LP optimum raised by this where its duals give no safe bound (HiGHS's tolerances)
 INTEGRAL = 1e-9  # a relaxed count this close to an integer is that integer
-MAX_CUT_APPS = 60  # applications up to which contiguity cuts and blocking rows are generated
+MAX_CUT_APPS = 60  # applications up to which contiguity cuts are generated
+MAX_BLOCK_UNITS = 20  # units (types) up to which blocking rows are generated (2 per pair of units: dense rows)
 
 
 def contiguity_cuts(instance: PeriodicInstance) -> list[tuple[list[int], list[int], float, float]]:
@@ -132,7 +133,7 @@ class Relaxation:
 
 def relaxation(instance: PeriodicInstance, merged: bool = True) -> Relaxation:
     """The rows of :class:`Relaxation` for ``instance``, over its types (``merged``) or its applications
-    (cuts and blocking up to MAX_CUT_APPS applications)."""
+    (cuts up to MAX_CUT_APPS applications, blocking up to MAX_BLOCK_UNITS units)."""
     apps = instance.applications
     K = len(apps)
     B, N = instance.platform.bandwidth, instance.platform.processors
@@ -154,7 +155,7 @@ def relaxation(instance: PeriodicInstance, merged: bool = True) -> Relaxation:
     gain = np.array([apps[k].processors * apps[k].work for k in first]) / (N * scale)
     peak_fits = float(rate @ copies) <= 1.0
     blockers = []
-    if K <= MAX_CUT_APPS and not peak_fits:
+    if P <= MAX_BLOCK_UNITS and not peak_fits:
         for a in range(P):
             J = [j for j in range(P) if work[j] < tio[a] and copies[j] - (j == a) > 0]
             mult = np.array([copies[j] - (j == a) for j in J])
@@ -349,6 +350,7 @@ class _Item:
 
 
 CHUNK = 1000  # breakpoint leaves moved into the heap at a time
+BLOCK = 4096  # breakpoints scored at a time
 TIE = 1e-12  # a leaf within this (relative) of the best box bound is handed out before that box is split
 
 
@@ -376,9 +378,9 @@ class CountSearch:
         if not (hi >= rel.copies).all():
             return
         if rel.peak_fits:  # every leaf at once, by decreasing U: handed out in chunks
-            counts, values, periods = _breakpoint_counts(rel)
+            points, bump, values, periods = _breakpoint_counts(rel)
             order = np.argsort(-values, kind="stable")
-            self.pending = (counts[order], values[order], periods[order], 0)
+            self.pending = (points[order], bump[order], values[order], periods[order], 0)
             self._more()
             return
         self.lp = NodeLP(rel)
@@ -386,12 +388,13 @@ class CountSearch:
 
     def _more(self) -> None:
         """The next chunk of the breakpoint leaves into the heap."""
-        counts, values, periods, i = self.pending
-        for m, v, T in zip(counts[i:i + CHUNK].tolist(), values[i:i + CHUNK].tolist(), periods[i:i + CHUNK].tolist()):
+        points, bump, values, periods, i = self.pending
+        counts = _breakpoint_counts(self.rel, points[i:i + CHUNK], bump[i:i + CHUNK])
+        for m, v, T in zip(counts.tolist(), values[i:i + CHUNK].tolist(), periods[i:i + CHUNK].tolist()):
             if v > 0 and tuple(m) not in self.seen:
                 self.seen.add(tuple(m))
                 self._push(self.leaves, _Item(-v, 0, counts=tuple(m), period=T))
-        self.pending = (counts, values, periods, i + CHUNK) if i + CHUNK < len(values) else None
+        self.pending = (points, bump, values, periods, i + CHUNK) if i + CHUNK < len(values) else None
 
     def _push(self, heap: list, item: _Item) -> None:
         item.tie = self.tie
@@ -421,7 +424,7 @@ class CountSearch:
 
     def bound(self) -> float:
         """The largest bound of what is not yet handed out (0 when nothing is left)."""
-        rest = float(self.pending[1][self.pending[3]]) if self.pending is not None else 0.0
+        rest = float(self.pending[2][self.pending[4]]) if self.pending is not None else 0.0
         return max(-self.boxes[0].key if self.boxes else 0.0, -self.leaves[0].key if self.leaves else 0.0, rest)
 
     def next_leaf(self, floor: float) -> tuple[tuple, float, float] | None:
@@ -472,23 +475,36 @@ def root_box(rel: Relaxation) -> np.ndarray:
     return rel.copies * np.floor(rel.t_max / rel.cycle * (1 + 1e-12))
 
 
-def _breakpoint_counts(rel: Relaxation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _breakpoint_counts(rel: Relaxation, points: np.ndarray | None = None, bump: np.ndarray | None = None):
     """Where the peak demand fits: for each breakpoint T = m c_t in [max_t c_t, T_max], the counts q_t
     floor(T / c_t) (and, where T / c_t is within 1e-9 below an integer, that integer too: rounding must not
     hide a count that fits exactly), with U(m) and T_lb(m) = max_t ceil(m_t / q_t) c_t (units): the rows
-    past the cycles are implied there (Σ_t m_t vol_t <= Σ_t m_t c_t r_t <= T Σ_t q_t r_t <= T)."""
-    points = [np.array([1.0])]  # max_t c_t, in units
+    past the cycles are implied there (Σ_t m_t vol_t <= Σ_t m_t c_t r_t <= T Σ_t q_t r_t <= T).
+
+    Without ``points``: every breakpoint, scored in blocks (memory of a block of points x units); returns
+    (points, bump flags, U, T_lb), one entry per candidate. With ``points`` and ``bump``: their counts."""
+    if points is not None:
+        n = np.floor(points[:, None] / rel.cycle[None, :])
+        n = n + (bump[:, None] & (points[:, None] / rel.cycle[None, :] - n > 1 - 1e-9))
+        return (np.maximum(n, 1) * rel.copies).astype(np.int64)
+    parts = [np.array([1.0])]  # max_t c_t, in units
     for c in rel.cycle:
-        points.append(np.arange(1, math.floor(rel.t_max / c * (1 + 1e-12)) + 1) * c)
-    T = np.unique(np.concatenate(points))
-    x = T[:, None] / rel.cycle[None, :]
-    n = np.floor(x)
-    near = (x - n > 1 - 1e-9).any(axis=1)
-    n = np.concatenate([n, (n + (x - n > 1 - 1e-9))[near]])
-    m = np.maximum(n, 1) * rel.copies
-    period = (np.maximum(n, 1) * rel.cycle).max(axis=1)
-    value = np.where(period <= rel.t_max * (1 + 1e-12), (m @ rel.gain) / period, 0.0)
-    return m.astype(np.int64), value, period
+        parts.append(np.arange(1, math.floor(rel.t_max / c * (1 + 1e-12)) + 1) * c)
+    T = np.unique(np.concatenate(parts))
+    out = {"points": [], "bump": [], "value": [], "period": []}
+    for lo in range(0, len(T), BLOCK):
+        t = T[lo:lo + BLOCK]
+        x = t[:, None] / rel.cycle[None, :]
+        n = np.floor(x)
+        near = x - n > 1 - 1e-9
+        for flag, rows in ((False, np.ones(len(t), bool)), (True, near.any(axis=1))):
+            k = np.maximum(n[rows] + (near[rows] if flag else 0), 1)
+            period = (k * rel.cycle).max(axis=1)
+            value = np.where(period <= rel.t_max * (1 + 1e-12), ((k * rel.copies) @ rel.gain) / period, 0.0)
+            for key, v in (("points", t[rows]), ("bump", np.full(int(rows.sum()), flag)), ("value", value),
+                           ("period", period)):
+                out[key].append(v)
+    return tuple(np.concatenate(out[key]) for key in ("points", "bump", "value", "period"))
 
 
 def capped_bound(instance: PeriodicInstance, deadline: Deadline | None = None) -> dict:

@@ -281,7 +281,8 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     max_instances = integer("max_instances", max_instances, 1, MAX_EVENTS // 2, error=ParameterError)
     apps = instance.applications
     cyc = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
-    cap = capped(instance) if objective == "sys_efficiency" else None
+    # the problem's bound, within a tenth of the budget (a search cut short still gives a valid bound)
+    cap = capped(instance, Deadline(0.1 * prof.time_limit, entry)) if objective == "sys_efficiency" else None
     # the window length where the period-capped bound peaks: its best windows go first, so that the
     # bound gets its best chance of being met
     at_cap = [max(round(cap["period"] / max(cyc)), 1)] if cap is not None and cap["period"] else []
@@ -347,8 +348,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     first = [w for w in windows if w[1][3] in at_cap][:AT_CAP_FIRST]
     windows = first + [w for w in windows if not any(w is f for f in first)]
     tried, skipped, stopped = 0, 0, False
-    best_possible = best_bound(instance, objective)
-    best_possible = best_possible if objective == "sys_efficiency" else -best_possible
+    best_possible = cap["value"] if cap is not None else -best_bound(instance, objective)
     for _, params, p in windows[:candidates]:
         if best_value >= best_possible - CERTIFIED_GAP * abs(best_possible):  # meets the problem's bound
             break
