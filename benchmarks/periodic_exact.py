@@ -39,7 +39,7 @@ def run(spec: str, limit: float) -> dict:
     kind = "peak within B" if peak_fits(inst) else "one contender" if contender(inst) is not None else "none"
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
-    res = iosched.solve("periodic", inst, "exact", profile=Profile("bench", limit, 1e-4, 1, 0))
+    res = iosched.solve("periodic", inst, "exact", profile=Profile("bench", limit, 1e-9, 1, 0))  # optimal: gap <= 1e-9
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     start = res.info.get("start") or {}
     return {"instance": spec, "apps": len(inst.applications), "leaves solved by": kind, "status": res.status.value,
