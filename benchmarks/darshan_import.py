@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from iosched.importers import darshan as dx
-from iosched.instances import filedomain, forwarding
+from iosched.instances import filedomain_darshan, forwarding_darshan
 
 SKEW = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan" / "skew_io" / "skew-app.darshan"
 
@@ -35,9 +35,8 @@ def main() -> int:
     ap.add_argument("--log", default=str(SKEW))
     args = ap.parse_args()
     steps = {"read": lambda: dx.read(args.log),
-             "forwarding": lambda: forwarding.from_darshan(args.log),
-             "filedomain": lambda: filedomain.from_darshan(args.log, stripe_size=2**20, stripe_count=4,
-                                                           aggregators=256)}
+             "forwarding": lambda: forwarding_darshan.from_darshan(args.log),
+             "filedomain": lambda: filedomain_darshan.from_darshan(args.log, aggregators=256)}
     for step, fn in steps.items():
         walls, cpus = [], []
         for _ in range(args.repeat):

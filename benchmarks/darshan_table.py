@@ -5,14 +5,17 @@ importers, not typed.
     python benchmarks/darshan_table.py [--out FILE.md]
 
 Each log is imported alone with what a log cannot hold given as the CLI would take it: periodic with
-``bandwidth=3`` (GB/s); filedomain twice, with nothing given and with the platform given
-(``stripe_size=1048576 stripe_count=4 aggregators=4``: the striping and cb_nodes a log without LUSTRE
-or DXT lacks); forwarding with the defaults.
+``bandwidth=3`` (GB/s); filedomain twice, with nothing given (striping from a LUSTRE record, else from the
+mount table's file system with stated defaults; one aggregator per DXT host, else per process) and with a
+platform given (``stripe_size=1048576 stripe_count=4 aggregators=4``: used where the log holds no striping,
+refused as a ParameterError where the log's LUSTRE record or GPFS block size says otherwise); forwarding
+with the defaults.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -20,17 +23,18 @@ from pathlib import Path
 
 import darshan
 
-from iosched.errors import InstanceError
+from iosched.errors import InstanceError, ParameterError
 from iosched.files import write_text
 from iosched.importers import darshan as dx
-from iosched.instances import filedomain, forwarding, periodic
+from iosched.instances import filedomain_darshan, forwarding_darshan, periodic
 
 WHEEL = Path(darshan.__file__).parent
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "darshan"
 PLATFORM = {"stripe_size": 2**20, "stripe_count": 4, "aggregators": 4}
-COLUMNS = [("filedomain", filedomain.from_darshan, {}), ("filedomain + platform", filedomain.from_darshan, PLATFORM),
-           ("forwarding", forwarding.from_darshan, {}), ("periodic (B = 3 GB/s)", periodic.from_darshan,
-                                                         {"bandwidth": 3.0})]
+COLUMNS = [("filedomain", filedomain_darshan.from_darshan, {}),
+           ("filedomain + platform", filedomain_darshan.from_darshan, PLATFORM),
+           ("forwarding", forwarding_darshan.from_darshan, {}),
+           ("periodic (B = 3 GB/s)", periodic.from_darshan, {"bandwidth": 3.0})]
 
 
 def _what(column: str, inst) -> str:
@@ -64,14 +68,16 @@ def table() -> tuple[str, dict]:
             try:
                 cells.append("imported: " + _what(column, build(log, **params)))
                 counts[column][0] += 1
-            except InstanceError as e:
+            except (InstanceError, ParameterError) as e:
                 cells.append(f"refused: {_cell(str(e), path.name)}")
                 counts[column][1] += 1
         rows.append(cells)
     seconds = time.perf_counter() - t0
     head = ["log", *(c for c, _, _ in COLUMNS)]
-    lines = [f"{len(logs)} logs ({sum(1 for p in logs if p.is_relative_to(WHEEL))} in PyDarshan "
-             f"{darshan.__version__}'s wheel), imported in {seconds:.1f} s:", "",
+    wheel = sum(1 for p in logs if p.is_relative_to(WHEEL))
+    lines = [f"`python benchmarks/darshan_table.py --out benchmarks/darshan_table.md`, {time.strftime('%Y-%m-%d')}, "
+             f"load {os.getloadavg()[0]:.1f}.", "", f"{len(logs)} logs ({wheel} in PyDarshan {darshan.__version__}'s "
+             f"wheel), imported in {seconds:.1f} s:", "",
              " | ".join(f"{c}: {i} imported, {r} refused" for c, (i, r) in counts.items()), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

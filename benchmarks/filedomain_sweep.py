@@ -21,7 +21,7 @@ import sys
 import time
 
 import iosched
-from iosched.instances.filedomain import sweep
+from iosched.instances.filedomain_presets import sweep
 
 METHODS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre", "gpfs"]
 SHORT = {"even": "even", "stripe-aligned": "aligned", "stripe-size-io": "ssio", "static-cyclic": "static",

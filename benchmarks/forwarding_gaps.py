@@ -28,7 +28,7 @@ import sys
 import time
 
 import iosched
-from iosched.instances.forwarding import generate
+from iosched.instances.forwarding_presets import generate
 from iosched.instances.forwarding_trace import generate_trace
 from iosched.reproduce.forwarding import SEED_NODES_USED, online_rows
 

@@ -1,28 +1,34 @@
 """Build the instance library (iosched/library/data): instances, best-knowns, bounds, classes.
 
     nice python benchmarks/library_build.py [--problem P ...] [--only SHORT_NAME ...]
+    nice python benchmarks/library_build.py --escalate thorough [--problem P ...] [--only SHORT_NAME ...]
 
 Each instance of :data:`INSTANCES` is made from its spec (a built-in name or ``generate:SEED:{size}``),
 stored with its hash in the problem's catalogue, and run through the problem's methods of
 :data:`METHODS_RUN` (heuristics, and the exact method under the ``quick`` profile) with
-:func:`iosched.solve`. The best solution is re-scored by the evaluator after a JSON round trip and
-stored; the history gets one ``solution`` record (the best), the tightest ``bound`` (the problem's,
-one of :data:`MORE_BOUNDS`, or a method's own bound: all valid for every solution), and a ``class``
-record (the first profile under which the exact method met that bound, or ``open``). An instance
-already in the history is skipped, so a killed build resumes; records are only ever appended. Then
-each problem's summary.json is regenerated.
+:func:`iosched.solve`. Everything enters the history through the library's checked path
+(:mod:`iosched.library.verdicts`: ``record`` re-scores a solution strictly and keeps it only where it
+improves, ``record_bound`` a bound only where it tightens and no value passes it, ``record_run`` which
+method ran under which profile), under the lock of the problem's folder. An instance already in the
+history is skipped, so a killed build resumes; records are only ever appended. Each problem's
+summary.json is regenerated with every record.
 
-``--escalate PROFILE`` only runs the exact method under PROFILE on the instances of class ``open``
-(appending a better solution, a tighter bound and the class); ``--more-bounds`` only appends the
-bounds of :data:`MORE_BOUNDS` where they tighten the recorded ones.
+``--escalate PROFILE`` runs every ``open`` instance under each profile up to PROFILE (``quick``,
+``default``, ``thorough``) with every method of :data:`ESCALATE` that can improve it, skipping the
+(profile, method) pairs its history says ran already and stopping at an instance once it is
+optimal; each run's solution, bound and run record go through the same checked path, with their
+provenance (method, params, profile, the solver backend and package versions, time).
+``--more-bounds`` only appends the bounds of :data:`MORE_BOUNDS` where they tighten the recorded ones.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,6 +38,8 @@ from iosched import library  # noqa: E402
 from iosched.core import METHODS, Status, get_problem  # noqa: E402
 from iosched.errors import ParameterError  # noqa: E402
 from iosched.files import write_text  # noqa: E402
+from iosched.library import verdicts  # noqa: E402
+from iosched.solvers import backends, load_profile  # noqa: E402
 
 
 def _gen(seed: int, **size) -> str:
@@ -102,9 +110,30 @@ MORE_BOUNDS = {"periodic": [("contiguity_sys_efficiency", "the contiguity bound 
                                                           "every periodic pattern")]}
 # relative: re-scoring reproduces a value, and a value this close to its bound is optimal (core.CERTIFIED_GAP)
 TOLERANCE = 1e-9
-# malleable's time-indexed MILP only where its grid is small
+# the time-indexed MILPs only where their models are small
 SKIP = {("malleable", "milp"): lambda e: e.size.get("jobs", 0) > 4,
         ("forwarding", "milp"): lambda e: e.size.get("jobs", 0) > 12}
+
+
+# Methods that can improve an open instance, per problem, in the order --escalate runs them under each
+# profile: (method, params, skip(entry) -> True where the method does not apply). A method that takes
+# a profile runs under it; one that takes only time_limit gets the profile's. A method not registered
+# in this build (the exact methods in progress) is skipped with a line in the log: adding one is a line.
+ESCALATE: dict[str, list[tuple[str, dict, object]]] = {
+    "periodic": [("trace-compact", {}, None),  # found 0.2924515726 -> 0.2926141590 on paper-set2 under default
+                 ("milp", {}, None),
+                 ("exact", {}, None)],  # the branch and bound over count vectors (issue 47 item 3)
+    "window": [("exact", {}, None)],
+    "forwarding": [("search", {}, None),  # at the profile's limit (the build gave it 10 s; scarce-0 6463.212785 ->
+                   # 6463.212330 at its default limit)
+                   ("milp", {}, SKIP[("forwarding", "milp")]),
+                   ("exact", {}, None)],
+    "filedomain": [("exact", {}, None)],
+    "malleable": [("cpsat", {}, None),  # default found 1.5-3.5 % better on paper10-0..2 than quick
+                  ("milp", {}, SKIP[("malleable", "milp")]),
+                  ("exact", {}, None)],
+}
+PROFILE_ORDER = ("quick", "default", "thorough")  # --escalate runs up to one of these
 
 
 def _size(data: dict) -> dict:
@@ -132,204 +161,184 @@ def make_entry(problem: str, short: str, spec: str, tags: list[str]) -> library.
     return e
 
 
-def _solver(params: dict) -> str:
-    if "profile" not in params:
+def solver_text(profile: str | None) -> str:
+    """The solver provenance of a run under ``profile``: its limits, its MILP/LP backend with the backend's
+    version, and the versions of OR-Tools and Pyomo; or that no solver ran."""
+    if profile in (None, "none"):
         return "none (the method's own code)"
-    from importlib.metadata import version
+    prof = load_profile(profile)
+    packages = []
+    for package in ("ortools", "pyomo"):
+        try:
+            packages.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            continue
+    return (f"profile {profile} (time_limit {prof.time_limit:g} s, rel_gap {prof.rel_gap:g}, threads {prof.threads}): "
+            f"{prof.solver} {backends.version(prof.solver) or 'not installed'}, {', '.join(packages)}, as the method "
+            f"uses")
 
-    return (f"profile {params['profile']}: HiGHS (highspy {version('highspy')}) or CP-SAT (ortools "
-            f"{version('ortools')}), as the method uses")
+
+def _takes(problem: str, method: str, name: str) -> bool:
+    return name in inspect.signature(METHODS[f"{problem}/{method}"].run).parameters
 
 
-def more_bounds(e: library.Entry, inst) -> dict | None:
-    """The tightest of the problem's other bounds of :data:`MORE_BOUNDS` as a bound record, or None."""
+def more_bounds(e: library.Entry, inst) -> tuple[float, str, str, float] | None:
+    """The tightest of the problem's other bounds of :data:`MORE_BOUNDS`: (value, method, what backs it, time)."""
     best = None
     for key, backed in MORE_BOUNDS.get(e.problem, []):
         t = time.perf_counter()
         value = get_problem(e.problem).bounds(inst).get(key)
-        if value is not None and (best is None or library.better(e.sense, best["value"], value)):
-            best = {"instance": e.name, "kind": "bound", "value": value, "backed_by": backed, "scope": "every solution",
-                    "method": f"iosched bound {e.problem} ({key})", "time_s": round(time.perf_counter() - t, 3)}
+        if value is not None and (best is None or library.better(e.sense, best[0], value)):
+            best = (value, f"iosched bound {e.problem} ({key})", backed, time.perf_counter() - t)
     return best
 
 
 def add_more_bounds(problem: str, log) -> None:
-    """Append a bound record of :data:`MORE_BOUNDS` for every instance it tightens (the built ones too)."""
-    current = library.summary(problem)
-    records = []
+    """Record a bound of :data:`MORE_BOUNDS` for every instance where it tightens the recorded one."""
     for e in library.catalog(problem).values():
-        rec = more_bounds(e, library.load(e.name))
-        old = current.get(e.name, {}).get("bound")
-        if rec is not None and (old is None or library.better(e.sense, old, rec["value"])):
-            log(f"{e.name}: {rec['method']} {rec['value']} tightens {old}")
-            records.append({**rec, "date": library.now(), "version": iosched.__version__, "machine": library.machine()})
-    if records:
-        library.append_history(problem, records)
+        found = more_bounds(e, library.load(e.name))
+        if found is not None:
+            value, method, backed, seconds = found
+            out = verdicts.record_bound(e.name, value, method=method, backed_by=backed, time_s=seconds)
+            log(f"{e.name}: {method} {value}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
 
 
-def _run_method(e: library.Entry, inst, method: str, params: dict, log):
-    """``method`` on ``e`` through iosched.solve: (result or None where refused, the value of its solution
-    re-scored by the evaluator after a JSON round trip or None, that solution's dict)."""
-    prob = get_problem(e.problem)
+def _run(e: library.Entry, method: str, params: dict, profile: str | None, log):
+    """``method`` on ``e`` through iosched.solve under ``profile`` (None: its own params), its solution through
+    :func:`iosched.verdicts.record` and its bound through :func:`iosched.verdicts.record_bound`: the result (None
+    where the method refused the instance, beyond its size limits) and the profile the run depended on
+    (``none`` for a method that takes neither a profile nor a time limit)."""
     seed = 0 if METHODS[f"{e.problem}/{method}"].randomized else None
+    run_params, used = dict(params), "none"  # used: the profile the run depends on
+    if profile is not None:
+        if _takes(e.problem, method, "profile"):
+            run_params["profile"] = used = profile
+        elif _takes(e.problem, method, "time_limit"):
+            run_params["time_limit"], used = load_profile(profile).time_limit, profile
+    inst = library.load(e.name)
     try:
-        res = iosched.solve(e.problem, inst, method, seed=seed, attach_bound=False, **params)
-    except ParameterError as err:  # beyond the method's size limits
+        res = iosched.solve(e.problem, inst, method, seed=seed, attach_bound=False, **run_params)
+    except ParameterError as err:
         log(f"  {method}: refused: {err}")
-        return None, None, None
+        return None, used
     log(f"  {method}: {res.status.value} {res.objective} bound {res.bound} ({res.wall_time_s:.1f} s)")
-    if res.solution is None or res.evaluation is None or not res.evaluation.feasible:
-        return res, None, None
-    sol = prob.solution_to_dict(res.solution, inst)
-    ev = prob.evaluate(inst, prob.read_solution(json.loads(json.dumps(sol))))
-    value = prob.objective(ev, e.objective) if ev.feasible else None
-    if value is None or library.relative_gap(res.objective, value) > e.tolerance:
-        log(f"  {method}: its solution does not re-score to {res.objective} after JSON ({value}): not stored")
-        return res, None, None
-    return res, value, sol
+    if res.solution is not None and res.evaluation is not None and res.evaluation.feasible:
+        out = verdicts.record(e.name, res.to_dict(inst), method=method,
+                             params={**run_params, "seed": seed} if seed is not None else run_params,
+                             profile=used, solver=solver_text(used), time_s=res.wall_time_s)
+        log(f"    {out['verdict']}{' (recorded)' if out['recorded'] else ''}"
+            + (f": {out['not_recordable']}" if "not_recordable" in out else ""))
+    if res.bound is not None and res.status != Status.ERROR:
+        out = verdicts.record_bound(e.name, res.bound, method=method, profile=used, time_s=res.wall_time_s,
+                                   backed_by=f"the bound {method} proved ({res.info.get('gap_against') or 'its own'}),"
+                                             f" valid for every solution")
+        log(f"    bound {res.bound}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
+    return res, used
 
 
-def _method_bound(e: library.Entry, res, method: str) -> dict | None:
-    """The bound a method's result proved (valid for every solution, as Result.bound is), as a record."""
-    if res is None or res.bound is None or res.status == Status.ERROR:
-        return None
-    return {"instance": e.name, "kind": "bound", "value": res.bound,
-            "backed_by": f"the bound {method} proved ({res.info.get('gap_against') or 'its own'}), valid for every "
-                         f"solution", "scope": "every solution", "method": method, "time_s": round(res.wall_time_s, 3)}
+def _met(e: library.Entry, res) -> bool:
+    """Whether ``res``'s value meets the recorded bound within the catalogue's tolerance."""
+    bound = library.summarize(e.problem)["instances"][e.name]["bound"]
+    return (res.objective is not None and bound is not None and res.evaluation is not None
+            and res.evaluation.feasible and library.relative_gap(res.objective, bound) <= e.tolerance)
 
 
-def _stamp() -> dict:
-    return {"date": library.now(), "version": iosched.__version__, "machine": library.machine()}
-
-
-def _params(params: dict, method: str, problem: str) -> dict:
-    return {**params, "seed": 0} if METHODS[f"{problem}/{method}"].randomized else params
-
-
-def run_instance(e: library.Entry, log) -> list[dict]:
-    """Run the methods on ``e`` and return its history records (and store its best solution)."""
+def run_instance(e: library.Entry, log) -> None:
+    """Bound ``e`` and run the methods of :data:`METHODS_RUN` on it, all through the library's checked path."""
     prob = get_problem(e.problem)
     inst = library.load(e.name)
-    best, best_time, bound_rec, runs, exact_value = None, None, None, [], None
     t0 = time.perf_counter()
     problem_bound = prob.bound(inst, e.objective)
-    bound_time = time.perf_counter() - t0
     if problem_bound is not None:
         backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
-        bound_rec = {"instance": e.name, "kind": "bound", "value": problem_bound, "backed_by": backed,
-                     "scope": "every solution", "method": f"iosched bound {e.problem} (Problem.bound)",
-                     "time_s": round(bound_time, 3)}
-    more = more_bounds(e, inst)
-    if more is not None and (bound_rec is None or library.better(e.sense, bound_rec["value"], more["value"])):
-        bound_rec = more
+        verdicts.record_bound(e.name, problem_bound, method=f"iosched bound {e.problem} (Problem.bound)",
+                             backed_by=backed, time_s=time.perf_counter() - t0)
+    found = more_bounds(e, inst)
+    if found is not None:
+        verdicts.record_bound(e.name, found[0], method=found[1], backed_by=found[2], time_s=found[3])
+    exact = EXACT[e.problem]
     for method, params in METHODS_RUN[e.problem]:
         if SKIP.get((e.problem, method), lambda _: False)(e):
             continue
-        res, value, sol = _run_method(e, inst, method, params, log)
-        if res is None:
-            continue
-        runs.append(method)
-        b = _method_bound(e, res, method)
-        if b is not None and (bound_rec is None or library.better(e.sense, bound_rec["value"], b["value"])):
-            bound_rec = b
-        if value is None:
-            continue
-        if method == EXACT[e.problem]:
-            exact_value = value
-        if best is None or library.better(e.sense, value, best["value"]):
-            best, best_time = {"value": value, "method": method, "params": _params(params, method, e.problem),
-                               "solution": sol}, res.wall_time_s
-    if best is None:
-        raise RuntimeError(f"{e.name}: no method gave a feasible solution")
-    stamp = _stamp()
-    library.write_json_gz(e.solution_path, best["solution"])
-    records = [{"instance": e.name, "kind": "solution", "value": best["value"], "method": best["method"],
-                "params": best["params"], "solver": _solver(best["params"]), "time_s": round(best_time, 3),
-                "solution_hash": library.content_hash(best["solution"]), **stamp}]
-    if bound_rec is not None:
-        records.append({**bound_rec, **stamp})
-    met = (exact_value is not None and bound_rec is not None
-           and library.relative_gap(exact_value, bound_rec["value"]) <= e.tolerance)
-    records.append({"instance": e.name, "kind": "class", "value": "quick" if met else "open",
-                    "method": EXACT[e.problem], "tried": ["quick"] if EXACT[e.problem] in runs else [],
-                    "note": "the exact method's value met the bound under the profile" if met else
-                    "the exact method did not meet the bound under the profiles tried (or did not run)", **stamp})
-    return records
+        res, used = _run(e, method, {k: v for k, v in params.items() if k != "profile"}, params.get("profile"), log)
+        if res is not None and method == exact:
+            met = _met(e, res)
+            verdicts.record_run(e.name, method=method, profile=used, met=met,
+                               note="its value met the bound under the profile" if met else
+                               "its value did not meet the bound under the profile")
+    if library.summarize(e.problem)["instances"][e.name]["best_known"] is None:
+        raise RuntimeError(f"{e.name}: no method gave a feasible solution that could be recorded")
 
 
-def escalate(e: library.Entry, profile: str, log) -> list[dict]:
-    """The exact method under ``profile`` on an instance of class ``open``: its records (a better solution,
-    stored; a tighter bound; the class: ``profile`` where the exact value met the bound, else ``open``)."""
-    rec = library.summary(e.problem)[e.name]
-    method = EXACT[e.problem]
-    params = {**dict(METHODS_RUN[e.problem])[method], "profile": profile}
-    res, value, sol = _run_method(e, library.load(e.name), method, params, log)
-    if res is None:  # refused (beyond its size limits): nothing tried
-        return []
-    stamp, records = _stamp(), []
-    best, bound = rec["best_known"], rec["bound"]
-    if value is not None and library.better(e.sense, value, best) and library.relative_gap(best, value) > e.tolerance:
-        library.write_json_gz(e.solution_path, sol)
-        records.append({"instance": e.name, "kind": "solution", "value": value, "method": method,
-                        "params": _params(params, method, e.problem), "solver": _solver(params),
-                        "time_s": round(res.wall_time_s, 3), "solution_hash": library.content_hash(sol), **stamp})
-    b = _method_bound(e, res, method)
-    if b is not None and library.better(e.sense, bound, b["value"]):
-        records.append({**b, **stamp})
-        bound = b["value"]
-    met = value is not None and library.relative_gap(value, bound) <= e.tolerance
-    records.append({"instance": e.name, "kind": "class", "value": profile if met else "open", "method": method,
-                    "tried": [*rec["class_tried"], profile],
-                    "note": "the exact method's value met the bound under the profile" if met else
-                    "the exact method did not meet the bound under the profiles tried", **stamp})
-    return records
+def escalate(e: library.Entry, up_to: str, log) -> None:
+    """Run ``e`` (an open instance) under each profile up to ``up_to`` with the methods of :data:`ESCALATE`,
+    skipping the (profile, method) pairs already tried, until it is optimal."""
+    for profile in PROFILE_ORDER[:PROFILE_ORDER.index(up_to) + 1]:
+        for method, params, skip in ESCALATE[e.problem]:
+            rec = library.summarize(e.problem)["instances"][e.name]
+            if rec["status"] == "optimal":
+                log(f"  optimal ({rec['class']}): done")
+                return
+            if f"{e.problem}/{method}" not in METHODS:
+                log(f"  {method}: not registered in this build, skipped")
+                continue
+            if skip is not None and skip(e):
+                continue
+            if f"{profile}/{method}" in rec["class_tried"] or f"none/{method}" in rec["class_tried"]:
+                continue  # ran already (a run that depends on no profile ran for every profile)
+            log(f"  {method} under {profile}")
+            res, used = _run(e, method, params, profile, log)
+            if res is None:
+                continue
+            met = _met(e, res)
+            verdicts.record_run(e.name, method=method, profile=used, met=met,
+                               note="its value met the bound under the profile" if met else
+                               "its value did not meet the bound under the profile")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problem", nargs="*", default=list(library.PROBLEMS))
     ap.add_argument("--only", nargs="*", help="short names to build (default: all)")
-    ap.add_argument("--escalate", metavar="PROFILE",
-                    help="only run the exact method under PROFILE on the built instances of class open (with --only: "
-                         "those of them)")
+    ap.add_argument("--escalate", metavar="PROFILE", choices=PROFILE_ORDER,
+                    help="only run the open instances (with --only: those of them) under each profile up to PROFILE "
+                         "with the methods of ESCALATE")
     ap.add_argument("--more-bounds", action="store_true",
-                    help="only append the bounds of MORE_BOUNDS where they tighten the recorded ones")
+                    help="only record the bounds of MORE_BOUNDS where they tighten the recorded ones")
     args = ap.parse_args(argv)
+    log = lambda text: print(text, flush=True)  # noqa: E731
     for problem in args.problem:
         if args.more_bounds:
-            add_more_bounds(problem, lambda text: print(text, flush=True))
-            library.write_summary(problem)
+            add_more_bounds(problem, log)
             continue
         if args.escalate:
-            for name, rec in library.summary(problem).items():
-                if rec["class"] == "open" and (not args.only or name.split("/", 1)[1] in args.only):
-                    print(f"{name}: the exact method under {args.escalate}", flush=True)
-                    library.append_history(problem, escalate(library.entry(name), args.escalate,
-                                                             lambda text: print(text, flush=True)))
-                    library.write_summary(problem)
+            for name, rec in library.summarize(problem)["instances"].items():
+                if rec["status"] == "open" and (not args.only or name.split("/", 1)[1] in args.only):
+                    log(f"{name}: up to {args.escalate}")
+                    escalate(library.entry(name), args.escalate, log)
             continue
         (library.DATA / problem).mkdir(parents=True, exist_ok=True)
-        done = {r["instance"] for r in library.read_history(problem)}
-        entries = dict(library.catalog(problem))
         for short, spec, tags in INSTANCES[problem]:
             if args.only and short not in args.only:
                 continue
             name = f"{problem}/{short}"
-            e = make_entry(problem, short, spec, tags)
-            if name in entries and entries[name].hash != e.hash:
-                raise SystemExit(f"{name}: its spec {spec} now makes another instance (hash changed): give it a new "
-                                 f"name rather than rewrite the library")
-            entries[name] = entries.get(name, e)
-            write_text(library.catalog_path(problem), json.dumps(
-                {"problem": problem, "instances": [x.to_dict() for x in entries.values()]}, indent=1) + "\n")
-            library._catalog.cache_clear()
+            with library.locked(problem):
+                entries = dict(library.catalog(problem))
+                e = make_entry(problem, short, spec, tags)
+                if name in entries and entries[name].hash != e.hash:
+                    raise SystemExit(f"{name}: its spec {spec} now makes another instance (hash changed): give it a "
+                                     f"new name rather than rewrite the library")
+                entries[name] = entries.get(name, e)
+                write_text(library.catalog_path(problem), json.dumps(
+                    {"problem": problem, "instances": [x.to_dict() for x in entries.values()]}, indent=1) + "\n")
+                library.refresh()
+                done = {r["instance"] for r in library.read_history(problem)}
             if name in done:
                 continue
-            print(f"{name} ({spec})", flush=True)
+            log(f"{name} ({spec})")
             t = time.perf_counter()
-            library.append_history(problem, run_instance(e, lambda s: print(s, flush=True)))
-            print(f"  done in {time.perf_counter() - t:.1f} s", flush=True)
-        library.write_summary(problem)
+            run_instance(e, log)
+            log(f"  done in {time.perf_counter() - t:.1f} s")
     return 0
 
 

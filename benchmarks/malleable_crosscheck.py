@@ -14,7 +14,7 @@ import argparse
 import time
 
 from iosched.core import solve
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 
 
 def timed(*args, **kw):

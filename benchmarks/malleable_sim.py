@@ -15,7 +15,7 @@ import time
 
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 
 
 def timed(fn, *args, repeat: int = 1, **kw):

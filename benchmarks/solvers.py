@@ -16,9 +16,14 @@ interval LP, completion-order LP and Lagrangian bound (mean completion), and per
 PerSched's pattern (``trace-compact``'s first), each instance in a fresh process: value, time, and where a
 licence refused the interval LP's grid, the grid it was solved on instead.
 
-    python benchmarks/solvers.py table|paths|lps [--out benchmarks/solvers.md]
+``compare OTHER``: every case of ``table`` run on this checkout and on the checkout OTHER (an older
+commit's, e.g. ``git archive``'d), alternately, so that both see the same load: one JSON line per case
+and backend on stdout, saying whether status, value, bound, model status and start taken are the same.
 
-Each writes its section of the Markdown file (the other sections are kept).
+    python benchmarks/solvers.py table|paths|lps [--out benchmarks/solvers.md]
+    python benchmarks/solvers.py compare OTHER > compare.jsonl
+
+Each of the first three writes its section of the Markdown file (the other sections are kept).
 """
 
 from __future__ import annotations
@@ -47,8 +52,32 @@ LARGE = [
 PROFILES = {"small": "default", "large": "quick"}
 
 
+class _Logged:
+    """The warnings iosched.solvers logs meanwhile (a status code missing from a backend's table)."""
+
+    def __enter__(self) -> list[str]:
+        import logging
+
+        self.seen: list[str] = []
+        self.handler = logging.Handler(logging.WARNING)
+        self.handler.emit = lambda record: self.seen.append(record.getMessage())
+        logging.getLogger("iosched.solvers").addHandler(self.handler)
+        return self.seen
+
+    def __exit__(self, *exc) -> None:
+        import logging
+
+        logging.getLogger("iosched.solvers").removeHandler(self.handler)
+
+
 def run_one(problem: str, instance: str, method: str, params: dict, solver: str, profile: str = "default") -> dict:
     """One solve in this process: a row of the table (a licence refusal or a missing backend as its error)."""
+    with _Logged() as logged:
+        row = _run_one(problem, instance, method, params, solver, profile)
+    return {**row, "logged": logged}
+
+
+def _run_one(problem: str, instance: str, method: str, params: dict, solver: str, profile: str) -> dict:
     import warnings
 
     import iosched
@@ -60,6 +89,8 @@ def run_one(problem: str, instance: str, method: str, params: dict, solver: str,
         backends.interface(solver)  # Pyomo, its solver plugins and the backend imported before the clock
     except ParameterError:
         pass  # the solve below reports it
+    import scipy.optimize  # noqa: F401  (and SciPy, which import iosched no longer loads: the LPs' first use)
+    import scipy.sparse  # noqa: F401
     start = time.perf_counter()
     row = {"problem": problem, "instance": instance, "method": method, "params": params, "solver": solver}
     try:
@@ -140,8 +171,11 @@ def table(out: Path) -> None:
                              + " |")
                 print(lines[-1], flush=True)
     bad = disagreements(rows, max(load_profile(p).rel_gap for p in PROFILES.values()))
+    logged = sorted({m for r in rows for m in r.get("logged", [])})
     lines += ["", "Where two backends proved the model optimal, their values agree within the gap: "
-              + ("yes, on every case." if not bad else "NO: " + "; ".join(bad))]
+              + ("yes, on every case." if not bad else "NO: " + "; ".join(bad)),
+              "", "Status codes missing from a backend's table (logged): " + ("none." if not logged else
+                                                                            "; ".join(logged))]
     _write_section(out, "Solver table", lines)
 
 
@@ -171,7 +205,7 @@ def paths(out: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "m.mps")
         t = time.perf_counter()
-        h = m._highs(prof)
+        h = m.highs(prof)
         h.writeModel(path)
         lines.append(f"| arrays to highspy and MPS written ({os.path.getsize(path) / 1e6:.0f} MB) | "
                      f"{time.perf_counter() - t:.2f} |")
@@ -209,12 +243,15 @@ def lp_one(instance: str, solver: str) -> dict:
     grid, and what a licence refused, as said by its warning)."""
     import warnings
 
+    import scipy.optimize  # noqa: F401  (imported before the clocks, as import iosched did before it left SciPy)
+    import scipy.sparse  # noqa: F401
+
     from iosched.core import get_problem
     from iosched.models import malleable_lp as mlp
 
     inst = get_problem("malleable").read_instance(instance)
     row = {"instance": instance, "solver": solver, "jobs": len(inst.jobs)}
-    with warnings.catch_warnings(record=True) as said:
+    with warnings.catch_warnings(record=True) as said, _Logged() as logged:
         warnings.simplefilter("always", mlp.LicenceWarning)
         for name, run in (("interval", lambda: mlp.interval_lp_bound(inst, "mean_completion", solver=solver)),
                           ("order", lambda: mlp.order_lp_bound(inst, "mean_completion", solver=solver)),
@@ -225,6 +262,7 @@ def lp_one(instance: str, solver: str) -> dict:
     row["grid"] = next((k for (i, o, k, s), v in mlp._LPS.items() if s == solver and o == "mean_completion"
                         and isinstance(v, tuple)), None)
     row["refused"] = sorted({str(w.message).split(":")[0] for w in said if issubclass(w.category, mlp.LicenceWarning)})
+    row["logged"] = logged
     return row
 
 
@@ -264,9 +302,11 @@ def lps(out: Path) -> None:
              "coarser one: a weaker bound). The Lagrangian's column generation stops after 20 s.", "",
              "| instance | jobs | solver | interval LP | grid | s | order LP | s | Lagrangian | s | refused |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    logged: set[str] = set()
     for instance in LP_CASES:
         for s in solvers:
             r = _fresh(f"lp_one({instance!r}, {s!r})")
+            logged.update(r.get("logged", []))
             if "error" in r:
                 lines.append(f"| {instance} | | {s} | crashed: {r['error'][-80:]} | | | | | | | |")
             else:
@@ -284,6 +324,7 @@ def lps(out: Path) -> None:
         else:
             lines.append(f"| {s} | {r.get('refused', r.get('error', ''))[:100]} | | {_fmt(r.get('time_s'))} |")
         print(lines[-1], flush=True)
+    lines += ["", "Status codes missing from a backend's table (logged): " + ("; ".join(sorted(logged)) or "none.")]
     _write_section(out, "Array LPs", lines)
 
 
@@ -331,7 +372,39 @@ def _write_section(out: Path, title: str, lines: list[str]) -> None:
                                                                     sections.values()), encoding="utf-8")
 
 
+def compare(other: str) -> None:
+    """Each case on this checkout and on ``other``, alternately (see the module's docstring)."""
+    import os
+
+    from iosched.solvers.backends import BACKENDS, version
+
+    trees = {"other": str(Path(other).resolve()), "this": str(Path(__file__).resolve().parents[1])}
+    cases = [(c, PROFILES["small"]) for c in SMALL] + [(c, PROFILES["large"]) for c in LARGE]
+    for (problem, instance, method, params), profile in cases:
+        for s in (s for s in BACKENDS if version(s) is not None):
+            rows = {}
+            for name, tree in trees.items():
+                call = f"run_one({problem!r}, {instance!r}, {method!r}, {params!r}, {s!r}, {profile!r})"
+                code = (f"import json, sys; sys.path.insert(0, {tree + '/benchmarks'!r}); import solvers; "
+                        f"print(json.dumps(solvers.{call}))")
+                out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                                     cwd=tree, env={**os.environ, "PYTHONPATH": tree})
+                lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+                rows[name] = json.loads(lines[-1]) if lines else {"status": "crashed", "error": out.stderr[-300:]}
+            said = {name: {"status": r.get("status"), "objective": r.get("objective"), "bound": r.get("bound"),
+                           "model": r.get("model_status"), "start_taken": (r.get("start") or {}).get("solver_taken"),
+                           "time_s": r.get("time_s"), "logged": r.get("logged"), "error": r.get("error")}
+                    for name, r in rows.items()}
+            same = all(said["this"][k] == said["other"][k] for k in ("status", "objective", "bound", "model",
+                                                                   "start_taken"))
+            print(json.dumps({"case": [problem, instance, method, params], "solver": s, "profile": profile,
+                              "same": same, "load": os.getloadavg()[0], **said}), flush=True)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "compare":
+        compare(args[1])
+        sys.exit(0)
     target = Path(args[args.index("--out") + 1]) if "--out" in args else Path(__file__).with_suffix(".md")
     {"table": table, "paths": paths, "lps": lps}[args[0] if args else "table"](target)

@@ -36,7 +36,7 @@ import time
 
 from iosched.evaluate.window import front_quality
 from iosched.heuristics.window import bbsched_ga, decide, nsga2
-from iosched.instances.window import generate
+from iosched.instances.window_presets import generate
 from iosched.models.window import pareto_front
 
 

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 project = "iosched"
 author = "the iosched developers"
 copyright = "2026, the iosched developers"
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx-mathjax-offline", "iosched_docs",
-              "iosched_library"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx-mathjax-offline",
+              "iosched_docs", "iosched_library"]  # napoleon: the public entry points' numpydoc sections
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "notebooks/.ipynb_checkpoints", "**/.ipynb_checkpoints"]

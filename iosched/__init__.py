@@ -14,14 +14,52 @@ from iosched.version import __version__  # noqa: F401
 
 
 def load_instance(problem: str, spec):
-    """An instance of ``problem`` from a built-in name (``paper:set3``), a file (name or Path),
-    a dict, or JSON text."""
+    """An instance of ``problem``, read and validated.
+
+    Parameters
+    ----------
+    problem : str
+        One of ``periodic``, ``window``, ``forwarding``, ``filedomain``, ``malleable``.
+    spec : str, Path, dict or instance
+        A built-in name (``paper:set3``, ``random:0:20``), a library name (``lib:periodic/paper-set4``),
+        a JSON file (name or Path), a dict, JSON text, or an instance (returned as it is).
+
+    Returns
+    -------
+    The problem's frozen instance dataclass (``iosched.instances.<problem>``).
+
+    Raises
+    ------
+    InstanceError
+        The spec names nothing, or a field is missing or out of range (the message names it).
+    ParameterError
+        The problem is unknown.
+    """
     return get_problem(problem).read_instance(spec)
 
 
 def evaluate(problem: str, instance, solution):
-    """The problem's one evaluator: feasibility, violations, objectives (instance and solution
-    may be given as their JSON dicts)."""
+    """The problem's one evaluator: the only place where feasibility is checked and objectives computed.
+
+    Parameters
+    ----------
+    problem : str
+        The problem's name.
+    instance : instance, dict or spec
+        As :func:`load_instance` takes it.
+    solution : solution object or dict
+        The problem's solution (a pattern, a selection, an allocation, file domains, a schedule), or its JSON dict.
+
+    Returns
+    -------
+    The problem's Evaluation: ``feasible``, ``violations`` (each naming the constraint, where and by how much)
+    and every objective.
+
+    Raises
+    ------
+    InstanceError
+        The instance or the solution cannot be read (not a solution of this instance's shape).
+    """
     prob = get_problem(problem)
     return prob.evaluate(prob.read_instance(instance), prob.read_solution(solution))
 

@@ -21,10 +21,20 @@ from pathlib import Path
 from iosched.commands.common import _clean, _dump, _fmt, _params, _progress
 from iosched.commands.library import cmd_library
 from iosched.commands.simulate import cmd_simulate
-from iosched.core import BOUND_SOLVER, METHODS, PROBLEMS, Status, describe, get_method, get_problem, solve
+from iosched.core import (
+    BOUND_SOLVER,
+    METHODS,
+    PROBLEMS,
+    Status,
+    describe,
+    get_method,
+    get_problem,
+    plain_summary,
+    solve,
+)
 from iosched.errors import InstanceError, OutputError, ParameterError
 from iosched.files import atomic_path
-from iosched.solvers import backends
+from iosched.solvers import backends, profile_source
 
 
 def _stream(obj, stream) -> None:
@@ -69,11 +79,24 @@ def _writable(path: str | None, option: str, formats: tuple[str, ...] = ()) -> N
 
 
 def _brief(value, width: int = 300) -> str:
-    """``value`` as text, a long list or dict cut to its size (--json gives it whole)."""
-    text = str(value)
-    if len(text) <= width or not isinstance(value, (list, dict)):
-        return text
-    return f"{text[:width // 2]}... ({len(value)} items; --json or -o for all)"
+    """``value`` as text (lists and dicts as JSON); a long list or dict cut between whole items, never inside
+    one (--json gives it whole)."""
+    if not isinstance(value, (list, dict)):
+        return str(value)
+    whole = json.dumps(_clean(value), default=str)
+    if len(whole) <= width:
+        return whole
+    items = [json.dumps(_clean(v), default=str) for v in value] if isinstance(value, list) else \
+        [f"{json.dumps(k)}: {json.dumps(_clean(v), default=str)}" for k, v in value.items()]
+    shown, size = [], 0
+    for item in items:
+        if shown and size + len(item) > width:
+            break
+        shown.append(item)
+        size += len(item) + 2
+    left, (start, end) = len(items) - len(shown), ("[", "]") if isinstance(value, list) else ("{", "}")
+    more = f", ... {left} more of {len(items)}" if left else ""
+    return f"{start}{', '.join(shown)}{more}{end}" + (" (--json or -o for all)" if left else "")
 
 
 def cmd_solve(args) -> int:
@@ -101,7 +124,7 @@ def cmd_solve(args) -> int:
                 _stream(data, f)
         if args.json:
             _stream(data, sys.stdout)
-    else:
+    if not args.json:  # the readable summary, also beside -o (the file holds the whole result)
         ev = res.evaluation
         print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
         print(f"  {res.objective_name} ({res.sense}): {_fmt(res.objective)}   bound: {_fmt(res.bound)}"
@@ -198,7 +221,8 @@ def cmd_generate(args) -> int:
     return 0
 
 
-IMPORT_PROBLEMS = ("filedomain", "forwarding", "periodic")
+# the iosched.instances module holding each problem's from_darshan
+IMPORT_PROBLEMS = {"filedomain": "filedomain_darshan", "forwarding": "forwarding_darshan", "periodic": "periodic"}
 
 
 def cmd_import(args) -> int:
@@ -209,7 +233,7 @@ def cmd_import(args) -> int:
     from iosched.importers.darshan import logs_in
 
     _writable(args.out, "--out")
-    build = import_module(f"iosched.instances.{args.problem}").from_darshan
+    build = import_module(f"iosched.instances.{IMPORT_PROBLEMS[args.problem]}").from_darshan
     params = _params(args.param)
     accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
     for key in params:
@@ -237,7 +261,10 @@ def cmd_import(args) -> int:
 
 
 def cmd_show(args) -> int:
-    inst = get_problem(args.problem).read_instance(args.instance)
+    prob = get_problem(args.problem)
+    if args.template == (args.instance is not None):
+        raise ParameterError("iosched show takes an instance or --template, one of the two")
+    inst = prob.template() if args.template else prob.read_instance(args.instance)
     print(_dump(inst.to_dict()))
     return 0
 
@@ -272,9 +299,10 @@ def cmd_list(args) -> int:
     for name, prob in sorted(PROBLEMS.items()):
         models = f"; models {', '.join(prob.models)}" if prob.models else ""
         print(f"{name}: instances {', '.join(prob.builtins)}{models}")
-        print(f"  instance specs: {' '.join(prob.load.__doc__.replace('``', '').split())}")
+        print(f"  instance specs: {plain_summary(prob.load.__doc__)}")
         for m in sorted((m for m in METHODS.values() if m.problem == name), key=lambda m: m.name):
-            print(f"  {m.name:24s} {m.objective:15s} {m.description}")
+            print(textwrap.fill(f"{m.description} [exact over: {m.exact_over or 'not stated'}]", 118,
+                                initial_indent=f"  {m.name:24s} {m.objective:15s} ", subsequent_indent=" " * 43))
     return 0
 
 
@@ -300,11 +328,14 @@ def cmd_compile(args) -> int:
 
 
 def cmd_solvers(args) -> int:
-    """The MILP/LP backends a profile can name: installed or not, version, licence limit."""
+    """The MILP/LP backends a profile can name: installed or not, version, licence limit; and the profile file."""
     rows = backends.inventory()
+    in_force = f"solver profiles: {profile_source()}"
     if args.json:
+        print(in_force, file=sys.stderr)
         print(json.dumps(rows, indent=2))
         return 0
+    print(in_force)
     for r in rows:
         if r["version"] is None:
             print(f"{r['solver']:7s} not installed ({r['install']})")
@@ -411,9 +442,10 @@ def _progress_flags(parser) -> None:
 
 
 def cmd_bench(args) -> int:
-    from iosched.harness.runner import run_suite
+    from iosched.harness.runner import check_out, run_suite
     from iosched.harness.suite import load_suite
 
+    check_out(args.out)  # before the suite's instances are generated
     suite = load_suite(args.suite)
     slurm = None
     if args.slurm or args.slurm_opt:
@@ -426,7 +458,7 @@ def cmd_bench(args) -> int:
                        progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved,
                        slurm=slurm)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
-          f" results in {args.out}/results")
+          f" results in {Path(args.out) / 'results'}")
     return 0
 
 
@@ -434,12 +466,12 @@ def cmd_report(args) -> int:
     from iosched.harness import report
 
     skipped: list[Path] = []
-    rows = report.load_results(args.dir, skipped)
+    reasons: dict[Path, str] = {}
+    rows = report.load_results(args.dir, skipped, reasons)
     for path in skipped:
-        print(f"iosched: skipped {path}: not a readable result (truncated or garbled); 'iosched bench' reruns it",
-              file=sys.stderr)
+        print(f"iosched: skipped {path}: it {reasons[path]}; 'iosched bench' runs it again", file=sys.stderr)
     if not rows:
-        raise ParameterError(f"no results in {args.dir}/results")
+        raise ParameterError(f"no results in {Path(args.dir) / 'results'}")
     table = report.summarize(rows)
     if args.format == "md":
         print(report.to_markdown(table))
@@ -501,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("format", choices=["darshan"])
     im.add_argument("source", metavar="LOG|FOLDER", help="a Darshan log, or a folder of them (forwarding: one job per "
                                                          "log; periodic: one application per log)")
-    im.add_argument("--problem", required=True, choices=IMPORT_PROBLEMS)
+    im.add_argument("--problem", required=True, choices=list(IMPORT_PROBLEMS))
     im.add_argument("--file", metavar="PATH", help="filedomain: the shared file (default: the largest written by "
                                                    "every rank)")
     im.add_argument("--out", metavar="FILE", help="write the instance JSON here (default: stdout)")
@@ -512,7 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="print an instance as JSON")
     sh.add_argument("problem")
-    sh.add_argument("instance")
+    sh.add_argument("instance", nargs="?")
+    sh.add_argument("--template", action="store_true", help="a small valid instance to start from (every field, "
+                                                            "its unit and meaning: the docs' format pages)")
     sh.set_defaults(fn=cmd_show)
 
     ls = sub.add_parser("list", help="problems, methods and built-in instances; a problem's (or one method's) "
@@ -527,13 +561,14 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("suite", help="a suite file or a built-in suite (iosched list --suites)")
     be.add_argument("--out", required=True, metavar="DIR")
     be.add_argument("--workers", type=int, help="local processes at once (default: cores / profile threads)")
-    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port)")
+    be.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tls://host:port with Dask's "
+                                                           "TLS configuration, or tcp://host:port)")
     be.add_argument("--slurm", action="store_true",
                     help="run on Slurm worker jobs started for this run (the suite's [slurm] table; docs/harness.md)")
     be.add_argument("--slurm-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="a Slurm option over the suite's [slurm] (partition, account, jobs, cores, memory, "
                          "walltime, job_extra_directives, job_script_prologue, interface, start_timeout, "
-                         "retries, restarts)")
+                         "retries, restarts, dashboard, insecure)")
     be.add_argument("--memory-mb", type=int,
                     help="address-space limit per task (at least 512); beyond it the task is OOM")
     be.add_argument("--retry-failed", action="store_true",

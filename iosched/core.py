@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable
@@ -68,6 +69,7 @@ class Problem:
     # (instance, solution, path, title) -> its picture, a matplotlib Figure (iosched.plots.<problem>.plot)
     draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
+    template: Callable[[], Any] | None = None  # () -> a small valid instance to start from (show --template)
     # (instance, objective, solution) -> (bound, what it is) for a solution outside the problem's own solution set
     # (periodic: a timeline is not a pattern within the period cap), or None: the problem's bound applies
     outside_bound: Callable[[Any, str, Any], tuple[float | None, str] | None] | None = None
@@ -97,7 +99,13 @@ class Problem:
         for prefix, source in INSTANCE_SOURCES.items():  # named collections (iosched.library: lib:NAME)
             if spec.startswith(prefix) and not os.path.exists(spec):
                 return source(spec[len(prefix):], self)
-        return self.load(spec)
+        try:
+            return self.load(spec)
+        except InstanceError as e:
+            named = [prefix + spec for prefix, source in INSTANCE_SOURCES.items() if _names(source, spec, self)]
+            if not named:
+                raise
+            raise InstanceError(f"{e}; did you mean {named[0]!r}?") from None
 
     def _generated(self, spec: str):
         parts = spec.split(":", 2)
@@ -130,6 +138,15 @@ class Problem:
         return solution
 
 
+def _names(source: Callable[[str, Problem], Any], spec: str, problem: Problem) -> bool:
+    """Whether a named collection holds ``spec`` (a library name given without its ``lib:``)."""
+    try:
+        source(spec, problem)
+    except (InstanceError, ParameterError):
+        return False
+    return True
+
+
 def check_seed(seed) -> int:
     """A seed for numpy and the solvers: an integer in [0, 2^63 - 1]."""
     return integer("seed", seed, 0, 2**63 - 1, error=ParameterError)
@@ -149,6 +166,7 @@ class Method:
     description: str
     randomized: bool = False
     prepare: Callable[[], None] | None = None  # run by solve before the method's clock (a JIT compilation)
+    exact_over: str | None = None  # what its answer is optimal over: EVERY_SOLUTION, HEURISTIC, or a scope's name
 
     def objective_of(self, params: dict) -> str:
         """The objective the method optimises with ``params``: the value of its ``objective``
@@ -176,9 +194,27 @@ def register_source(prefix: str, source: Callable[[str, Problem], Any]) -> None:
     INSTANCE_SOURCES[prefix] = source
 
 
+def plain_summary(doc: str | None) -> str:
+    """A docstring's first paragraph as one line of plain text: what ``iosched list`` and the docs' tables print
+    (a first line alone stops mid-sentence; reST markup such as ``name`` or :func:`name` shows as name)."""
+    paragraph = (doc or "").strip().split("\n\n")[0]
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", " ".join(paragraph.split()))
+    return text.replace("``", "")
+
+
+EVERY_SOLUTION = "every solution"  # exact: its optimum and its bound hold over every solution of the instance
+HEURISTIC = "heuristic"  # no optimality claim (its value is still evaluated, and certified where it meets a bound)
+
+
 def register(problem: str, name: str, objective: str, randomized: bool = False,
-             prepare: Callable[[], None] | None = None):
+             prepare: Callable[[], None] | None = None, exact_over: str | None = None):
     """Decorator: register ``fn(instance, **params) -> MethodOutput`` as ``problem/name``.
+
+    ``exact_over`` says what the method's answer is optimal over, as ``iosched list`` and the docs' table
+    print it: :data:`EVERY_SOLUTION` (an exact method: where it ends, its value is optimal over every
+    solution of the instance, and it proves a bound valid for every solution), :data:`HEURISTIC`, or a short
+    phrase naming the restricted set (the scope) it optimises over, "a time grid, at most `segments` runs per
+    job" (its optimum is then reported in ``info`` with that scope, never as the result's bound).
 
     ``prepare`` is a one-off step that :func:`solve` runs before it starts the method's clock
     (compiling a kernel, or loading it from a cache); its time is reported apart. A method with an
@@ -191,9 +227,8 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
         if own is not None and own.default != objective:
             raise ValueError(f"{problem}/{name}: registered for {objective!r}, but its objective parameter "
                              f"defaults to {own.default!r}")
-        doc = (fn.__doc__ or "").strip().splitlines()
-        METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, doc[0] if doc else "", randomized,
-                                              prepare)
+        METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, plain_summary(fn.__doc__), randomized,
+                                              prepare, exact_over)
         return fn
 
     return wrap
@@ -247,12 +282,14 @@ class MethodDescription:
     description: str
     randomized: bool
     parameters: list[Parameter]
+    exact_over: str | None = None
 
     def __str__(self) -> str:
         chosen = any(p.name == "objective" for p in self.parameters)
         other = " (or the one its objective parameter names)" if chosen else ""
         lines = [f"{self.problem}/{self.method}: {self.description}", f"  objective: {self.objective}{other}"
-                 + (" (randomised: give --seed)" if self.randomized else "")]
+                 + (" (randomised: give --seed)" if self.randomized else ""),
+                 f"  exact over: {self.exact_over or 'not stated'}"]
         if not self.parameters:
             lines.append("  no parameters")
         for p in self.parameters:
@@ -265,7 +302,8 @@ def describe(problem: str, method: str) -> MethodDescription:
     """``problem/method``'s objective, one-line description and parameters (defaults, accepted
     values, units); ``print`` it for the same text as ``iosched list PROBLEM METHOD``."""
     m = get_method(problem, method)
-    return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method))
+    return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method),
+                             m.exact_over)
 
 
 def get_problem(name: str) -> Problem:
@@ -305,10 +343,15 @@ def method_profile(method: Method, params: dict):
     own = _signature(method.run).get("profile")
     if own is None:
         return None
-    from iosched.solvers import load_profile
+    from iosched.solvers import Profile, load_profile
 
     profile = params.get("profile", own.default)
-    return load_profile(profile) if isinstance(profile, str) else profile
+    if isinstance(profile, Profile):
+        return profile
+    if not isinstance(profile, str):
+        raise ParameterError(f"{method.problem}/{method.name}: profile must be the name of a solvers.toml profile, "
+                             f"got {_short(profile)}")
+    return load_profile(profile)
 
 
 def optimality_tolerance(method: Method, params: dict) -> float:
@@ -431,10 +474,38 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
           **params) -> Result:
     """Run ``method`` on ``instance``, evaluate its solution, attach bound and gap.
 
-    Errors in the method become ``Status.ERROR`` with the message in ``info``;
-    bad parameters raise :class:`ParameterError` before anything runs. ``attach_bound=False``
-    skips the problem's bound (an LP on large instances): the result carries only the
-    method's own bound, if any, and a gap against it.
+    Parameters
+    ----------
+    problem : str
+        The problem's name (``periodic``, ``window``, ``forwarding``, ``filedomain``, ``malleable``).
+    instance : instance, dict or spec
+        As :func:`iosched.load_instance` takes it; loading a named instance counts against the method's budget.
+    method : str
+        A registered method of the problem (``iosched.methods(problem)``; ``iosched list PROBLEM``).
+    seed : int, optional
+        For a randomised method (required there for a reproducible run), in [0, 2^63 - 1].
+    attach_bound : bool
+        False skips the problem's bound (an LP on large instances): the result then carries only the method's own
+        bound, if any, and a gap against it.
+    **params
+        The method's parameters (``iosched.describe(problem, method)``), e.g. ``profile="quick"``,
+        ``time_limit=10``; each is checked against its declared range before anything runs.
+
+    Returns
+    -------
+    Result
+        The status (``optimal`` only where the evaluated value meets a bound valid for every solution), the
+        evaluated objective, that bound and the gap, the solution and its evaluation, times and ``info``.
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem, method or parameter, a value out of range, or an unreadable solver profile.
+    InstanceError
+        The instance cannot be read.
+
+    A method that fails while running is a result with status ``error`` (its message in ``info``), not an
+    exception.
     """
     prob = get_problem(problem)
     m = get_method(problem, method)
@@ -443,6 +514,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if m.randomized:
         params = {**params, "seed": seed}
     check_method_params(problem, method, params)
+    budget = _time_limit(m, params)  # a bad profile file stops here too, before any kernel compiles
     loading, cpu = time.perf_counter(), time.process_time()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
     start = time.perf_counter()
@@ -487,7 +559,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
                 str(v) for v in evaluation.violations[:5])
         bound_start = time.perf_counter()
-        token = BOUND_END.set(start - loading + _time_limit(m, params))
+        token = BOUND_END.set(start - loading + budget)
         outside = None
         try:
             if prob.outside_bound is not None and out.solution is not None:

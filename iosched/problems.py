@@ -18,6 +18,13 @@ from iosched.heuristics import malleable_list as _malleable_list  # noqa: F401  
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances
+from iosched.instances import (
+    filedomain_presets,
+    forwarding_presets,
+    malleable_presets,
+    periodic_fields,
+    window_presets,
+)
 from iosched.instances import forwarding as forwarding_instances
 from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
@@ -54,7 +61,8 @@ register_problem(Problem(
     builtins=periodic_instances.BUILTIN,
     models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
     instance_type=periodic_instances.PeriodicInstance,
-    solution_from_dict=periodic_eval.Pattern.from_dict,
+    solution_from_dict=periodic_eval.solution_from_dict,
+    template=periodic_fields.template,
 ))
 
 
@@ -112,18 +120,19 @@ def _window_columns(instance, result) -> dict:
 register_problem(Problem(
     name="window",
     draw=_drawing("window"),
-    load=window_instances.load,
+    load=window_presets.load,
     evaluate=window_eval.evaluate,
     sense=lambda name: "max",
     bound=_window_bound,
     bounds=_window_bounds,
-    generate=window_instances.generate,
-    builtins=window_instances.BUILTIN,
+    generate=window_presets.generate,
+    builtins=window_presets.BUILTIN,
     models={"milp": window_models.build_milp},
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
     report_columns=_window_columns,
     trivial=lambda instance: instance.trivial,
+    template=window_presets.template,
 ))
 
 
@@ -132,16 +141,17 @@ register_problem(Problem(
 register_problem(Problem(
     name="forwarding",
     draw=_drawing("forwarding"),
-    load=forwarding_instances.load,
+    load=forwarding_presets.load,
     evaluate=forwarding_eval.evaluate,
     sense=lambda name: "min",
     bound=forwarding_models.lower_bound,
     bounds=forwarding_models.bounds,
-    generate=forwarding_instances.generate,
-    builtins=forwarding_instances.BUILTIN,
+    generate=forwarding_presets.generate,
+    builtins=forwarding_presets.BUILTIN,
     models={"milp": forwarding_every_models.build_every, "milp-dfra-space": forwarding_models.build_milp},
     instance_type=forwarding_instances.ForwardingInstance,
     solution_from_dict=forwarding_eval.Allocation.from_dict,
+    template=forwarding_presets.template,
 ))
 
 
@@ -150,17 +160,18 @@ register_problem(Problem(
 register_problem(Problem(
     name="malleable",
     draw=_drawing("malleable"),
-    load=malleable_instances.load,
+    load=malleable_presets.load,
     evaluate=malleable_eval.evaluate,
     sense=lambda name: "max" if name == "utilization" else "min",
     bound=malleable_models.bound,
     bounds=malleable_models.bounds,
     gap_reference=malleable_models.gap_reference,
-    generate=malleable_instances.generate,
-    builtins=malleable_instances.BUILTIN,
+    generate=malleable_presets.generate,
+    builtins=malleable_presets.BUILTIN,
     models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
     instance_type=malleable_instances.MalleableInstance,
     solution_from_dict=malleable_eval.Schedule.from_dict,
+    template=malleable_presets.template,
 ))
 
 
@@ -180,18 +191,19 @@ def _filedomain_objective(evaluation, objective):
 register_problem(Problem(
     name="filedomain",
     draw=_drawing("filedomain"),
-    load=filedomain_instances.load,
+    load=filedomain_presets.load,
     evaluate=filedomain_eval.evaluate,
     sense=lambda name: "max" if name == "bandwidth" else "min",
     bound=_filedomain_bound,
     bounds=lambda inst: {"time_s": filedomain_models.time_bound(inst),
                          "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
-    generate=filedomain_instances.generate,
-    builtins=filedomain_instances.BUILTIN,
+    generate=filedomain_presets.generate,
+    builtins=filedomain_presets.BUILTIN,
     models={"segments": filedomain_segments.build_segments, "milp": filedomain_models.build_milp,
             "cpsat": filedomain_models.build_cpsat,
             "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
     objective=_filedomain_objective,
     instance_type=filedomain_instances.FileDomainInstance,
     solution_from_dict=filedomain_eval.Domains.from_dict,
+    template=filedomain_presets.template,
 ))

@@ -40,6 +40,16 @@ def test_nothing_to_plot_is_said_not_drawn(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_problem_without_a_picture_says_so(monkeypatch, tmp_path):
+    from iosched.core import PROBLEMS
+
+    monkeypatch.setitem(PROBLEMS, "window", replace(PROBLEMS["window"], draw=None))
+    res = iosched.solve("window", "paper:example", "exact")
+    with pytest.raises(iosched.ParameterError, match="problem 'window' has no picture"):  # was a TypeError
+        iosched.plot("window", "paper:example", res.solution, tmp_path / "x.png")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_failed_write_leaves_no_file_and_names_path_and_cause(tmp_path, monkeypatch):
     target = tmp_path / "out.json"
     write_text(target, "old\n")
@@ -71,3 +81,13 @@ def test_objectives_and_bounds_are_python_floats(problem, instance, method):
     """One type for every problem's numbers (window's came back as numpy.float64, issue 22)."""
     r = iosched.solve(problem, instance, method)
     assert type(r.objective) is float and (r.bound is None or type(r.bound) is float)
+
+
+def test_every_method_says_what_it_is_exact_over():
+    """iosched list and the docs' one table print it: every solution, a heuristic, or a named scope."""
+    from iosched.core import EVERY_SOLUTION, HEURISTIC, METHODS
+
+    for key, m in METHODS.items():
+        assert isinstance(m.exact_over, str) and m.exact_over.strip(), key
+        assert m.exact_over in (EVERY_SOLUTION, HEURISTIC) or len(m.exact_over.split()) >= 3, (key, m.exact_over)
+    assert "exact over: every solution" in str(iosched.describe("window", "exact"))

@@ -7,14 +7,14 @@ import collections
 import collections.abc
 import datetime
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import theta
 
 from iosched.batch import apply_mix, generate, make_trace, read_swf, simulate, write_swf
 
-THETA = Path("/work/shared/data/theta-2022.swf")
+THETA = theta()
 
 
 def _accasim_starts(trace, tmp_path) -> list[int]:

@@ -212,6 +212,14 @@ def test_ssd_jobs_take_the_smallest_class_they_may_use():
     assert s["ssd_usage"] == pytest.approx(200 / 768) and s["wasted_ssd"] == pytest.approx(56 / 768)
 
 
+def test_a_result_has_wasted_ssd_exactly_with_ssd_classes():
+    res = simulate(_with_ssd([(0, 10, 10, 2, 0)], [100], nodes=4))
+    with pytest.raises(ValueError, match="wasted_ssd is given exactly when ssd_classes are"):
+        replace(res, wasted_ssd=None)  # summary and job_records read the SSD columns from wasted_ssd
+    with pytest.raises(ValueError, match="wasted_ssd"):
+        replace(simulate(make_trace([(0, 10, 10, 2, 0)], nodes=4)), wasted_ssd=np.zeros(1, dtype=np.int64))
+
+
 def test_easy_backfill_leaves_the_head_its_ssd_class():
     # 1 node of 128 GB, 3 of 256 GB. A holds two 256s until 100; the head H needs three 256s (reservation 100).
     # C (1 x 200 GB, past 100) would take the last free 256 and delay H: it waits, although one node is spare

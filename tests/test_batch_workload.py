@@ -1,15 +1,15 @@
 """Extended SWF: round trips, bad lines rejected by line and field, capacities, the generator and the mixes."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import theta
 
 from iosched.batch import apply_mix, generate, make_trace, read_swf, write_swf
 from iosched.batch.workload import MIXES
 from iosched.errors import InstanceError, ParameterError
 
-THETA = Path("/work/shared/data/theta-2022.swf")
+THETA = theta()
 LINE = "1 0 5 100 4 -1 -1 4 120 -1 1 -1 -1 -1 -1 -1 -1 0"
 
 

@@ -244,3 +244,33 @@ def test_a_window_where_every_answer_is_trivially_optimal_is_said_so(capsys, tmp
         solve("window", window, "first-fit")
     code, out, err = run(capsys, "solve", "window", "paper:example", "--method", "naive", "--json")
     assert "trivial" not in json.loads(out)["info"] and "warning" not in err
+
+
+def test_an_empty_folder_solves_with_the_packaged_profiles(tmp_path):
+    """No solvers.toml in the folder and none named: the package's own profiles are in force (a wheel
+    installed anywhere solves), and `iosched solvers` says which file that is."""
+    env = {k: v for k, v in os.environ.items() if k != "IOSCHED_SOLVERS"}
+    iosched_cmd = str(Path(sys.executable).parent / "iosched")
+    out = subprocess.run([iosched_cmd, "solvers"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "(iosched's own)" in out.stdout.splitlines()[0], out
+    res = subprocess.run([iosched_cmd, "solve", "window", "paper:example", "--method", "exact", "--profile", "quick"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert res.returncode == 0 and "optimal" in res.stdout.splitlines()[0], res
+    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 5\nrel_gap = 0\nthreads = 1\nseed = 0\n")
+    out = subprocess.run([iosched_cmd, "solvers"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    first = out.stdout.splitlines()[0]  # the folder's own file overrides them (a solve warns: test_solvers)
+    assert first == f"solver profiles: {tmp_path.resolve() / 'solvers.toml'} (the working folder's)", out
+
+
+def test_output_file_keeps_the_summary_on_stdout(capsys, tmp_path):
+    code, out, _ = run(capsys, "solve", "window", "paper:example", "--method", "naive", "-o",
+                       str(tmp_path / "r.json"))
+    assert code == 0 and out.startswith("window / paper:example / naive: feasible")
+    assert json.loads((tmp_path / "r.json").read_text())["method"] == "naive"
+
+
+def test_a_library_name_without_lib_gets_a_hint(capsys):
+    code, _, err = run(capsys, "solve", "forwarding", "forwarding/figure4", "--method", "dfra")
+    assert code == 2 and "did you mean 'lib:forwarding/figure4'?" in err
+    code, _, err = run(capsys, "solve", "forwarding", "figure4x", "--method", "dfra")
+    assert code == 2 and "did you mean" not in err

@@ -40,6 +40,21 @@ def test_each_problem_page_lists_every_method_with_its_parameters(site, problem)
     assert "math notranslate" in html  # the formulation is typeset
 
 
+@pytest.mark.parametrize("problem", ["periodic", "window", "forwarding", "filedomain", "malleable"])
+def test_each_format_page_prints_every_field_of_its_tables(site, problem):
+    """docs/formats/PROBLEM.md's tables come from the field tables the loaders check (the iosched-fields
+    directive): every field's path is on the page, with its unit."""
+    from importlib import import_module
+
+    where = ("iosched.instances.periodic_fields",) * 2 if problem == "periodic" else (
+        f"iosched.instances.{problem}", f"iosched.evaluate.{problem}")
+    html = (site / "formats" / f"{problem}.html").read_text()
+    for table in (import_module(where[0]).FIELDS, import_module(where[1]).SOLUTION_FIELDS):
+        for f in table:
+            assert f"<p>{f.path}</p>" in html, f.path
+            assert not f.unit or f"<p>{f.unit}</p>" in html, (f.path, f.unit)
+
+
 def test_cli_api_and_notebook_pages(site):
     cli = (site / "cli.html").read_text()
     assert "iosched solve" in cli and "--profile" in cli

@@ -6,7 +6,8 @@ import pytest
 
 from iosched.cli import main
 from iosched.evaluate.filedomain import Domains, evaluate
-from iosched.instances.filedomain import FileDomainInstance, load
+from iosched.instances.filedomain import FileDomainInstance
+from iosched.instances.filedomain_presets import load
 
 METHODS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre", "gpfs",
            "exact"]

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 import iosched
 from iosched.errors import InstanceError
 from iosched.evaluate.filedomain import Domains, evaluate
-from iosched.instances.filedomain import GB, platform
+from iosched.instances.filedomain import GB
+from iosched.instances.filedomain_presets import platform
 
 
 def naive(inst, owner_of, io="extent"):

@@ -15,7 +15,7 @@ from iosched.heuristics.filedomain import (
     romio_file_domains,
     transpose_owner,
 )
-from iosched.instances.filedomain import generate, load, paper_figure2, platform
+from iosched.instances.filedomain_presets import generate, load, paper_figure2, platform
 
 HEURISTICS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre",
               "gpfs"]

@@ -10,16 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from iosched.errors import InstanceError
-from iosched.instances.filedomain import (
-    MAX_OFFSET,
-    FileDomainInstance,
-    MiB,
-    generate,
-    load,
-    paper_figure2,
-    platform,
-    sweep,
-)
+from iosched.instances.filedomain import MAX_OFFSET, FileDomainInstance, MiB
+from iosched.instances.filedomain_presets import generate, load, paper_figure2, platform, sweep
 
 BUILT = ["paper:fig2", "paper:fig2d", "example:gpfs", "example:requests", "sweep:4:6", "sweep:8:3:2",
          "random:0", "random:5:3", "random:9:4:7", "random:2:3:4:10:token", "random:6:5:2:64:extent:requests"]
@@ -209,5 +201,5 @@ def test_instances_sit_below_the_evaluator():
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not any(m and m.startswith("iosched.evaluate") for m in imported), imported
     assert ev.bytes_per_server is ins.bytes_per_server
-    inst = ins.load("example:requests")
+    inst = load("example:requests")
     assert inst.server_bytes().sum() == inst.data_bytes

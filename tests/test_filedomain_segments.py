@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import evaluate
-from iosched.instances.filedomain import generate, load, platform
-from iosched.models.filedomain import from_sequence, lock_units, solve_exact, time_bound
+from iosched.instances.filedomain_presets import generate, load, platform
+from iosched.models.filedomain import cheap_bound, from_sequence, lock_units, solve_exact
 from iosched.models.filedomain_segments import MAX_COLUMNS, bins, build, build_segments, levels, run, sequences
 from iosched.solvers import load_profile
 
@@ -78,24 +78,35 @@ def test_bound_never_exceeds_any_methods_value(tmp_path_factory, seed, limit):
     values = [evaluate(inst, out.solution).time]
     values += [iosched.solve("filedomain", inst, m).objective for m in HEURISTICS]
     assert out.bound <= min(values) * (1 + 1e-9)
-    assert out.bound >= time_bound(inst) * (1 - 1e-12)
+    assert out.bound >= cheap_bound(inst)  # the count relaxation's share depends on the budget left
     if out.status.value == "optimal":
         assert values[0] <= min(values[1:]) * (1 + 1e-9)  # no heuristic beats a proved optimum
 
 
+@pytest.fixture
+def patient(tmp_path, monkeypatch):
+    """The default profile with time to spare: random:1:32:32's search takes about 4 s of CPU, which a machine
+    busy with the rest of the suite and two CPU burners stretched past the default 60 s of wall time."""
+    lines = [f"{k} = {v!r}" for k, v in load_profile("default").__dict__.items()
+             if k in ("rel_gap", "threads", "seed")]
+    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 900\n" + "\n".join(lines) + "\n")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "solvers.toml"))
+
+
 @pytest.mark.parametrize("name", ["random:1:16:16", "random:1:32:32", "random:4:16:16", "random:1:8:8"])
-def test_proved_optima_on_irregular_writes(name):
+def test_proved_optima_on_irregular_writes(name, patient):
     """The instances of issue 23 (and two more that a heuristic does not meet the bound on): proved
     optimal, no heuristic better, the model's objective the evaluator's."""
     res = iosched.solve("filedomain", name, "exact")
     assert res.status.value == "optimal", res.info
-    assert res.info["chosen"] == "segments"
+    # the segment search's, or a heuristic's that the count relaxation (time_bound) or the certificate proves
+    assert res.info["chosen"] == "segments" or res.info.get("certified_by"), res.info
     for method in HEURISTICS:
         assert res.objective <= iosched.solve("filedomain", name, method).objective * (1 + 1e-9)
-    assert res.objective >= res.bound >= time_bound(load(name))
+    assert res.objective >= res.bound >= cheap_bound(load(name))
 
 
-def test_random_1_32_32_optimum_is_the_two_stripe_servers_split_once():
+def test_random_1_32_32_optimum_is_the_two_stripe_servers_split_once(patient):
     """By hand: at T below 2.834 ms + 2 grants + 1 conflict (3.6270 ms) every two-stripe server (19 of
     them, 3.15 MB each) is one run, and a node holds 1.56 GB/s x T < 2 x 3.15 MB: 19 > 16 nodes.
     So the optimum is that level (the data then fits), and the search proves it."""
@@ -131,7 +142,7 @@ def test_time_limit_still_certifies_a_gap():
     inst = load("random:7:16:16")  # hard near its bound: undecided tests within 2 s
     res = iosched.solve("filedomain", inst, "exact", profile="quick")
     assert res.evaluation.feasible and res.status.value in ("time_limit", "optimal")
-    assert time_bound(inst) <= res.bound <= res.objective
+    assert cheap_bound(inst) <= res.bound <= res.objective
     assert res.info["tests"]
 
 

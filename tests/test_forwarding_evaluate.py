@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 import iosched
 from iosched.errors import InstanceError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, node_times
-from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Interference, Job, generate
+from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Interference, Job
+from iosched.instances.forwarding_presets import generate
 from iosched.models.forwarding import lower_bound
 
 BF = 2.5

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import iosched
 from iosched.evaluate.forwarding import Allocation, evaluate
-from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Job, generate
+from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, Job
+from iosched.instances.forwarding_presets import generate
 from iosched.models.forwarding import lower_bound
 from iosched.models.forwarding_every import SCOPE_EVERY, build_every, node_classes
 

@@ -3,13 +3,8 @@ and the online replay on a hand-made trace."""
 
 import pytest
 
-from iosched.instances.forwarding import (
-    APPS,
-    FORWARDING_BANDWIDTH,
-    PEAK_NODE_BANDWIDTH,
-    Job,
-    taihulight_nodes,
-)
+from iosched.instances.forwarding import Job
+from iosched.instances.forwarding_presets import APPS, FORWARDING_BANDWIDTH, PEAK_NODE_BANDWIDTH, taihulight_nodes
 from iosched.instances.forwarding_trace import Trace, TraceJob, generate_trace
 from iosched.reproduce.forwarding import app_rows, app_summary, figure4_rows, online_rows, pair_rows, simulate
 
@@ -109,7 +104,7 @@ def test_every_compared_figure_beyond_ten_percent_is_explained_by_a_measurement(
     cap in the notes gives the seed's mean speed-up by construction; Figure 7's knee is F = 32."""
     import statistics
 
-    from iosched.instances.forwarding import SEED_MEAN_SPEEDUP
+    from iosched.instances.forwarding_presets import SEED_MEAN_SPEEDUP
     from iosched.instances.forwarding_trace import generate_trace
     from iosched.reproduce.forwarding import (
         _capped,

@@ -10,22 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.errors import InstanceError
-from iosched.instances.forwarding import (
-    APPS,
-    BUILTIN,
-    DEFAULT_SLOWDOWN,
-    SEED_TABLE3,
-    TRAITS,
-    ForwardingInstance,
-    ForwardingNode,
-    Interference,
-    Job,
-    app_preset,
-    figure4,
-    generate,
-    load,
-    pair,
-)
+from iosched.instances.forwarding import DEFAULT_SLOWDOWN, TRAITS, ForwardingInstance, ForwardingNode, Interference, Job
+from iosched.instances.forwarding_presets import APPS, BUILTIN, SEED_TABLE3, app_preset, figure4, generate, load, pair
 
 ROUND_TRIP = {
     "random": lambda: generate(3, 12),
@@ -138,7 +124,7 @@ def test_generate_rebuilds_each_job_at_most_once(monkeypatch):
     """issue 21/23: generating random:0:20000 took 52-84 s, quadratic in the jobs (the batch was fitted by
     halving the largest job, each halving a pass over every job and a new Job); now a heap of sizes and one
     rebuild per job, with the same instance as before (the sizes below are those of the quadratic loop)."""
-    import iosched.instances.forwarding as fw
+    import iosched.instances.forwarding_presets as fw
 
     calls = []
     real = fw._resized
@@ -151,7 +137,7 @@ def test_generate_rebuilds_each_job_at_most_once(monkeypatch):
 @given(st.lists(st.sampled_from([1, 2, 4, 64, 512, 4096]), min_size=1, max_size=40), st.integers(1, 8192))
 @settings(max_examples=100, deadline=None)
 def test_fitting_halves_the_largest_first_as_the_quadratic_loop_did(sizes, compute_nodes):
-    from iosched.instances.forwarding import _fitted
+    from iosched.instances.forwarding_presets import _fitted
 
     jobs = [Job(f"j{i}", 0, n, n, 0.05, 1.0) for i, n in enumerate(sizes)]
     ref, error = list(sizes), None

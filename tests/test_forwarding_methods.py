@@ -11,7 +11,8 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import evaluate
 from iosched.heuristics.forwarding import interference_likely, mckp_choices, mckp_solve
-from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job, generate
+from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job
+from iosched.instances.forwarding_presets import generate
 
 BF = 2.5
 BC = BF / 32

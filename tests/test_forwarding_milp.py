@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, evaluate
-from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job, even_groups, generate
+from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job, even_groups
+from iosched.instances.forwarding_presets import generate
 from iosched.models.forwarding import SCOPE, build_milp, choices, lower_bound, read_allocation
 from iosched.solvers import load_profile, solve_pyomo
 

@@ -179,10 +179,7 @@ def _row(instance, method, objective, bound, t=1.0, status="OK", sense="max"):
 def test_report_of_a_hand_made_directory(tmp_path):
     rows = [_row("a", "h", 0.8, 1.0, t=1.0), _row("a", "x", 0.9, 0.95, t=3.0),
             _row("b", "h", 0.5, 0.6, t=0.0), _row("b", "x", None, None, t=7.0, status="TIME_LIMIT")]
-    (tmp_path / "results").mkdir()
-    for r in rows:
-        (tmp_path / "results" / f"{r['key']}.json").write_text(json.dumps(r))
-    loaded = report.load_results(tmp_path)
+    loaded = rows  # (hand-made values, so not from files: load_results would find no solution to score them)
     best = report.best_known(loaded)
     assert best["a", "sys_efficiency"] == {"sense": "max", "value": 0.9, "bound": 0.95}
     assert best["b", "sys_efficiency"] == {"sense": "max", "value": 0.5, "bound": 0.6}
@@ -356,7 +353,7 @@ def test_a_bad_generate_entry_is_refused_at_load(tmp_path, entry, message):
 def test_a_warm_worker_forgets_what_earlier_tasks_cached():
     """A task's time is its own: the exact window front an earlier task computed is not found cached."""
     from iosched.harness.runner import _forget_earlier_tasks
-    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.instances.window_presets import PAPER_EXAMPLE
     from iosched.models import window as window_models
 
     window_models.pareto_front(PAPER_EXAMPLE)
@@ -394,7 +391,7 @@ def test_a_time_limited_run_without_its_cpu_is_starved_and_retried(tmp_path, mon
     for t in suite.tasks:
         starved = t.method == "naive" and t.instance == "paper:example"
         (tmp_path / "out" / "results" / f"{t.key}.json").write_text(json.dumps(
-            {"key": t.key, "status": "TIME_LIMIT" if starved else "OK", "starved": starved}))
+            {**t.to_dict(), "key": t.key, "status": "TIME_LIMIT" if starved else "OK", "starved": starved}))
     assert pending(suite, tmp_path / "out") == []
     assert [(t.method, t.instance) for t in pending(suite, tmp_path / "out", retry_starved=True)] == \
         [("naive", "paper:example")]
@@ -406,7 +403,7 @@ def test_window_results_carry_decision_level_columns(tmp_path):
     gives their means per configuration (issue 20: naive's hypervolume gap read 6,784 %)."""
     import iosched
     from iosched.core import get_problem
-    from iosched.instances.window import PAPER_EXAMPLE
+    from iosched.instances.window_presets import PAPER_EXAMPLE
 
     columns = get_problem("window").report_columns
     naive = columns(PAPER_EXAMPLE, iosched.solve("window", PAPER_EXAMPLE, "naive"))  # J1: 80 nodes, 20 TB
@@ -457,21 +454,32 @@ def test_window_dominated_column_matches_brute_force(seed):
             assert cols["node_loss_pts"] == cols["bb_loss_pts"] == 0
 
 
-def test_results_of_the_earlier_harness_still_load(tmp_path):
-    """A record as main at ba38a5b wrote it (no CPU time, load, columns or starved flag) loads,
-    is summarised and plotted."""
+def test_results_of_the_earlier_harness_are_named_and_run_again(tmp_path, capsys):
+    """A record as main at ba38a5b wrote it (no CPU time, load, columns, starved flag, nor solution) is
+    summarised and plotted by report.summarize as before; but it stores no solution to score again, so
+    ``report`` names it and leaves it out, and ``bench`` runs its task again (issue 49.5)."""
+    from iosched.cli import main
+    from iosched.harness.suite import Task
+
+    task = Task("window", "random:0:20", "exact", {"profile": "quick"}, None)
     old = {"problem": "window", "instance": "random:0:20", "method": "exact", "params": {"profile": "quick"},
-           "seed": None, "key": "0123456789abcdef", "status": "OK", "solver_status": "optimal",
+           "seed": None, "key": task.key, "status": "OK", "solver_status": "optimal",
            "objective_name": "hypervolume", "sense": "max", "objective": 0.5, "bound": 0.5, "gap": 0.0,
            "feasible": True, "load_s": 0.1, "prepare_s": 0.0, "solve_s": 0.2, "bound_s": 0.1, "message": "",
            "peak_rss_mb": 100.0, "process_s": 0.5, "process_cpu_s": 0.5, "pid": 1, "worker": "fresh"}
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "0123456789abcdef.json").write_text(json.dumps(old))
-    rows = report.load_results(tmp_path)
-    (row,) = report.summarize(rows)
+    (row,) = report.summarize([old])
     assert row["config"] == "exact[profile=quick]" and row["mean_gap_bound"] == 0 and row["starved"] == 0
     assert row["sd_gap_bound"] is None and row["solved"] == 1
-    assert all(p.stat().st_size > 5000 for p in report.plot(rows, tmp_path / "plots"))
+    assert all(p.stat().st_size > 5000 for p in report.plot([old], tmp_path / "plots"))
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / f"{task.key}.json"
+    path.write_text(json.dumps(old))
+    assert main(["report", str(tmp_path)]) == 2
+    assert f"{path}: it claims an objective but stores no solution to score again" in capsys.readouterr().err
+    suite = load_suite(str(write(tmp_path, 'problem = "window"\nprofile = "quick"\n[instances]\n'
+                                           'names = ["random:0:20"]\n[[methods]]\nname = "exact"\n')))
+    assert run_suite(suite, tmp_path, progress=False) == {"done": 1, "failed": 0, "skipped": 0}
+    assert report.load_results(tmp_path)[0]["solution"]["selected"]
 
 
 def test_dask_workers_under_their_nanny_run_every_task(tmp_path):
@@ -497,3 +505,58 @@ def test_a_method_that_gives_up_early_is_not_starved():
     assert _starved("TIME_LIMIT", 9.0, 0.5, 10.0)  # its whole budget on the clock, little CPU
     assert not _starved("TIME_LIMIT", 1.3, 0.5, 10.0)  # refused on its own estimate after 1.3 s of 10
     assert not _starved("TIME_LIMIT", 9.0, 8.0, 10.0) and not _starved("OK", 9.0, 0.5, 10.0)
+
+
+def test_a_tls_scheduler_of_ones_own_with_the_dask_tls_configuration(tmp_path):
+    """--scheduler tls://: the client takes Dask's TLS configuration (issue 49.2); without it, exit 2 before
+    connecting; a scheduler that is not there, or not an address, exit 2 too."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("dask.distributed")
+    from iosched.harness.tls import temporary_security
+
+    suite = load_suite(str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))))
+    security, folder = temporary_security(tmp_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None,
+                                  protocol="tls://", security=security) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        with pytest.raises(ParameterError, match="a tls:// scheduler needs Dask's TLS configuration for a client"):
+            run_suite(suite, tmp_path / "none", scheduler=address, progress=False)
+        assert not (tmp_path / "none").exists()
+        config = {"distributed.comm.tls.ca-file": str(folder / "cert.pem"),
+                  "distributed.comm.tls.client.cert": str(folder / "cert.pem"),
+                  "distributed.comm.tls.client.key": str(folder / "key.pem")}
+        with dask.config.set(config):
+            counts = run_suite(suite, tmp_path / "out", scheduler=address, progress=False)
+    assert counts["done"] == 4 and counts["failed"] == 0
+    assert {r["scheduler"] for r in results(tmp_path / "out")} == {address}
+
+
+@pytest.mark.parametrize("address, message", [
+    ("garbage", "not a Dask scheduler address"), ("foo://x:1", "the scheme must be tls://"),
+    ("ucx://127.0.0.1:1", "the scheme must be tls://"), ("tcp://127.0.0.1:1", "cannot use the Dask scheduler"),
+])
+def test_a_scheduler_address_that_cannot_serve_exits_2(capsys, tmp_path, address, message):
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.distributed")
+    from iosched.cli import main
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        code = main(["bench", str(write(tmp_path, WINDOW_SUITE.format(weight=0.5))), "--out", str(tmp_path / "o"),
+                     "--scheduler", address, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_plain_tcp_to_another_host_warns():
+    pytest.importorskip("dask.distributed")
+    from iosched.harness.tls import InsecureSchedulerWarning, checked_address
+
+    with pytest.warns(InsecureSchedulerWarning, match="plain TCP to another host"):
+        checked_address("tcp://192.0.2.1:8786")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checked_address("tcp://127.0.0.1:8786")
+        checked_address("tcp://localhost:8786")

@@ -17,8 +17,9 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.filedomain import platform
-from iosched.instances.malleable import MalleableInstance, generate
+from iosched.instances.filedomain_presets import platform
+from iosched.instances.malleable import MalleableInstance
+from iosched.instances.malleable_presets import generate
 from iosched.solvers import Deadline
 
 LIMIT_S = 2.0

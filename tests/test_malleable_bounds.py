@@ -9,7 +9,8 @@ import iosched
 from iosched.core import solve
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime
+from iosched.instances.malleable_presets import generate
 from iosched.models.malleable import bound, bounds, closed_form_bounds, gap_reference
 from iosched.models.malleable_lp import ORDER_MAX_JOBS, interval_lp_bound, lagrangian_bound, order_lp_bound
 

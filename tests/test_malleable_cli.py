@@ -5,7 +5,8 @@ import json
 import pytest
 
 from iosched.cli import main
-from iosched.instances.malleable import MalleableInstance, generate
+from iosched.instances.malleable import MalleableInstance
+from iosched.instances.malleable_presets import generate
 
 GRID = "random:1:3:grid"
 

@@ -10,7 +10,8 @@ from iosched.core import solve
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime
+from iosched.instances.malleable_presets import generate
 from iosched.models.malleable import bound
 
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from iosched.errors import InstanceError
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import Job, MalleableInstance, Runtime, generate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime
+from iosched.instances.malleable_presets import generate
 
 # A: T(1) = 16 s, T(2) = 8 s, T(4) = 4 s, checks every 2 s, a resize costs 1 s. B: 2 nodes only, T(2) = 4 s.
 A = Job("A", 0, 100, Runtime("linear", seconds_1=16.0, up_to=4), 1, 4, period=2.0, reconfig_s=1.0, timeout=3.0)

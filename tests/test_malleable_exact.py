@@ -13,7 +13,8 @@ from iosched.core import Status, solve
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
-from iosched.instances.malleable import Job, MalleableInstance, Runtime, app_job, generate
+from iosched.instances.malleable import Job, MalleableInstance, Runtime
+from iosched.instances.malleable_presets import app_job, generate
 from iosched.models import malleable_cpsat as models
 from iosched.models.malleable import (
     bound,

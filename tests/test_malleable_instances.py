@@ -11,17 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from iosched.errors import InstanceError
-from iosched.instances.malleable import (
-    BUILTIN,
-    Job,
-    MalleableInstance,
-    Runtime,
-    app_job,
-    generate,
-    ladder,
-    load,
-    paper_workload,
-)
+from iosched.instances.malleable import Job, MalleableInstance, Runtime, ladder
+from iosched.instances.malleable_presets import BUILTIN, app_job, generate, load, paper_workload
 
 # --- the seed's Table 1 and the run-time models -----------------------------------------------------
 

@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.core import Status, solve
-from iosched.heuristics.malleable_list import list_schedule
-from iosched.instances.malleable import generate
+from iosched.errors import ParameterError
+from iosched.heuristics.malleable_list import initial, list_schedule, restarted
+from iosched.instances.malleable_presets import generate
+from iosched.solvers import Deadline
 
 
 def test_list_scheduling_by_hand():
@@ -17,6 +19,16 @@ def test_list_scheduling_by_hand():
     assert starts.tolist() == [0.0, 10.0, 1.0]
     # b first: it takes the machine at 0, a and c wait for its end at 5, then run side by side
     assert list_schedule(4, [0.0, 0.0, 1.0], [2, 4, 2], [10.0, 5.0, 3.0], [2, 1, 3]).tolist() == [5.0, 0.0, 5.0]
+
+
+def test_restarted_needs_one_search_and_keeps_the_best():
+    inst = generate(3, 8)
+    jobs = inst.jobs
+    args = (inst.nodes, [j.arrival for j in jobs], [dict(zip(j.sizes, j.times)) for j in jobs], initial(inst), 50)
+    with pytest.raises(ParameterError, match="restarts"):  # was a TypeError on the None best
+        restarted(*args, 0, 0, Deadline(60))
+    one, three = restarted(*args, 1, 0, Deadline(60)), restarted(*args, 3, 0, Deadline(60))
+    assert three[0] <= one[0] and (one[3], three[3]) == (50, 150)
 
 
 @settings(max_examples=20, deadline=None)

@@ -290,11 +290,16 @@ def test_a_non_finite_number_anywhere_is_infeasible(inst, method, data, bad):
 ])
 def test_bad_parameters_are_refused_by_name(method, params, match):
     """eps=abc, t_min=abc, periods=abc, cycles=abc, gamma=abc gave a raw TypeError; t_min=-5, nan and
-    precision=-1 reported 'infeasible'; t_min=0 and slots=0 were replaced by defaults."""
-    start = time.perf_counter()
+    precision=-1 reported 'infeasible'; t_min=0 and slots=0 were replaced by defaults. Refused before any
+    search: under a second of CPU (CPU, not wall time, which a busy machine stretches), the kernel loaded first
+    (its load is the method's preparation, which a check inside the method follows)."""
+    prepare = get_method("periodic", method).prepare
+    if prepare is not None:
+        prepare()
+    start = time.process_time()
     with pytest.raises(ParameterError, match=match):
         iosched.solve("periodic", paper_set(1), method, **params)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 @pytest.mark.parametrize("seed", [4, 5, 7, 11, 12])

@@ -10,7 +10,7 @@ import pytest
 import iosched
 from iosched.cli import main
 from iosched.errors import InstanceError, ParameterError
-from iosched.instances.window import PAPER_EXAMPLE
+from iosched.instances.window_presets import PAPER_EXAMPLE
 
 
 def run(capsys, *argv):

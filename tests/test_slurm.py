@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 import slurm_node
+from dask.distributed import Client
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from iosched.errors import ParameterError
 from iosched.harness import runner
 from iosched.harness.runner import read_result, run_suite
-from iosched.harness.slurm import SlurmError, options, parse_opt
+from iosched.harness.slurm import KEYS, SlurmError, check_interface, check_paths, job_options, options, parse_opt
 from iosched.harness.suite import load_suite
 
 pytest.importorskip("dask_jobqueue")
@@ -282,6 +285,101 @@ def test_no_worker_within_the_start_timeout_cancels_the_pending_jobs(slurm, tmp_
     assert not list((tmp_path / "out" / "results").iterdir())
 
 
+def test_a_newline_in_any_slurm_opt_or_slurm_table_is_refused_before_anything_is_submitted(slurm, tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text(GA.format(seeds=1, jobs=1, walltime="00:10:00", time_limit=1))
+    for opt in ("partition=debug\n#SBATCH --exclusive\nhostname", "account=x\nid", "memory=1GB\n",
+                "walltime=00:10:00\nid", "interface=lo\nid", "jobs=1\n#SBATCH --exclusive",
+                'job_extra_directives=["--qos=x\\nhostname"]', 'job_script_prologue=["true\\n#SBATCH -N 9"]'):
+        cli = subprocess.run([*IOSCHED, "bench", str(good), "--out", str(tmp_path / "o"), "--slurm", "--slurm-opt",
+                              opt], capture_output=True, text=True, timeout=120)
+        key = opt.split("=")[0]
+        assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr
+        assert "a newline or another control character" in cli.stderr or f"bad {key} " in cli.stderr, cli.stderr
+        assert not (tmp_path / "o").exists() and not slurm.jobs()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GA.format(seeds=1, jobs=1, walltime="00:10:00", time_limit=1).replace(
+        'partition = "debug"', 'partition = "debug\\n#SBATCH --exclusive\\nhostname"'))
+    cli = subprocess.run([*IOSCHED, "bench", str(bad), "--out", str(tmp_path / "o"), "--slurm"], capture_output=True,
+                         text=True, timeout=120)
+    assert cli.returncode == 2 and "bad.toml, line 13: [slurm]: bad partition" in cli.stderr, cli.stderr
+    assert not (tmp_path / "o").exists() and not slurm.jobs()
+
+
+def _refused_without_the_certificate(address: str) -> str:
+    """How the scheduler at ``address`` answers TLS clients without its certificate: a plain TLS client (no
+    certificate), a Dask client with a certificate of its own, a plain TCP client. Raises if one gets in."""
+    import socket
+    import ssl
+
+    from distributed.security import Security
+
+    from iosched.harness.tls import temporary_security
+
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        try:
+            with ctx.wrap_socket(raw) as tls:  # TLS 1.3: the server says no once it has seen no certificate
+                tls.sendall(b"\x00" * 64)
+                answer = tls.recv(64)
+            assert answer == b"", f"a client without a certificate was answered {answer!r}"
+            said = "closed"
+        except (ssl.SSLError, ConnectionResetError) as e:
+            said = str(e)
+    with tempfile.TemporaryDirectory() as other:
+        own, _ = temporary_security(Path(other))  # a certificate the scheduler never trusted
+        own = Security(**{k: getattr(own, k) for k in ("tls_ca_file", "tls_client_cert", "tls_client_key")},
+                       require_encryption=True)
+        with pytest.raises((OSError, TimeoutError)):
+            Client(address, security=own, timeout=5)
+    with pytest.raises((OSError, TimeoutError)):
+        Client(address.replace("tls://", "tcp://"), timeout=5)
+    return said
+
+
+def test_the_scheduler_takes_tls_only_on_one_address_and_refuses_a_client_without_its_certificate(slurm, tmp_path):
+    import psutil
+
+    path = tmp_path / "ga.toml"
+    path.write_text(GA.format(seeds=2, jobs=1, walltime="00:10:00", time_limit=2).replace('interface = "lo"\n', ""))
+    out = tmp_path / "out"
+    proc = _bench([path, "--out", out, "--slurm", "--progress"])
+    try:
+        _wait_for_results(out, 1, proc)
+        address = next(iter(_records(out).values()))["scheduler"]
+        assert address.startswith("tls://") and not address.startswith(("tls://0.0.0.0", "tls://["))
+        (folder,) = (out / "slurm-logs").glob(".tls-*")  # the certificate, readable by this user alone
+        assert folder.stat().st_mode & 0o777 == 0o700 and (folder / "key.pem").stat().st_mode & 0o077 == 0
+        listening = {c.laddr.ip for c in psutil.Process(proc.pid).net_connections("inet") if c.status == "LISTEN"}
+        host = address.removeprefix("tls://").rsplit(":", 1)[0]
+        assert listening == {host, "127.0.0.1"}, listening  # the scheduler on its address, HTTP on localhost only
+        said = _refused_without_the_certificate(address)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert f"Dask scheduler at {address}" in err and said
+    assert {r["scheduler"] for r in _records(out).values()} == {address}
+    assert all(r["status"] in ("OK", "TIME_LIMIT") for r in _records(out).values())
+    assert not list((out / "slurm-logs").glob(".tls-*"))  # removed at the end
+    assert _no_jobs_left(slurm)
+
+
+def test_insecure_runs_on_plain_tcp_with_a_warning(slurm, tmp_path):
+    path = tmp_path / "ga.toml"
+    path.write_text(GA.format(seeds=1, jobs=1, walltime="00:10:00", time_limit=0.5))
+    out = tmp_path / "out"
+    done = subprocess.run([*IOSCHED, "bench", str(path), "--out", str(out), "--slurm", "--slurm-opt", "insecure=true"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "warning: [slurm] insecure = true: the scheduler and the workers talk plain TCP" in done.stderr
+    assert {r["scheduler"][:16] for r in _records(out).values()} == {"tcp://127.0.0.1:"}
+    assert not list((out / "slurm-logs").glob(".tls-*"))
+    assert _no_jobs_left(slurm)
+
+
 # without Slurm: the options
 
 
@@ -324,3 +422,105 @@ def test_a_suite_slurm_table_is_checked_and_runs_locally_without_slurm(tmp_path)
                               "--slurm-opt", opt], capture_output=True, text=True, timeout=120)
         assert cli.returncode == 2 and needle in cli.stderr and "Traceback" not in cli.stderr, cli.stderr
     assert not (tmp_path / "o3").exists()  # refused before anything is written
+
+
+# without Slurm: what reaches the job script (issue 49.1)
+
+INJECTED = "debug\n#SBATCH --exclusive\nhostname"
+
+
+def _script(opts: dict, log_dir="/tmp/logs") -> str:
+    from dask_jobqueue.slurm import SLURMJob
+
+    return SLURMJob("tcp://127.0.0.1:1", name="w", **job_options(opts, 1, Path(log_dir))).job_script()
+
+
+def _header_ok(script: str) -> bool:
+    """Every #SBATCH line comes before the first command, and no line but the worker's is a command."""
+    lines = [line for line in script.splitlines()[1:] if line.strip()]
+    return all(line.startswith("#SBATCH ") for line in lines[:-1]) and " -m distributed.cli.dask_worker " in lines[-1]
+
+
+def test_the_injection_of_issue_49_is_real_without_the_check():
+    # the options as SlurmWorkers passes them, unchecked: the newline writes a shell command into the header,
+    # after which sbatch reads no #SBATCH line (cores, memory and walltime are lost)
+    opts = {**{k: v[1] for k, v in KEYS.items()}, "partition": INJECTED}
+    script = _script(opts)
+    assert "\nhostname\n" in script and not _header_ok(script)
+    assert _header_ok(_script(options({"partition": "debug"})))
+
+
+@pytest.mark.parametrize("key, value", [
+    ("partition", INJECTED), ("account", "proj\nrm -rf ~"), ("partition", "a b"), ("account", "x;y"),
+    ("memory", "2GB\n"), ("memory", "2GB\n#SBATCH --exclusive"), ("memory", "0GB"), ("walltime", "00:10:00\nid"),
+    ("job_extra_directives", ["--qos=debug\nhostname"]), ("job_extra_directives", ["--qos debug"]),
+    ("job_extra_directives", ["-N1"]), ("job_extra_directives", ["#SBATCH --x"]),
+    ("job_script_prologue", ["module load python\n#SBATCH --exclusive"]), ("job_script_prologue", ["#SBATCH -N 9"]),
+    ("job_script_prologue", ["a\rb"]), ("interface", "lo\nid"), ("interface", "eth0 id"),
+])
+def test_a_value_slurm_would_not_take_in_the_job_script_is_refused_naming_its_key(key, value):
+    with pytest.raises(ParameterError, match=f"bad {key} "):
+        options({key: value})
+
+
+@pytest.mark.parametrize("key", ["partition", "account", "memory", "walltime", "interface", "jobs", "cores",
+                                 "job_extra_directives", "job_script_prologue", "retries"])
+def test_a_newline_in_any_slurm_opt_is_refused(key):
+    with pytest.raises(ParameterError, match="a newline or another control character"):
+        parse_opt(f"{key}=1\n#SBATCH --exclusive")
+
+
+def test_an_interface_this_host_does_not_have_is_refused():
+    check_interface("lo")
+    check_interface(None)
+    with pytest.raises(ParameterError, match="'nope0' is not a network interface of this host; its interfaces: .*lo"):
+        check_interface("nope0")
+
+
+def test_an_out_folder_the_job_script_cannot_hold_is_refused():
+    check_paths(Path("runs/a-1_b.c/x"), Path("/scratch/u@x/r+2"))
+    for bad in ("runs/a b", "runs/a\n#SBATCH x", "runs/%j", "runs/'x'", "runs/$(id)"):
+        with pytest.raises(ParameterError, match="--out .*goes into the Slurm job script"):
+            check_paths(Path(bad))
+
+
+@settings(max_examples=150, deadline=None)
+@given(key=st.sampled_from(["partition", "account", "memory", "walltime", "interface"]),
+       value=st.text(st.characters(codec="utf-8"), min_size=0, max_size=30))
+def test_whatever_string_a_key_is_given_the_job_script_keeps_its_header(key, value):
+    try:
+        opts = options({key: value})
+    except ParameterError:
+        return
+    assert _header_ok(_script(opts))
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.sampled_from(["job_extra_directives", "job_script_prologue"]),
+       value=st.lists(st.text(st.characters(codec="utf-8"), max_size=20), max_size=3))
+@example(key="job_script_prologue", value=["\x85"])  # a line break to Python's splitlines (NEL), not to bash
+def test_whatever_lines_are_given_the_job_script_keeps_its_header(key, value):
+    try:
+        opts = options({key: value})
+    except ParameterError:
+        return
+    script = _script(opts)
+    lines = [line for line in script.splitlines()[1:] if line.strip()]
+    n_header = sum(1 for line in lines if line.startswith("#SBATCH "))
+    expected = len(value) if key == "job_extra_directives" else 0
+    assert n_header == 7 + expected  # -J, -e, -o, -n, --cpus-per-task, --mem, -t and the extra ones
+    assert all(line.startswith("#SBATCH ") for line in lines[:n_header])  # no command among the directives
+    kept = [line for line in value if line]  # (dask-jobqueue drops empty ones)
+    if key == "job_script_prologue" and kept:  # each given line is one line of the script, after the directives
+        assert script.splitlines()[-1 - len(kept):-1] == kept
+
+
+def test_the_dashboard_and_insecure_options_are_typed():
+    assert options({})["dashboard"] is None and options({})["insecure"] is False
+    assert options({"dashboard": "127.0.0.1:8787"})["dashboard"] == "127.0.0.1:8787"
+    assert parse_opt("insecure=true") == ("insecure", True) and options({"insecure": True})["insecure"] is True
+    for table, needle in [({"insecure": "yes"}, "insecure must be a bool"),
+                          ({"insecure": 1}, "insecure must be a bool"), ({"dashboard": "8787"}, "bad dashboard '8787'"),
+                          ({"dashboard": "localhost:1\nid"}, "bad dashboard")]:
+        with pytest.raises(ParameterError, match=needle):
+            options(table)

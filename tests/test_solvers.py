@@ -161,3 +161,95 @@ def test_a_methods_deadline_counts_from_when_solve_started_its_clock():
     assert seen["default"] == load_profile("default").time_limit
     assert core.METHOD_START.get() is None  # reset after the method
     assert Deadline.for_method(5.0).remaining() > 4.9  # outside solve: from now
+
+
+@pytest.mark.parametrize("text", ["default = " + "[" * 100_000 + "]" * 100_000 + "\n",
+                                  "default = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n"],
+                         ids=["arrays", "inline-tables"])
+def test_a_deeply_nested_profile_file_is_an_error_naming_it(tmp_path, monkeypatch, capsys, text):
+    from iosched.cli import main
+
+    f = tmp_path / "deep.toml"
+    f.write_text(text)
+    with pytest.raises(ParameterError, match="deep.toml is nested too deeply"):
+        load_profile("default", f)
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(f))
+    assert main(["solve", "window", "paper:example", "--method", "exact", "--param", "engine=milp"]) == 2
+    err = capsys.readouterr().err
+    assert "deep.toml is nested too deeply" in err and "Traceback" not in err
+
+
+def _file_options():
+    import shutil
+
+    cases = [("highs", "log_file", None), ("highs", "solution_file", None), ("highs", "write_model_file", None),
+             ("highs", "write_solution_to_file", True), ("highs", "read_basis_file", None),
+             ("gurobi", "LogFile", None), ("gurobi", "resultfile", None), ("scip", "visual/vbcfilename", None),
+             ("cplex", "workdir", None), ("cplex", "output_clonelog", 1), ("xpress", "tuneroutputpath", None)]
+    if shutil.which("cbc"):  # CBC takes any unique prefix of a command, and reads commands from stdin
+        cases += [("cbc", "export", None), ("cbc", "expo", None), ("cbc", "solu", None), ("cbc", "stdin", 1),
+                  ("cbc", "saveSolution", None), ("cbc", "-import", None)]
+    return cases
+
+
+@pytest.mark.parametrize("solver,key,value", _file_options())
+def test_raw_options_that_write_files_are_refused_from_a_profile_file(tmp_path, solver, key, value):
+    """A solvers.toml in the working folder is read by anyone's run there: none of its options may make a
+    backend write (or read) files where it says, and the check itself writes nothing."""
+    import json
+
+    target = tmp_path / "written.txt"
+    toml_value = json.dumps(str(target)) if value is None else json.dumps(value)
+    f = tmp_path / "s.toml"
+    f.write_text(f'[p]\ntime_limit = 5\nrel_gap = 0\nthreads = 1\nseed = 0\nsolver = "{solver}"\n'
+                 f'[p.{solver}]\n"{key}" = {toml_value}\n')
+    with pytest.raises(ParameterError, match=rf"profile 'p'\.{solver}: option '{key}' .*files"):
+        load_profile("p", f)
+    assert not target.exists() and list(tmp_path.iterdir()) == [f]
+
+
+def test_cbc_options_are_single_words(tmp_path):
+    """CBC gets each option as one argument: a key or value that is not one word (or that would start an
+    option of its own) is refused before CBC runs."""
+    from iosched.solvers.backends import cbc
+
+    for options in ({"sec 5 -export x": 1}, {"sec": "5 -export"}, {"sec": "-export"}, {"": 1}):
+        with pytest.raises(ParameterError, match="one word"):
+            cbc.Cbc().check_options(options, "f: profile 'p'")
+
+
+def test_the_profile_file_in_force_is_named(tmp_path, monkeypatch, capsys):
+    """`iosched solvers` says which solvers.toml is in force; one nobody named (the working folder's) is said
+    on stderr by every command that loads it."""
+    import warnings
+    from pathlib import Path
+
+    from iosched.cli import main
+    from iosched.solvers import DEFAULT_PROFILES, ProfileFileWarning, profile_source
+
+    monkeypatch.delenv("IOSCHED_SOLVERS", raising=False)
+    assert DEFAULT_PROFILES == Path(iosched_root()) / "iosched" / "solvers.toml"  # package data, in the wheel too
+    assert profile_source() == f"{DEFAULT_PROFILES} (iosched's own)"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "solvers.toml").write_text("[default]\ntime_limit = 7\nrel_gap = 0\nthreads = 1\nseed = 0\n")
+    assert profile_source() == f"{tmp_path / 'solvers.toml'} (the working folder's)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ProfileFileWarning)
+        assert main(["solve", "window", "paper:example", "--method", "exact", "--param", "engine=milp"]) == 0
+    err = capsys.readouterr().err
+    assert f"iosched: warning: solver profiles from {tmp_path / 'solvers.toml'}" in err
+    with pytest.warns(ProfileFileWarning, match="the working folder's solvers.toml"):
+        assert load_profile("default").time_limit == 7
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(tmp_path / "solvers.toml"))
+    assert profile_source().endswith("(named by IOSCHED_SOLVERS)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProfileFileWarning)  # a file named is no news
+        load_profile("default")
+
+
+def iosched_root() -> str:
+    from pathlib import Path
+
+    import iosched
+
+    return str(Path(iosched.__file__).resolve().parents[1])

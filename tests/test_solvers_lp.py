@@ -3,6 +3,7 @@ interval, completion-order and Lagrangian bounds, periodic's compaction LP in tr
 
 import math
 import shutil
+import time
 import warnings
 
 import numpy as np
@@ -13,14 +14,15 @@ from hypothesis import strategies as st
 
 import iosched
 from iosched.core import Status
-from iosched.instances.malleable import generate
+from iosched.instances.malleable_presets import generate
 from iosched.models import malleable_bounds as mb
 from iosched.models import malleable_lp as mlp
-from iosched.solvers import LicenceLimit, SolverMissing, backends
+from iosched.solvers import BACKENDS, LicenceLimit, SolverMissing
+from iosched.solvers.backends import cbc
 from iosched.solvers.lp import ALGORITHMS, LP
 
-ALL = ["highs", "gurobi", "scip", "cplex", "xpress", *(["cbc"] if shutil.which("cbc") else [])]  # see
-#     test_solvers_backends.test_cbc_is_installed
+ALL = [name for name in BACKENDS if name != "cbc" or shutil.which("cbc")]  # see test_solvers_backends's
+LIMITED = [(name, b.size_limit + 1) for name, b in BACKENDS.items() if b.size_limit]  # size-limited licences
 
 warnings.filterwarnings("ignore", message=".*[Ll]icense.*")  # Xpress's community licence notice
 
@@ -89,7 +91,7 @@ def test_columns_added_after_a_solve_give_the_whole_lps_optimum(seed, solver):
         assert first.x.shape == (10,)
 
 
-@pytest.mark.parametrize("solver,n", [("gurobi", 2001), ("cplex", 1001), ("xpress", 5001)])
+@pytest.mark.parametrize("solver,n", LIMITED)
 def test_an_lp_past_the_licence_is_a_clear_error(solver, n):
     lp = LP(solver)
     lp.add_rows([1.0], [np.inf])
@@ -99,11 +101,10 @@ def test_an_lp_past_the_licence_is_a_clear_error(solver, n):
 
 
 def test_a_missing_backend_names_its_package(monkeypatch):
-    real = backends.version
-    monkeypatch.setattr(backends, "version", lambda name: None if name == "gurobi" else real(name))
+    monkeypatch.setattr(BACKENDS["gurobi"], "version", lambda: None)
     with pytest.raises(SolverMissing, match="pip install gurobipy"):
         LP("gurobi")
-    monkeypatch.setattr(backends.shutil, "which", lambda name: None)  # no cbc program on PATH
+    monkeypatch.setattr(cbc.shutil, "which", lambda name: None)  # no cbc program on PATH
     with pytest.raises(SolverMissing, match="the cbc program must be on PATH .apt-get install coinor-cbc"):
         LP("cbc")
     with pytest.raises(ValueError, match="algorithm"):
@@ -247,15 +248,20 @@ def test_trace_compact_runs_its_lps_on_the_profiles_solver_and_says_what_was_ref
 def test_each_solve_gets_its_own_time_limit():
     """HiGHS counts its time limit over every run of one model: each solve must still get the limit it is given
     (column generation solves one LP hundreds of times). Eight solves from scratch of about 0.2 s each, each
-    given 1 s: more than 1 s in all on HiGHS's clock."""
+    given 1 s: more than 1 s in all on HiGHS's clock. On a busy machine one solve may itself take more than its
+    second: a time limit is then right, so a solve is judged by the time it got (a clock counting every run
+    would stop a later solve at once, far inside its own second)."""
     c, A, lo, hi = random_lp(5, 150, 600)
     lp = LP("highs", "primal")
     lp.add_rows(lo, hi)
     lp.add_cols(c, 0.0, np.inf, A)
     for _ in range(8):
-        assert lp.solve(1.0).status == Status.OPTIMAL
-        lp._model.clearSolver()  # from scratch each time, so that HiGHS's run clock grows
-    assert lp._model.getRunTime() > 1.0
+        start = time.perf_counter()
+        status = lp.solve(1.0).status
+        own = time.perf_counter() - start
+        assert status == Status.OPTIMAL or (status == Status.TIME_LIMIT and own >= 0.9), (status, own)
+        lp.model.clearSolver()  # from scratch each time, so that HiGHS's run clock grows
+    assert lp.model.getRunTime() > 1.0
 
 
 def test_a_free_row_is_no_constraint_on_any_backend():

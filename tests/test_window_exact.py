@@ -10,7 +10,8 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.window import Selection, evaluate, hypervolume
 from iosched.heuristics.window import decide
-from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, WindowInstance, generate
+from iosched.instances.window import Capacity, Job, WindowInstance
+from iosched.instances.window_presets import PAPER_EXAMPLE, PAPER_PARETO, generate
 from iosched.models.window import build_milp, pareto_dp, pareto_front
 
 
@@ -261,7 +262,7 @@ def test_window_modules_do_not_import_numba_at_module_top():
 def test_the_front_dp_refuses_past_its_key_cap_and_exact_falls_back(monkeypatch):
     """random:3:200:S2 held 5 GB of (nodes, BB) keys before its time limit; past MAX_FRONT_KEYS the dynamic
     program refuses naming the count, and `exact` (engine auto) proves the same front with CP-SAT."""
-    from iosched.instances.window import load
+    from iosched.instances.window_presets import load
     from iosched.models import window as wm
 
     inst = load("random:4:14:S2")

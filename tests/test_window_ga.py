@@ -4,7 +4,7 @@ import numpy as np
 
 import iosched
 from iosched.heuristics.window import initial_rows
-from iosched.instances.window import load
+from iosched.instances.window_presets import load
 from iosched.models.window import pareto_front
 
 

@@ -11,7 +11,8 @@ import iosched
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, front_quality, hypervolume
 from iosched.heuristics.window import bbsched_ga, bin_packing, decide, first_fit, initial_rows, naive, nsga2
-from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO, Capacity, Job, Machine, WindowInstance, generate
+from iosched.instances.window import Capacity, Job, Machine, WindowInstance
+from iosched.instances.window_presets import PAPER_EXAMPLE, PAPER_PARETO, generate
 from iosched.models.window import earliest_subset, pareto_front
 
 FRONT_METHODS = {"bbsched-ga": bbsched_ga, "nsga2": nsga2}

@@ -10,17 +10,13 @@ from edits import drop_at, set_at
 import iosched
 from iosched.errors import InstanceError
 from iosched.evaluate.window import Selection, evaluate
-from iosched.instances.window import (
+from iosched.instances.window import Capacity, Job, Machine, SSDClass, WindowInstance
+from iosched.instances.window_presets import (
     MIXES,
     PAPER_EXAMPLE,
     PAPER_PARETO,
     THETA_BB_GB,
     THETA_NODES,
-    Capacity,
-    Job,
-    Machine,
-    SSDClass,
-    WindowInstance,
     generate,
     load,
 )

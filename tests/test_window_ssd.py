@@ -11,7 +11,8 @@ from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 import iosched
 from iosched.evaluate.window import FrontPoint, Selection, evaluate, ssd_placement
 from iosched.heuristics.window import decide
-from iosched.instances.window import Capacity, Job, SSDClass, WindowInstance, generate
+from iosched.instances.window import Capacity, Job, SSDClass, WindowInstance
+from iosched.instances.window_presets import generate
 from iosched.models.window import pareto_front, pareto_ssd
 
 CLASSES = (SSDClass(128, 2), SSDClass(256, 2))

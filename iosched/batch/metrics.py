@@ -18,6 +18,7 @@ default here is 10 % of the submit span each). Over that period [lo, hi]:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def slowdowns(result: SimResult) -> np.ndarray:
 MIN_MEASURED = 30  # jobs: a measured period with fewer is reported with a warning
 
 
-def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict:
+def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> dict[str, Any]:
     """Node usage, BB usage (shares), average wait (s) and bounded slowdown over the measured period
     (with SSD classes also ``ssd_usage`` and ``wasted_ssd``, shares of the machine's SSD);
     ``offered_load`` the jobs' node-seconds (and burst-buffer GB-seconds) over the machine's in
@@ -77,34 +78,37 @@ def summary(result: SimResult, warmup: float = 0.1, cooldown: float = 0.1) -> di
     lo, hi = period(result, warmup, cooldown)
     t = result.trace
     keep = _measured(result, lo, hi)
-    out = {"node_usage": _usage(result, t.job_nodes, t.nodes, lo, hi),
-            "bb_usage": _usage(result, t.burst_buffer, t.bb_capacity, lo, hi),
-            "avg_wait_s": float(waits(result)[keep].mean()) if keep.any() else float("nan"),
-            "avg_bounded_slowdown": float(slowdowns(result)[keep].mean()) if keep.any() else float("nan"),
-            "jobs_measured": int(keep.sum()), "jobs": len(t), "left_out": len(result.left_out),
-            "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
-            "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
-            "plugin_generations": result.info.get("plugin_generations"),
-            "wall_time_s": result.wall_time_s}
-    if result.ssd_classes:
+    out: dict[str, Any] = {
+        "node_usage": _usage(result, t.job_nodes, t.nodes, lo, hi),
+        "bb_usage": _usage(result, t.burst_buffer, t.bb_capacity, lo, hi),
+        "avg_wait_s": float(waits(result)[keep].mean()) if keep.any() else float("nan"),
+        "avg_bounded_slowdown": float(slowdowns(result)[keep].mean()) if keep.any() else float("nan"),
+        "jobs_measured": int(keep.sum()), "jobs": len(t), "left_out": len(result.left_out),
+        "clipped": result.clipped, "forced": result.forced, "period_s": [lo, hi],
+        "plugin_calls": result.plugin_calls, "plugin_time_s": result.plugin_time_s,
+        "plugin_generations": result.info.get("plugin_generations"),
+        "wall_time_s": result.wall_time_s}
+    if result.wasted_ssd is not None:  # exactly when the run had SSD classes (SimResult checks it)
         total = sum(a * b for a, b in result.ssd_classes)
         out["ssd_usage"] = _usage(result, t.ssd_per_node * t.job_nodes, total, lo, hi)
         out["wasted_ssd"] = _usage(result, result.wasted_ssd, total, lo, hi)
     span = float(t.submit.max() - t.submit.min())
     run = t.run.astype(float)
-    out["offered_load"] = {"nodes": float((t.job_nodes * run).sum()) / (t.nodes * span) if span else None,
-                           "burst_buffer": float((t.burst_buffer * run).sum()) / (t.bb_capacity * span)
-                           if span and t.bb_capacity else None}
-    out["warnings"] = []
+    offered: dict[str, float | None] = {
+        "nodes": float((t.job_nodes * run).sum()) / (t.nodes * span) if span else None,
+        "burst_buffer": float((t.burst_buffer * run).sum()) / (t.bb_capacity * span)
+        if span and t.bb_capacity else None}
+    warnings: list[str] = []
+    out["offered_load"], out["warnings"] = offered, warnings
     if out["jobs_measured"] < min(MIN_MEASURED, len(t)):
-        out["warnings"].append(f"{out['jobs_measured']} of {len(t)} jobs were submitted in the measured period "
-                               f"[{lo:.6g}, {hi:.6g}] s (the submit span less the warm-up and cool-down shares): "
-                               f"averages over fewer than {MIN_MEASURED} jobs say little")
-    for what, load in out["offered_load"].items():
+        warnings.append(f"{out['jobs_measured']} of {len(t)} jobs were submitted in the measured period "
+                        f"[{lo:.6g}, {hi:.6g}] s (the submit span less the warm-up and cool-down shares): "
+                        f"averages over fewer than {MIN_MEASURED} jobs say little")
+    for what, load in offered.items():
         if load is not None and load > 1:
-            out["warnings"].append(f"the trace asks for {load:.2f} x the machine's {what.replace('_', ' ')} over "
-                                   f"its submit span: the queue grows while jobs arrive, and waits grow with the "
-                                   f"trace's length")
+            warnings.append(f"the trace asks for {load:.2f} x the machine's {what.replace('_', ' ')} over "
+                            f"its submit span: the queue grows while jobs arrive, and waits grow with the "
+                            f"trace's length")
     return out
 
 
@@ -147,7 +151,7 @@ def job_records(result: SimResult) -> dict[str, np.ndarray]:
     t = result.trace
     cols = {"job_id": t.ids, "submit": t.submit, "start": result.start, "end": result.end, "nodes": t.job_nodes,
             "burst_buffer": t.burst_buffer, "requested_time": t.requested_time, "wait": result.start - t.submit}
-    if result.ssd_classes:
+    if result.wasted_ssd is not None:  # exactly when the run had SSD classes
         cols.update(ssd_per_node=t.ssd_per_node, wasted_ssd=result.wasted_ssd)
     return cols
 

@@ -47,14 +47,14 @@ import heapq
 import inspect
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from iosched import validate
 from iosched.batch.workload import Trace
-from iosched.core import get_method
+from iosched.core import MethodOutput, get_method
 from iosched.errors import ParameterError
 from iosched.evaluate.window import evaluate
 from iosched.instances.window import Capacity, Job, Machine, SSDClass, WindowInstance
@@ -91,13 +91,28 @@ class SimResult:
     ssd_classes: tuple[tuple[int, int], ...] = ()  # (SSD GB per node, nodes) per class, smallest first; () without
     wasted_ssd: np.ndarray | None = None  # per job, GB of SSD on its nodes beyond its request (with ssd_classes)
 
+    def __post_init__(self) -> None:
+        if bool(self.ssd_classes) != (self.wasted_ssd is not None):
+            raise ValueError("SimResult: wasted_ssd is given exactly when ssd_classes are")
+
+
+@dataclass
+class _Stats:
+    """The counts a run keeps for its :class:`SimResult`."""
+
+    forced: int = 0
+    calls: int = 0
+    plugin_time: float = 0.0
+    selections: int = 0
+    generations: int = 0
+
 
 def default_ssd_classes(nodes: int) -> tuple[tuple[int, int], ...]:
     """The paper's machine (Section 6): half of the nodes with 128 GB of SSD, the rest with 256 GB."""
     return (PAPER_SSD[0], nodes // 2), (PAPER_SSD[1], nodes - nodes // 2)
 
 
-def _ssd_classes(trace: Trace, classes) -> tuple[tuple[int, int], ...]:
+def _ssd_classes(trace: Trace, classes: Iterable[tuple[int, int]] | None) -> tuple[tuple[int, int], ...]:
     """The classes checked (sorted by size), the paper's split when the trace requests SSD, or ()."""
     if classes is None:
         return default_ssd_classes(trace.nodes) if trace.ssd_per_node.any() else ()
@@ -112,7 +127,7 @@ def _ssd_classes(trace: Trace, classes) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
-def _plugin(window: str, params: dict):
+def _plugin(window: str, params: dict) -> tuple[Callable[..., MethodOutput], dict]:
     """The registered window method's function and its parameters, checked once."""
     import iosched.problems  # noqa: F401  (registers the window methods)
 
@@ -182,10 +197,10 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
     free = [cap_n, cap_b]
     running: list[tuple[int, int]] = []  # heap of (end, job)
     queue: list[int] = []
-    stats = {"forced": 0, "calls": 0, "plugin_time": 0.0, "selections": 0, "generations": 0}
+    stats = _Stats()
     seen = [0] * n  # plug-in calls a job stayed unselected through
     starving: set[int] = set()  # queued jobs unselected through ``starvation`` calls
-    cache: dict[int, object] = {}
+    cache: dict[int, Job] = {}
 
     def begin(j: int, now: int) -> None:
         if not fits(j):
@@ -216,6 +231,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
 
     def choose(win: list[int]) -> list[int]:
         """The window method's selection (trace indices), checked by the evaluator."""
+        assert plugin is not None  # choose runs only with a window method
         fn, prm = plugin
         jobs = []
         for j in win:
@@ -230,9 +246,9 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         if out.solution is None:
             raise SchedulerFault(f"window/{window} gave no selection ({out.status}: {out.info})")
         ev = evaluate(inst, out.solution)
-        stats["plugin_time"] += time.perf_counter() - tick
-        stats["calls"] += 1
-        stats["generations"] += out.info.get("generations", 0)
+        stats.plugin_time += time.perf_counter() - tick
+        stats.calls += 1
+        stats.generations += out.info.get("generations", 0)
         if not ev.feasible:
             raise SchedulerFault(f"window/{window} selected an infeasible set: {ev.violations[:3]}")
         chosen = set(out.solution.selected)
@@ -264,7 +280,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                         break
                     begin(j, now)
                     started.add(j)
-                    stats["forced"] += 1
+                    stats.forced += 1
                     left -= 1
                     if not left:
                         break
@@ -273,7 +289,7 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                 win = list(itertools.islice((j for j in pending if j not in started), window_size))
                 if any(fits(j) for j in win):
                     chosen = choose(win)
-                    stats["selections"] += bool(chosen)
+                    stats.selections += bool(chosen)
                     for j in chosen:
                         begin(j, now)
                         started.add(j)
@@ -292,11 +308,11 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
                 later = list(itertools.islice(rest, backfill_depth))
             if head is not None and later:
                 shadow, spare_n, spare_b, at_shadow = reservation(head, now)
-                later = np.fromiter(later, dtype=np.int64, count=len(later))
-                fit = (n_arr[later] <= free[0]) & (b_arr[later] <= free[1])  # free only shrinks in this scan
-                fit &= (req_arr[later] <= shadow - now) | ((n_arr[later] <= spare_n) & (b_arr[later] <= spare_b))
+                idx = np.fromiter(later, dtype=np.int64, count=len(later))
+                fit = (n_arr[idx] <= free[0]) & (b_arr[idx] <= free[1])  # free only shrinks in this scan
+                fit &= (req_arr[idx] <= shadow - now) | ((n_arr[idx] <= spare_n) & (b_arr[idx] <= spare_b))
                 for i in np.flatnonzero(fit).tolist():
-                    j = int(later[i])
+                    j = int(idx[i])
                     if free[0] < min_nodes:
                         break
                     if not fits(j):
@@ -328,18 +344,20 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
         else:
             queue = front + [j for j in pending if j not in started and j != blocked]
 
-    def reservation(head: int, now: int) -> tuple[int, int, int, list[int] | None]:
+    def reservation(head: int, now: int) -> tuple[int, int, int, list[int]]:
         """The head job's reservation: (time, nodes and burst buffer left over for backfilled jobs
-        then, and with SSD classes the nodes free per class then)."""
+        then, and with SSD classes the nodes free per class then, else [])."""
         have_n, have_b = free
-        have_c = list(free_c) if classes else None
-        ahead, when = None, now
+        have_c = list(free_c) if classes else []
+        ahead: Iterator[tuple[int, int]] | None = None
+        when = now
         while not (nodes[head] <= have_n and bb[head] <= have_b
                    and (not classes or nodes[head] <= sum(have_c[cat[head]:]))):
             ahead = ahead or iter(sorted((start[j] + req[j], j) for _, j in running))
-            when, j = next(ahead, (None, None))
-            if j is None:
+            ends = next(ahead, None)
+            if ends is None:
                 raise SchedulerFault(f"job {ids[head]} can never start")  # excluded by the capacity checks
+            when, j = ends
             have_n += nodes[j]
             have_b += bb[j]
             if classes:
@@ -389,7 +407,8 @@ def simulate(trace: Trace, policy: str = "fcfs", backfill: str = "easy", window:
               "window_size": window_size, "starvation": starvation, "persistent_bb": persistent_bb,
               "backfill_depth": backfill_depth, "ssd_classes": [list(c) for c in classes]}
     return SimResult(trace, np.array(start, dtype=np.int64), np.array(end, dtype=np.int64), config, left_out,
-                     int(np.sum(run_raw > trace.requested_time)), stats["forced"], stats["calls"],
-                     stats["plugin_time"], time.perf_counter() - t0, stats["selections"],
-                     {"plugin_generations": stats["generations"]} if stats["calls"] else {},
-                     classes, wasted if classes else None)
+                     clipped=int(np.sum(run_raw > trace.requested_time)), forced=stats.forced,
+                     plugin_calls=stats.calls, plugin_time_s=stats.plugin_time, wall_time_s=time.perf_counter() - t0,
+                     selections=stats.selections,
+                     info={"plugin_generations": stats.generations} if stats.calls else {},
+                     ssd_classes=classes, wasted_ssd=wasted if classes else None)

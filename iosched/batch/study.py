@@ -19,7 +19,7 @@ from iosched.batch.simulator import simulate
 from iosched.batch.workload import THETA_NODES, Trace, apply_mix, generate, read_swf
 from iosched.errors import InstanceError, ParameterError
 
-THETA_PLACES = ("../shared/data/theta-2022.swf", "/work/shared/data/theta-2022.swf")  # beside the checkout
+THETA_PLACE = "../shared/data/theta-2022.swf"  # beside the checkout (the repository root's parent holds shared/)
 # (label, window method or None, its parameters): the paper's eight methods, first-fit and the exact front
 METHODS = [("base", None, {}), ("naive", "naive", {}), ("first-fit", "first-fit", {}),
            ("bin-packing", "bin-packing", {}),
@@ -42,11 +42,12 @@ def workload(kind: str, mix: str, jobs: int, seed: int = 0, theta: str | Path | 
 def theta_log() -> Path:
     """The Theta log: $IOSCHED_THETA_LOG, or ../shared/data/theta-2022.swf beside the repository."""
     repo = Path(__file__).resolve().parents[2]
-    places = [os.environ.get("IOSCHED_THETA_LOG", "")] + [str(repo / p) for p in THETA_PLACES]
-    for place in places:
-        if place and Path(place).is_file():
-            return Path(place)
-    raise InstanceError(f"the Theta log is not at {places[1]}: set IOSCHED_THETA_LOG")
+    named = os.environ.get("IOSCHED_THETA_LOG")
+    place = Path(named) if named else repo / THETA_PLACE
+    if place.is_file():
+        return place
+    where = "IOSCHED_THETA_LOG names" if named else "the Theta log is not at"
+    raise InstanceError(f"{where} {place}, which is not a file: set IOSCHED_THETA_LOG to the log's path")
 
 
 def run(kinds=("theta", "generated"), mixes=("S1", "S2", "S3", "S4"), methods=CHEAP, jobs: int = 2000,
@@ -101,10 +102,10 @@ def findings(rows: list[dict]) -> list[str]:
         best_bb = max(here, key=lambda m: here[m]["bb_usage"])
         worst_bb = min((m for m in here if m != "base"), key=lambda m: here[m]["bb_usage"])
         area = {m: sum(v) for m, v in kiviat_values(here).items()}
-        weakest = min((m for m in area if m != "base"), key=area.get)
+        weakest = min((m for m in area if m != "base"), key=area.__getitem__)
         base = here.get("base")
         change = {m: here[m]["avg_wait_s"] / base["avg_wait_s"] - 1 for m in here if base and m != "base"}
-        top = min(change, key=change.get) if change else "-"
+        top = min(change, key=change.__getitem__) if change else "-"
         out.append(f"{wl}: best BB usage {best_bb} ({here[best_bb]['bb_usage']:.1%}); worst BB usage "
                    f"(window methods) {worst_bb} ({here[worst_bb]['bb_usage']:.1%}); weakest overall (Kiviat sum, "
                    f"window methods) {weakest}; lowest average wait {top} "

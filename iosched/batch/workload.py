@@ -23,8 +23,8 @@ import numpy as np
 
 from iosched import validate
 from iosched.errors import InstanceError
-from iosched.instances import window as _window
-from iosched.instances.window import SSD_MIXES, THETA_BB_GB, THETA_NODES  # Theta's 4,392 nodes, 1.26 PB
+from iosched.instances.window_presets import MIXES as WINDOW_MIXES
+from iosched.instances.window_presets import SSD_MIXES, THETA_BB_GB, THETA_NODES  # Theta: 4,392 nodes, 1.26 PB
 
 FIELDS = ("job", "submit", "wait", "run", "allocated", "cpu", "memory", "requested", "requested_time",
           "requested_memory", "status", "user", "group", "executable", "queue", "partition", "preceding",
@@ -37,7 +37,7 @@ MAX_NODES = 2**31 - 1  # a machine's nodes (MaxNodes, --nodes): node-seconds of 
 MAX_REQUEST_GB = 285_000  # the largest Theta request of the paper (Table 2: BB range up to 285 TB)
 # the paper's S1-S4 (share of jobs given a BB request, smallest request in GB): the window instances' table;
 # S5-S7 are S2 with SSD per node (SSD_MIXES)
-MIXES = {mix: _window.MIXES[mix] for mix in ("S1", "S2", "S3", "S4")}
+MIXES = {mix: WINDOW_MIXES[mix] for mix in ("S1", "S2", "S3", "S4")}
 
 
 @dataclass(frozen=True)

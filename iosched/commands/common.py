@@ -42,11 +42,11 @@ def _clean(o):
     if isinstance(o, float):
         return o if math.isfinite(o) else None
     if isinstance(o, dict):
-        new = {k: _clean(v) for k, v in o.items()}
-        return o if all(new[k] is v for k, v in o.items()) else new
+        cleaned = {k: _clean(v) for k, v in o.items()}
+        return o if all(cleaned[k] is v for k, v in o.items()) else cleaned
     if isinstance(o, (list, tuple)):
-        new = [_clean(v) for v in o]
-        return o if all(a is b for a, b in zip(new, o)) else new
+        items = [_clean(v) for v in o]
+        return o if all(a is b for a, b in zip(items, o)) else items
     return o
 
 

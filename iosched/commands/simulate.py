@@ -46,7 +46,7 @@ def _results_folder(out: Path) -> Path | None:
 
 def _simulate_into(args, out: Path) -> int:
     from iosched.batch import apply_mix, generate, metrics, plots, read_swf, simulate
-    from iosched.instances.window import THETA_NODES
+    from iosched.instances.window_presets import THETA_NODES
 
     if args.trace.startswith("generate:"):
         parts = args.trace.split(":")[1:]

@@ -57,6 +57,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
+from iosched.instances.fields import Field, Fields
 from iosched.instances.filedomain import GB, MAX_OFFSET, FileDomainInstance, bytes_per_server, sum_by
 
 MAX_EXTENTS = 2**23  # extents in one solution (about 200 MB of arrays): more is refused
@@ -82,13 +83,11 @@ class Domains:
     def from_dict(cls, d: dict) -> Domains:
         if not isinstance(d, dict) or "domains" not in d:
             raise InstanceError(f"a filedomain solution is an object with 'domains', got {d!r:.80}")
-        unknown = sorted(set(d) - {"domains", "io"})
-        if unknown:
-            raise InstanceError(f"unknown field {unknown[0]!r} in a filedomain solution")
+        SOLUTION_FIELDS.check(d)
         if not isinstance(d["domains"], list):
             raise InstanceError(f"domains must be a list (one list of [start, end] per aggregator), "
                                 f"got {d['domains']!r:.80}")
-        return cls(tuple(d["domains"]), d.get("io", "extent"))
+        return cls(tuple(d["domains"]), SOLUTION_FIELDS.get(d, "io"))
 
     @classmethod
     def from_owners(cls, starts, ends, owners, aggregators: int, io: str = "extent") -> Domains:
@@ -106,6 +105,16 @@ class Domains:
         owner = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
         return pairs[:, 0], pairs[:, 1], owner
 
+
+
+# The JSON of a filedomain solution; Domains.from_dict checks its keys against it.
+SOLUTION_FIELDS = Fields(
+    "filedomain solution",
+    Field("domains", "list", "", "per aggregator 0..P-1, its file domain: a list of [start, end) byte ranges "
+          "(sorted, disjoint; together they cover every byte written exactly once)"),
+    Field("io", "string", "", "how each aggregator writes its domain: extent (one call per contiguous piece) or "
+          "stripe (one call per stripe piece)", "extent"),
+)
 
 @dataclass
 class Evaluation:

@@ -55,12 +55,14 @@ nodes as its default mapping uses (the seed's solo run); ``forwarding_nodes_used
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
 from iosched.fluid import max_min_fair
+from iosched.instances.fields import Field, Fields
 from iosched.instances.forwarding import TRAITS, ForwardingInstance, Job
 from iosched.validate import boolean, finite_numbers
 
@@ -86,15 +88,32 @@ class Allocation:
         if not isinstance(d, dict) or not isinstance(d.get("jobs"), dict):
             raise InstanceError(f"an allocation is {{'jobs': {{id: {{'mapping': [[node, count], ...]}}}}}}, "
                                 f"got {str(d)[:200]}")
+        SOLUTION_FIELDS.check(d)
         mapping, dedicated = {}, set()
         for jid, entry in d["jobs"].items():
             if not isinstance(entry, dict) or not isinstance(entry.get("mapping"), list):
                 raise InstanceError(f"allocation jobs[{jid}] must have a 'mapping' list, got {str(entry)[:200]}")
+            SOLUTION_FIELDS.check(entry, "jobs{}", f"allocation jobs[{jid}]")
             mapping[jid] = tuple(tuple(g) if isinstance(g, list) else g for g in entry["mapping"])
-            if boolean(f"allocation jobs[{jid}].dedicated", entry.get("dedicated", False)):
+            if boolean(f"allocation jobs[{jid}].dedicated", SOLUTION_FIELDS.get(entry, "jobs{}.dedicated")):
                 dedicated.add(jid)
-        avoid = boolean("allocation avoid_anomalous", d.get("avoid_anomalous", False))
+        avoid = boolean("allocation avoid_anomalous", SOLUTION_FIELDS.get(d, "avoid_anomalous"))
         return cls(mapping, frozenset(dedicated), avoid)
+
+
+# The JSON of a forwarding solution; Allocation.from_dict checks its keys against it.
+SOLUTION_FIELDS = Fields(
+    "forwarding allocation",
+    Field("jobs", "object", "", "per id of a job to place, its forwarding nodes (every job to place; running jobs "
+          "keep theirs)"),
+    Field("jobs{}", "object", "", "one job's allocation"),
+    Field("jobs{}.mapping", "list", "", "[forwarding node id, compute nodes] groups over the job's compute nodes in "
+          "order, summing to its nodes"),
+    Field("jobs{}.dedicated", "boolean", "", "the job has these forwarding nodes to itself (checked: no other job "
+          "on them)", False),
+    Field("avoid_anomalous", "boolean", "", "the method claims no job to place uses an anomalous node (checked)",
+          False),
+)
 
 
 @dataclass
@@ -167,7 +186,7 @@ def node_times(instance: ForwardingInstance, f: int, users: list[tuple[Job, int]
     return [part_time(j, c, r) for (j, c), r in zip(users, node_rates(instance, f, users))]
 
 
-def machine_times(instance: ForwardingInstance, mapping: dict[str, tuple[tuple[int, int], ...]],
+def machine_times(instance: ForwardingInstance, mapping: Mapping[str, tuple[tuple[int, int], ...]],
                   jobs: list[Job]) -> dict[str, float]:
     """I/O time (s) of every job in ``jobs`` (mapped by ``mapping``) together: the slowest of its parts."""
     users: dict[int, dict[str, int]] = {}
@@ -199,8 +218,7 @@ def alone_time(instance: ForwardingInstance, job: Job) -> float:
 @lru_cache(maxsize=32)
 def running_alone(instance: ForwardingInstance) -> dict[str, float]:
     """Each running job's I/O time without the jobs to place."""
-    mapping = {j.id: instance.groups(j) for j in instance.running}
-    return machine_times(instance, mapping, list(instance.running))
+    return machine_times(instance, instance.running_groups, list(instance.running))
 
 
 # --- the checker ---------------------------------------------------------------------------------
@@ -251,7 +269,7 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
         return Evaluation(False, bad + [Violation("allocation", "dedicated must be a set of job ids", 1)])
     for jid in claimed - set(allocation.mapping):
         bad.append(Violation("unknown_job", f"dedicated: {str(jid)[:60]!r} is not mapped", 1))
-    mapping = {j.id: instance.groups(j) for j in instance.running}
+    mapping = dict(instance.running_groups)
     well_formed = True
     for j in instance.jobs:
         if j.id not in allocation.mapping:
@@ -279,7 +297,7 @@ def evaluate(instance: ForwardingInstance, allocation: Allocation) -> Evaluation
                                                   f"{', '.join(sorted(others)[:3])}", len(others)))
     if allocation.avoid_anomalous is True:
         for j in instance.jobs:
-            for f in sorted({f for f, _ in mapping[j.id] if instance.node[f].anomalous}):
+            for f in sorted({f for f, _ in mapping[j.id]} & instance.anomalous_nodes):
                 bad.append(Violation("anomalous", f"jobs[{j.id}] uses anomalous forwarding node {f}", 1))
     times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
     before = running_alone(instance)

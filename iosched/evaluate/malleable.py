@@ -45,6 +45,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
+from iosched.instances.fields import Field, Fields
 from iosched.instances.malleable import MalleableInstance
 from iosched.validate import finite, real
 
@@ -78,6 +79,7 @@ class Schedule:
         if not isinstance(d, dict) or not isinstance(d.get("jobs"), dict):
             raise InstanceError(f"a malleable schedule is {{'jobs': {{id: [[start, end, nodes, kind], ...]}}}}, "
                                 f"got {str(d)[:80]!r}")
+        SOLUTION_FIELDS.check(d)
         jobs = {}
         for j, ivs in d["jobs"].items():
             if not isinstance(ivs, list) or not all(isinstance(iv, list) and len(iv) == 4 for iv in ivs):
@@ -85,6 +87,15 @@ class Schedule:
             jobs[j] = tuple(Interval(*iv) for iv in ivs)
         return cls(jobs)
 
+
+
+# The JSON of a malleable solution; Schedule.from_dict checks its keys against it (the evaluator the values).
+SOLUTION_FIELDS = Fields(
+    "malleable schedule",
+    Field("jobs", "object", "", "per job id, its intervals in time order (every job of the instance)"),
+    Field("jobs{}", "list", "", "each interval [start, end, nodes, kind]: from start to end (s) the job holds "
+          "nodes nodes, running (run), resizing (reconfig, no progress) or waiting (stall, no progress)"),
+)
 
 @dataclass
 class Evaluation:
@@ -259,8 +270,12 @@ def _capacity(instance: MalleableInstance, rows: list[tuple[float, float, int]],
             bad.append(Violation("capacity", f"{len(over) - 5} more overloaded instants", float(len(over) - 5)))
 
 
-def evaluate(instance: MalleableInstance, schedule: Schedule) -> Evaluation:
-    """Check ``schedule`` (module docstring) and score it."""
+def evaluate(instance: MalleableInstance, schedule: Schedule, *, time_tol: float = 1e-6,
+             work_tol: float = WORK_TOL) -> Evaluation:
+    """Check ``schedule`` (module docstring) and score it. ``time_tol`` (s, beside 1e-9 of the largest
+    time) and ``work_tol`` (a share of each job's work, beside the rounding of its runs' times) are the
+    tolerances; the library re-scores a claimed improvement with both 0 (its strict mode), so that a
+    schedule shaved inside them cannot pass for a better one."""
     bad: list[Violation] = []
     jobs_of = getattr(schedule, "jobs", None)
     if not isinstance(jobs_of, dict):
@@ -283,13 +298,13 @@ def evaluate(instance: MalleableInstance, schedule: Schedule) -> Evaluation:
             continue
         largest = max(largest, abs(ivs[-1].end), abs(ivs[0].start))
         walks.append((job, ivs))
-    tol = 1e-6 + 1e-9 * largest
+    tol = time_tol + 1e-9 * largest
     done = []
     for job, ivs in walks:
         walk = _Job(job, ivs, tol, bad)
         walk.check()
         progress = walk.progress()
-        tolerance = WORK_TOL + walk.rounding()
+        tolerance = work_tol + walk.rounding()
         if progress < 1 - tolerance:
             walk.fail("work", f"does {progress:.6%} of its work", (1 - progress) * job.work)
         elif progress > 1 + tolerance:

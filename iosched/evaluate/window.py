@@ -20,6 +20,7 @@ import numpy as np
 from iosched import validate
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
+from iosched.instances.fields import Field, Fields
 from iosched.instances.window import WindowInstance
 
 
@@ -60,21 +61,37 @@ class Selection:
                 raise InstanceError(f"not a window selection: {where} must be a list of job ids, got {value!r}")
             return tuple(value)
 
-        if not isinstance(d, dict) or "selected" not in d or not set(d) <= {"selected", "front"}:
+        required, optional = SOLUTION_FIELDS.keys()
+        if not isinstance(d, dict) or not set(required) <= set(d) or not set(d) <= {*required, *optional}:
             raise InstanceError(f"not a window selection: expected {{'selected': [...], 'front': [...]}}, got {d!r}")
-        front = d.get("front", [])
+        front = SOLUTION_FIELDS.get(d, "front")
         if not isinstance(front, list):
             raise InstanceError(f"not a window selection: front must be a list, got {front!r}")
         points = []
         for k, p in enumerate(front):
-            if not isinstance(p, dict) or not {"nodes", "burst_buffer", "jobs"} <= set(p):
-                raise InstanceError(f"not a window selection: front[{k}] must have nodes, burst_buffer, jobs")
-            extra = [p.get("ssd", 0), p.get("wasted_ssd", 0)]
+            SOLUTION_FIELDS.check(p, "front[]", f"front[{k}]")
+            extra = [SOLUTION_FIELDS.get(p, "front[].ssd"), SOLUTION_FIELDS.get(p, "front[].wasted_ssd")]
             for key, value in zip(("nodes", "burst_buffer", "ssd", "wasted_ssd"),
                                   [p["nodes"], p["burst_buffer"], *extra]):
                 validate.integer(f"front[{k}].{key}", value, None, None)
             points.append(FrontPoint(p["nodes"], p["burst_buffer"], ids(p["jobs"], f"front[{k}].jobs"), *extra))
         return cls(ids(d["selected"], "selected"), tuple(points))
+
+
+# The JSON of a window solution; Selection.from_dict reads it by this table.
+SOLUTION_FIELDS = Fields(
+    "window selection",
+    Field("selected", "list of strings", "", "the ids of the jobs to start now"),
+    Field("front", "list", "", "the Pareto front the choice was made from (empty for a method that returns one "
+          "decision)", []),
+    Field("front[].nodes", "integer", "nodes", "the point's total nodes"),
+    Field("front[].burst_buffer", "integer", "BB units", "its total burst buffer, requests rounded up to the "
+          "granularity"),
+    Field("front[].jobs", "list of strings", "", "the ids of its jobs"),
+    Field("front[].ssd", "integer", "GB", "with SSD classes: the local SSD its jobs request", 0),
+    Field("front[].wasted_ssd", "integer", "GB", "with SSD classes: the local SSD its nodes hold beyond the "
+          "requests", 0),
+)
 
 
 @dataclass

@@ -28,19 +28,20 @@ from pathlib import Path
 SHIFT_S = 1.0
 
 
-def load_results(out: str | Path, skipped: list[Path] | None = None) -> list[dict]:
-    """Every result that reads back; the paths of those that do not go to ``skipped``."""
-    from iosched.harness.runner import read_result
+def load_results(out: str | Path, skipped: list[Path] | None = None, reasons: dict[Path, str] | None = None) \
+        -> list[dict]:
+    """Every result that holds: read, checked and its solution scored again by the problem's evaluator, its
+    bound not beaten by a value of the folder (:mod:`iosched.harness.records`). The paths of the others go to
+    ``skipped``, and why to ``reasons``."""
+    from iosched.harness.records import load_checked
 
-    rows = []
-    for p in sorted(Path(out, "results").glob("[!.]*.json")):  # (a write in progress is a dot file)
-        record = read_result(p)
-        if record is None:
-            if skipped is not None:
-                skipped.append(p)
-            continue
-        rows.append(record)
-    return rows
+    paths = sorted(Path(out, "results").glob("[!.]*.json"))  # (a write in progress is a dot file)
+    good, bad = load_checked(paths)
+    if skipped is not None:
+        skipped.extend(p for p in paths if p in bad)
+    if reasons is not None:
+        reasons.update(bad)
+    return [good[p] for p in paths if p in good]
 
 
 def _better(sense: str, a: float, b: float) -> bool:
@@ -188,8 +189,11 @@ def to_parquet(rows: list[dict], path: str | Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from iosched.files import atomic_path
+
     flat = [{k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows]
-    pq.write_table(pa.Table.from_pylist(flat), str(path))
+    with atomic_path(path) as tmp:  # whole or not at all, with the umask's mode, never through a symlink
+        pq.write_table(pa.Table.from_pylist(flat), str(tmp))
 
 
 def curves(rows: list[dict]) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
@@ -229,10 +233,14 @@ def plot(rows: list[dict], folder: str | Path) -> list[Path]:
     """A Dolan-Moré performance profile of time and the distribution of gaps to the best bound,
     one line per configuration (:func:`curves`); a configuration without a finished run is
     named in the legend as such rather than left out."""
+    from iosched.errors import OutputError
     from iosched.plots import figure, finish
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot make the plots' folder {str(folder)!r}: {e.strerror or e}") from None
     data = curves(rows)
     labels = sorted({config(r) for r in rows})
     paths = []

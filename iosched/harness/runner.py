@@ -22,7 +22,10 @@ bench process dies), or on an existing Dask cluster given its scheduler address 
 iosched[dask]``): default ``dask worker`` processes (under their nanny) run solver-free tasks
 themselves, importing iosched once, and start each solver task with ``subprocess``; or on Slurm
 worker jobs started for the run (``slurm``: :mod:`iosched.harness.slurm`). A record from a Dask
-worker says where it ran: ``worker_host`` and ``slurm_job_id``.
+worker says where it ran: ``worker_host`` and ``slurm_job_id``; every record names the run's Dask
+``scheduler`` address (``tls://...`` on Slurm; null for a local pool). Each record stores its solution,
+so that a resumed run and the report score it again (:mod:`iosched.harness.records`): a result file that
+does not hold (edited, truncated, a FIFO) is named on stderr and its task runs again.
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
     try:
         import iosched
         from iosched.core import get_problem
+        from iosched.harness.records import stored_solution
         from iosched.harness.suite import load_instance
 
         inst = load_instance(task["problem"], task["instance"])
@@ -122,9 +126,12 @@ def _run_task(task: dict, memory_mb: int | None) -> dict:
                   "bound_s": res.bound_time_s, "solve_cpu_s": solve_cpu,
                   "starved": _starved(status, res.method_time_s, solve_cpu, budget(task["params"])),
                   "message": res.info.get("error", "")}
-        columns = get_problem(task["problem"]).report_columns
-        if columns is not None:
-            record["columns"] = columns(inst, res)
+        prob = get_problem(task["problem"])
+        if prob.report_columns is not None:
+            record["columns"] = prob.report_columns(inst, res)
+        # the solution itself, so that report and a resumed bench can score it again (iosched.harness.records)
+        record.update(stored_solution(prob.solution_to_dict(res.solution, inst) if res.solution is not None
+                                      else None))
     except MemoryError:
         record = {"status": OOM, "message": f"over the memory limit of {memory_mb} MB"}
     except Exception as e:  # a crash is a result too
@@ -321,25 +328,32 @@ def _write(out: Path, record: dict, env: dict) -> None:
 
 
 def read_result(path: Path) -> dict | None:
-    """A result file's record, or None when it does not read back as one (truncated, garbled)."""
+    """A result file's record when it reads back as one (a regular file of JSON whose fields are those a run
+    writes, :mod:`iosched.harness.records`), else None. Its solution is not scored again here: see
+    :func:`pending` and :func:`iosched.harness.report.load_results`."""
+    from iosched.harness.records import BadRecord, check_fields, read_record
+
     try:
-        record = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(record, dict) or record.get("key") != path.stem or "status" not in record:
+        record = read_record(path)
+        check_fields(record, path.stem)
+    except BadRecord:
         return None
     return record
 
 
-def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: bool = False) -> list[Task]:
-    """The tasks without a readable result yet (and, with ``retry_failed``, those that failed; with
-    ``retry_starved``, those starved of CPU)."""
-    done = set()
-    for path in (out / "results").glob("[!.]*.json"):
-        record = read_result(path)
-        if record is not None and not (retry_failed and record["status"] in (ERROR, OOM)) \
-                and not (retry_starved and record.get("starved")):
-            done.add(path.stem)
+def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: bool = False,
+            rejected: dict[Path, str] | None = None) -> list[Task]:
+    """The tasks without a result that holds yet (read, checked and its solution re-scored:
+    :mod:`iosched.harness.records`; those that do not go to ``rejected`` with the reason), and, with
+    ``retry_failed``, those that failed; with ``retry_starved``, those starved of CPU."""
+    from iosched.harness.records import load_checked
+
+    keys = {t.key for t in suite.tasks}
+    good, bad = load_checked(sorted((out / "results").glob("[!.]*.json")), keys)
+    if rejected is not None:
+        rejected.update(bad)
+    done = {path.stem for path, record in good.items() if not (retry_failed and record["status"] in (ERROR, OOM))
+            and not (retry_starved and record.get("starved"))}
     return [t for t in suite.tasks if t.key not in done]
 
 
@@ -347,8 +361,17 @@ def pending(suite: Suite, out: Path, retry_failed: bool = False, retry_starved: 
 def _lock(out: Path):
     """One bench at a time on a results directory: a second one stops with a clear error."""
     import fcntl
+    import stat
 
-    handle = open(out / ".lock", "a+")
+    try:  # never through a symlink or into a FIFO someone left there (the lock file is truncated below)
+        fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as e:
+        raise ParameterError(f"cannot use {str(out / '.lock')!r} as the bench's lock file: {e.strerror or e} (a "
+                             "symbolic link? remove it)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ParameterError(f"{str(out / '.lock')!r} is not a regular file: remove it")
+    handle = os.fdopen(fd, "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -371,6 +394,24 @@ def _lock(out: Path):
         handle.close()
 
 
+def check_out(out: str | Path) -> None:
+    """``--out`` can be a results folder, found without making anything (so before a suite's instances are
+    generated: a bad --out was said only after a 100,000-instance suite was generated, 101.6 s): each part
+    of ``OUT/results`` that exists is a folder, and the deepest that exists is one this process may write
+    in. :func:`run_suite` still proves it by making a file there."""
+    out = Path(out)
+    for part in (out / "results", out):
+        if part.exists() and not part.is_dir():
+            raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(part)!r} is not a folder")
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(probe)!r} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {str(out)!r} is not a writable directory: {str(probe)!r} may not be written")
+
+
 def _prepare(out: Path) -> None:
     """Create OUT/results and prove it writable before any task runs."""
     try:
@@ -386,11 +427,17 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
     jobs started for this run (:mod:`iosched.harness.slurm`), these options over the suite's ``[slurm]``."""
     out = Path(out)
     if slurm is not None:
-        from iosched.harness.slurm import options
+        from iosched.harness.slurm import check_interface, check_paths, options
 
         if scheduler or workers is not None:
             raise ParameterError("--slurm starts its own Dask cluster: give it neither --scheduler nor --workers")
         slurm = options({**suite.slurm, **slurm}, "--slurm-opt / the suite's [slurm]")
+        check_interface(slurm["interface"])
+        check_paths(out)
+    if scheduler is not None:
+        from iosched.harness.tls import checked_address
+
+        checked_address(scheduler)
     if workers is not None:
         validate.integer("--workers", workers, 1, 1024, error=ParameterError)
     if memory_mb is not None:
@@ -409,8 +456,11 @@ def run_suite(suite: Suite, out: str | Path, workers: int | None = None, schedul
 def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retry_starved, slurm) -> dict:
     write_text(out / "suite.json", json.dumps({"name": suite.name, "problem": suite.problem,
                                               "profile": suite.profile, "tasks": len(suite.tasks)}, indent=1))
-    todo = pending(suite, out, retry_failed, retry_starved)
-    env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name}
+    rejected: dict[Path, str] = {}
+    todo = pending(suite, out, retry_failed, retry_starved, rejected)
+    for path, why in sorted(rejected.items()):
+        print(f"iosched: skipped {path}: it {why}; its task runs again", file=sys.stderr)
+    env = {**environment(), "threads": _threads(suite.profile), "suite": suite.name, "scheduler": None}
     counts = {"done": 0, "failed": 0, "skipped": len(suite.tasks) - len(todo)}
     from tqdm import tqdm
 
@@ -432,6 +482,8 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         workers_ = SlurmWorkers(slurm, _threads(suite.profile), out / "slurm-logs",
                                 note=lambda line: bar.write(line, file=sys.stderr))
         try:
+            env["scheduler"] = workers_.address
+            bar.write(f"iosched: Dask scheduler at {workers_.address}", file=sys.stderr)
             workers_.submit()
             with Client(workers_.cluster) as client:
                 workers_.wait_for_worker(client)
@@ -439,9 +491,10 @@ def _run(suite, out, workers, scheduler, memory_mb, progress, retry_failed, retr
         finally:
             workers_.close()
     elif scheduler:
-        from dask.distributed import Client
+        from iosched.harness.tls import connect
 
-        with Client(scheduler) as client:
+        env["scheduler"] = scheduler
+        with connect(scheduler) as client:
             _run_dask(client, todo, suite.timeout, memory_mb, finish)
     elif not slurm:
         workers = workers or max(1, (os.cpu_count() or 1) // _threads(suite.profile))

@@ -45,10 +45,12 @@ from pathlib import Path
 from iosched import validate
 from iosched.core import METHODS, get_problem
 from iosched.errors import InstanceError, ParameterError
+from iosched.files import read_regular
 from iosched.harness.slurm import options as slurm_options
 from iosched.solvers import load_profile
 from iosched.validate import check_params
 
+MAX_SUITE_BYTES = 16 * 2**20  # a suite file beyond this is refused unread
 TOP_KEYS = {"name", "problem", "profile", "seeds", "timeout", "instances", "methods", "slurm"}
 
 
@@ -102,6 +104,11 @@ def _line(text: str, needle: str, start: int = 0, key: bool = False) -> str:
     return "somewhere"
 
 
+def _short(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def load_instance(problem: str, spec: str):
     """The instance a task names: a built-in, a file, or ``generate:SEED:{size json}``."""
     return get_problem(problem).read_instance(spec)
@@ -111,14 +118,28 @@ def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name, or a suite file; every task is checked before it runs."""
     path = Path(name_or_path)
     if not path.is_file():
+        if path.exists():
+            raise ParameterError(f"{name_or_path!r} is not a regular file (a directory, a FIFO or a device): give a "
+                                 "suite file or a built-in suite")
         if name_or_path not in builtin_suites():
             raise ParameterError(f"no suite file or built-in suite {name_or_path!r}; built-in: "
                                  f"{', '.join(builtin_suites())}")
         path = Path(str(resources.files("iosched.harness").joinpath("suites", f"{name_or_path}.toml")))
-    text = path.read_text()
+    try:
+        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParameterError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except OverflowError:
+        raise ParameterError(f"{path}: more than {MAX_SUITE_BYTES // 2**20} MiB, too large for a suite") from None
+    except OSError as e:
+        raise ParameterError(f"{path}: cannot be read: {e.strerror or e}") from None
     try:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        raise ParameterError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ParameterError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError as e:  # an integer of more than 4300 digits
         raise ParameterError(f"{path}: not valid TOML: {e}") from None
 
     def fail(msg: str, needle: str) -> ParameterError:
@@ -133,7 +154,19 @@ def load_suite(name_or_path: str) -> Suite:
     for key in ("problem", "instances", "methods"):
         if key not in d:
             raise ParameterError(f"{path}: missing {key!r}")
+    if not isinstance(d.get("name", "x"), str) or not d.get("name", "x"):
+        raise fail(f"name must be a non-empty string, got {_short(d['name'])}", "name")
+    if not isinstance(d["instances"], dict):
+        raise fail(f"instances must be a table ([instances] with names = [...] or [[instances.generate]]), got "
+                   f"{_short(d['instances'])}", "instances")
+    if not isinstance(d["methods"], list) or not all(isinstance(m, dict) for m in d["methods"]):
+        raise fail(f"methods must be an array of tables ([[methods]] with name = ...), got {_short(d['methods'])}",
+                   "methods")
+    if not d["methods"]:
+        raise fail("the suite has no methods", "methods")
     problem = d["problem"]
+    if not isinstance(problem, str):
+        raise fail(f"problem must be a problem's name, got {_short(problem)}", "problem")
     try:
         prob = get_problem(problem)
     except ParameterError as e:
@@ -153,43 +186,70 @@ def load_suite(name_or_path: str) -> Suite:
     except ParameterError as e:
         raise fail(str(e), "timeout") from None
 
-    specs = []
+    specs: dict[str, str] = {}  # spec: what named it (a duplicate task would run twice)
     inst = d["instances"]
     for key in inst:
         if key not in ("names", "generate"):
             raise fail(f"unknown key {key!r} in [instances]", key)
-    for name in inst.get("names", []):
+    names, generate = inst.get("names", []), inst.get("generate", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise fail(f"names must be a list of instance names, files or globs, got {_short(names)}", "names")
+    if not isinstance(generate, list) or not all(isinstance(g, dict) for g in generate):
+        raise fail(f"instances.generate must be an array of tables ([[instances.generate]] with seeds = [...] and "
+                   f"the generator's size parameters), got {_short(generate)}", "generate")
+    for name in names:
         matches = sorted(glob.glob(name)) if any(c in name for c in "*?[") else [name]
         if not matches:
             raise fail(f"no file matches {name!r}", name)
         for spec in matches:
+            if spec in specs:
+                raise fail(f"instance {spec!r} is named twice ({specs[spec]!r} and {name!r}): its tasks would run "
+                           "twice", name)
             try:
                 prob.read_instance(spec)
-            except InstanceError as e:
+            except (InstanceError, ParameterError) as e:
                 raise fail(str(e), name) from None
-            specs.append(spec)
-    for gen in inst.get("generate", []):
+            specs[spec] = name
+    for gen in generate:
         size = {k: v for k, v in gen.items() if k != "seeds"}
         seeds = gen.get("seeds", [0])
         if not isinstance(seeds, list) or not seeds:
-            raise fail(f"seeds of a [[instances.generate]] entry must be a non-empty list, got {seeds!r}", "generate")
+            raise fail(f"seeds of a [[instances.generate]] entry must be a non-empty list, got {_short(seeds)}",
+                       "generate")
         try:
+            text_size = json.dumps(size, sort_keys=True, allow_nan=False)
             for seed in seeds:
                 prob.generate_instance(seed, **size)  # what the task will run, checked the same way
-        except (ParameterError, InstanceError) as e:
-            raise fail(f"bad generator parameters {size}: {e}", "generate") from None
-        specs += [f"generate:{seed}:{json.dumps(size, sort_keys=True)}" for seed in seeds]
+        except (ParameterError, InstanceError, TypeError, ValueError, OverflowError) as e:
+            raise fail(f"bad generator parameters {_short(size)}: {e}", "generate") from None
+        for seed in seeds:
+            spec = f"generate:{seed}:{text_size}"
+            if spec in specs:
+                raise fail(f"generated instance seed {seed} with {_short(size)} is listed twice: its tasks would "
+                           "run twice", "generate")
+            specs[spec] = "generate"
     if not specs:
         raise ParameterError(f"{path}: the suite has no instances")
 
     tasks = []
+    configs: dict[str, int] = {}  # a method with its params: the entry's line (one task per entry and instance)
     headers = [i for i, line in enumerate(text.splitlines()) if re.match(r"\s*\[\[\s*methods\s*\]\]", line)]
     for index, m in enumerate(d["methods"]):
-        name, params = m.get("name"), dict(m.get("params", {}))
+        name, params = m.get("name"), m.get("params", {})
         start = headers[index] if len(headers) == len(d["methods"]) else 0  # the entry's own lines
         unknown = set(m) - {"name", "params"}
         if unknown:
-            raise fail(f"unknown key {sorted(unknown)[0]!r} in a [[methods]] entry", sorted(unknown)[0])
+            raise param_fail(f"unknown key {sorted(unknown)[0]!r} in a [[methods]] entry", sorted(unknown)[0], start)
+        if not isinstance(name, str):
+            message = f"a [[methods]] entry needs name = \"METHOD\" (a string), got {_short(name)}"
+            if name is not None:
+                raise param_fail(message, "name", start)
+            where = f"line {start + 1}" if len(headers) == len(d["methods"]) else _line(text, "[[methods]]")
+            raise ParameterError(f"{path}, {where}: {message}")
+        if not isinstance(params, dict):
+            raise param_fail(f"params of method {name} must be a table ({{ key = value }}), got {_short(params)}",
+                             "params", start)
+        params = dict(params)
         key = f"{problem}/{name}"
         if key not in METHODS:
             raise fail(f"unknown method {name!r} for {problem}", f'"{name}"')
@@ -207,6 +267,14 @@ def load_suite(name_or_path: str) -> Suite:
                 raise param_fail(str(e), p, start) from None
         if "profile" in accepted:
             params.setdefault("profile", profile)
+        try:
+            label = json.dumps([name, params], sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as e:  # a TOML date, or a float a check let through
+            raise param_fail(f"params of method {name} must be JSON values: {e}", "params", start) from None
+        if label in configs:
+            raise ParameterError(f"{path}, line {start + 1}: this [[methods]] entry repeats the one at line "
+                                 f"{configs[label] + 1} ({name} with the same params): its tasks would run twice")
+        configs[label] = start
         seeds = list(range(n_seeds)) if METHODS[key].randomized else [None]
         tasks += [Task(problem, spec, name, params, seed) for spec in specs for seed in seeds]
     slurm = d.get("slurm", {})

@@ -50,7 +50,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import MAX_EXTENTS, Domains
 from iosched.instances.filedomain import MAX_AGGREGATORS, FileDomainInstance, MiB
@@ -183,7 +183,7 @@ def _finish(domains: Domains | None, deadline: Deadline, info: dict | None = Non
     return MethodOutput(domains, Status.TIME_LIMIT if late or domains is None else Status.FEASIBLE, info=info or {})
 
 
-@register("filedomain", "even", objective="time")
+@register("filedomain", "even", objective="time", exact_over=HEURISTIC)
 def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hint = 0,
          time_limit: TimeLimit = None) -> MethodOutput:
     """ROMIO's default: ADIOI_Calc_file_domains (even split; boundaries to the nearest striping_unit)."""
@@ -194,7 +194,7 @@ def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hin
     return _finish(None if deadline.expired() else contiguous(instance, end), deadline, info)
 
 
-@register("filedomain", "stripe-aligned", objective="time")
+@register("filedomain", "stripe-aligned", objective="time", exact_over=HEURISTIC)
 def stripe_aligned(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Contiguous domains of balanced whole-stripe counts (the seed's Figure 2a)."""
     deadline = Deadline.for_method(time_limit)
@@ -208,7 +208,7 @@ def _aligned(instance: FileDomainInstance, counts: np.ndarray, io: str) -> Domai
     return contiguous(instance, ends, io)
 
 
-@register("filedomain", "stripe-size-io", objective="time")
+@register("filedomain", "stripe-size-io", objective="time", exact_over=HEURISTIC)
 def stripe_size_io(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The stripe-aligned domains written one stripe per call (more lock grants in the model)."""
     deadline = Deadline.for_method(time_limit)
@@ -216,7 +216,7 @@ def stripe_size_io(instance: FileDomainInstance, time_limit: TimeLimit = None) -
     return _finish(None if deadline.expired() else _aligned(instance, counts, "stripe"), deadline)
 
 
-@register("filedomain", "static-cyclic", objective="time")
+@register("filedomain", "static-cyclic", objective="time", exact_over=HEURISTIC)
 def static_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Stripe k to aggregator k mod P (the seed's Figure 2b)."""
     deadline = Deadline.for_method(time_limit)
@@ -248,7 +248,7 @@ def group_cyclic_owner(n: int, S: int, P: int) -> np.ndarray:
     return first[g] + (i - start[g]) % size[g]
 
 
-@register("filedomain", "group-cyclic", objective="time")
+@register("filedomain", "group-cyclic", objective="time", exact_over=HEURISTIC)
 def group_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Groups of S aggregators, one sub-region each, static-cyclic inside (the seed's Figure 2c)."""
     deadline = Deadline.for_method(time_limit)
@@ -271,7 +271,7 @@ def transpose_owner(n: int, S: int, P: int) -> np.ndarray:
     return np.searchsorted(bounds, position, side="right")
 
 
-@register("filedomain", "transpose", objective="time")
+@register("filedomain", "transpose", objective="time", exact_over=HEURISTIC)
 def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Stripes in column-major order of the servers x rounds matrix, cut into P runs (Figure 2d)."""
     deadline = Deadline.for_method(time_limit)
@@ -280,7 +280,7 @@ def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None) -> Met
     return _finish(None if owner is None or deadline.expired() else by_stripe(instance, owner, P), deadline)
 
 
-@register("filedomain", "lustre", objective="time")
+@register("filedomain", "lustre", objective="time", exact_over=HEURISTIC)
 def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer(1, MAX_AGGREGATORS)] = None,
            co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1, time_limit: TimeLimit = None) -> MethodOutput:
     """ROMIO's Lustre driver: A aggregators (a multiple or a divisor of S), stripe k to k mod A."""
@@ -296,13 +296,13 @@ def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer
     return _finish(None if deadline.expired() else by_stripe(instance, k % A, A), deadline, info)
 
 
-@register("filedomain", "gpfs", objective="time")
+@register("filedomain", "gpfs", objective="time", exact_over=HEURISTIC)
 def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer(1, C_INT_MAX)] = None,
          large_first: Annotated[bool, Boolean()] = True, time_limit: TimeLimit = None) -> MethodOutput:
     """ROMIO's GPFS driver: whole blocks, n_blk mod P aggregators one block more (the first ones;
     the last ones with large_first = false, as older ROMIO)."""
     deadline = Deadline.for_method(time_limit)
-    default = instance.block_size if instance.locking == "token" else MiB
+    default = MiB if instance.block_size is None else instance.block_size  # set exactly under token locking
     blk = default if block_size is None else block_size
     start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk,
                                    large_first)

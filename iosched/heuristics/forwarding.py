@@ -13,7 +13,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, alone_time, dedicated_time, machine_times, node_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
@@ -28,8 +28,7 @@ def allocation(instance: ForwardingInstance, dedicated: dict[str, list[int]]) ->
     allocation claims to avoid anomalous nodes whenever no job to place uses one."""
     mapping = {j.id: even_groups(j.nodes, dedicated[j.id]) if j.id in dedicated else instance.default_groups(j)
                for j in instance.jobs}
-    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return Allocation(mapping, frozenset(dedicated), avoid)
+    return Allocation(mapping, frozenset(dedicated), instance.avoids_anomalous(mapping))
 
 
 def _status(deadline: Deadline) -> Status:
@@ -37,7 +36,7 @@ def _status(deadline: Deadline) -> Status:
     return Status.TIME_LIMIT if deadline.expired() else Status.FEASIBLE
 
 
-@register("forwarding", "fixed", objective="total_io_time")
+@register("forwarding", "fixed", objective="total_io_time", exact_over=HEURISTIC)
 def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
     deadline = Deadline.for_method(time_limit)
@@ -45,7 +44,7 @@ def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodO
     return MethodOutput(out, _status(deadline))
 
 
-@register("forwarding", "round-robin", objective="total_io_time")
+@register("forwarding", "round-robin", objective="total_io_time", exact_over=HEURISTIC)
 def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32,
                 time_limit: TimeLimit = None) -> MethodOutput:
     """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1);
@@ -67,8 +66,7 @@ def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_C
             else:
                 groups.append((f, n))
         mapping[j.id] = tuple(groups)
-    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return MethodOutput(Allocation(mapping, frozenset(), avoid), _status(deadline),
+    return MethodOutput(Allocation(mapping, frozenset(), instance.avoids_anomalous(mapping)), _status(deadline),
                         info={"k": k, "forwarding_nodes": len(serving)})
 
 
@@ -95,7 +93,7 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
     return disruptive or (a.bandwidth == "high" and b.iops == "high") or (a.iops == "high" and b.bandwidth == "high")
 
 
-@register("forwarding", "dfra", objective="total_io_time")
+@register("forwarding", "dfra", objective="total_io_time", exact_over=HEURISTIC)
 def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
          n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
          f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed",
@@ -114,10 +112,8 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     """
     deadline = Deadline.for_method(time_limit)
     idle = list(instance.idle_healthy)
-    on_node: dict[int, list[Job]] = {}
-    for r in instance.running:
-        for fid, _ in instance.groups(r):
-            on_node.setdefault(fid, []).append(r)
+    running = {r.id: r for r in instance.running}
+    on_node: dict[int, list[Job]] = {f: [running[jid] for jid in on] for f, on in instance.running_users.items()}
     dedicated: dict[str, list[int]] = {}
     rules: dict[str, str] = {}
     for j in instance.jobs:
@@ -130,13 +126,13 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
         if h is not None and h.volume > v_min and h.io_nodes >= n_min and h.metadata_wait < w_meta:
             ratio = h.io_nodes / f  # inf when f is subnormal: as many nodes as there are
             s = math.ceil(ratio) if math.isfinite(ratio) else math.inf
-            k = min(s, len(idle), j.nodes)
+            k = int(min(s, len(idle), j.nodes))  # finite: len(idle) is
             if k:
                 dedicated[j.id] = [idle.pop(0) for _ in range(k)]
                 rules[j.id] = f"scale: {k} dedicated nodes (S = {s})"
                 continue
             rules[j.id] = f"scale: no idle healthy node left (S = {s}), default mapping"
-        elif any(instance.node[fid].anomalous for fid in default):
+        elif instance.anomalous_nodes.intersection(default):
             k = min(size, len(idle))
             if k:
                 dedicated[j.id] = [idle.pop(0) for _ in range(k)]
@@ -173,8 +169,7 @@ def mckp_choices(instance: ForwardingInstance, pool: int) -> tuple[list[list[int
     bandwidth (GB/s): 0 is the job's bandwidth when every job keeps its default mapping, k its bandwidth
     alone on k nodes of the pool's slowest healthy bandwidth. Also that bandwidth."""
     bw = min((instance.node[f].bandwidth for f in instance.idle_healthy), default=instance.nominal_bandwidth)
-    mapping = {j.id: instance.groups(j) for j in instance.running}
-    mapping.update({j.id: instance.default_groups(j) for j in instance.jobs})
+    mapping = {**instance.running_groups, **{j.id: instance.default_groups(j) for j in instance.jobs}}
     fixed_times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
     counts, values = [], []
     for j in instance.jobs:
@@ -190,7 +185,7 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
     weight and value), total weight <= ``capacity``, most total value. Returns the chosen index per
     item and the value; exact (O(items x capacity x choices)); TimeoutError once ``deadline`` has passed."""
     best = np.zeros(capacity + 1)  # best[c]: most value of the items so far within weight c
-    picks = []
+    picks: list[np.ndarray] = []
     for w, v in zip(weights, values):
         if deadline is not None and deadline.expired():
             raise TimeoutError(f"the knapsack had {len(picks)} of {len(weights)} items when the time limit of "
@@ -216,7 +211,8 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
     return chosen[::-1], value
 
 
-@register("forwarding", "mckp", objective="total_io_time")
+@register("forwarding", "mckp", objective="total_io_time",
+          exact_over="0, 1, 2, 4 ... dedicated nodes per job, most total bandwidth (Bez et al.'s arbitration)")
 def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
 
@@ -253,11 +249,7 @@ class _State:
         self.instance = instance
         self.jobs = {j.id: j for j in instance.running + instance.jobs}
         self.weight = weight
-        self.users: dict[int, dict[str, int]] = {}
-        for r in instance.running:
-            for f, c in instance.groups(r):
-                on = self.users.setdefault(f, {})
-                on[r.id] = on.get(r.id, 0) + c
+        self.users: dict[int, dict[str, int]] = {f: dict(on) for f, on in instance.running_users.items()}
         for jid, groups in mapping.items():
             for f, c in groups.items():
                 self.users.setdefault(f, {})[jid] = c
@@ -319,7 +311,7 @@ def _search_moves(state: _State, job: Job, nodes: list[int], default: dict[int, 
     return out
 
 
-@register("forwarding", "search", objective="total_io_time")
+@register("forwarding", "search", objective="total_io_time", exact_over=HEURISTIC)
 def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "fixed", "dfra", "mckp"))] = "best",
            objective: Annotated[str, OneOf(("total_io_time", "total_slowdown"))] = "total_io_time",
            time_limit: TimeLimit = None) -> MethodOutput:
@@ -335,19 +327,20 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
     names = list(starts) if start == "best" else [start]
     weight = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j)
               for j in instance.running + instance.jobs}
-    best, best_value = None, math.inf
+    best: _State | None = None
+    best_value, origin = math.inf, names[0]
     for name in names:
         alloc = starts[name](instance, time_limit=time_limit).solution
         mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
         state = _State(instance, mapping, weight)
         value = sum(weight[u] * t for u, t in state.time.items())
-        if value < best_value:
+        if best is None or value < best_value:
             best, best_value, origin = state, value, name
         if deadline.expired():
             break
+    assert best is not None  # names holds at least one start
     state = best
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
-    nodes = [f.id for f in instance.forwarding_nodes if f.id not in banned]
+    nodes = [f.id for f in instance.forwarding_nodes if f.id not in instance.reserved]
     defaults = {j.id: _merged(instance.default_groups(j)) for j in instance.jobs}
     moves, rounds, status = 0, 0, Status.FEASIBLE
     improved = True
@@ -367,8 +360,7 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
                 state.move(j.id, cands[k], apply=True)
                 moves, improved = moves + 1, True
     mapping = {j.id: tuple(state.groups(j.id).items()) for j in instance.jobs}
-    avoid = not any(instance.node[f].anomalous for groups in mapping.values() for f, _ in groups)
-    return MethodOutput(Allocation(mapping, frozenset(), avoid), status,
+    return MethodOutput(Allocation(mapping, frozenset(), instance.avoids_anomalous(mapping)), status,
                         info={"start": origin, "moves": moves, "rounds": rounds, "objective": objective})
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline
@@ -31,7 +31,7 @@ def _stopped(res: SimResult) -> MethodOutput:
                                                         "note": "the time limit passed before the last job ended"})
 
 
-@register("malleable", "dmr", objective="mean_completion")
+@register("malleable", "dmr", objective="mean_completion", exact_over=HEURISTIC)
 def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "fcfs"))] = "easy", depth: Depth = 100,
         modes: Annotated[str, OneOf(("all", "wide"))] = "all", asynchronous: Annotated[bool, Boolean()] = False,
         time_limit: TimeLimit = None) -> MethodOutput:
@@ -58,13 +58,13 @@ def _rigid(instance: MalleableInstance, scheduler: str, depth: int, time_limit: 
     return _stopped(res) if res.stopped else MethodOutput(res.schedule, Status.FEASIBLE)
 
 
-@register("malleable", "rigid-fcfs", objective="mean_completion")
+@register("malleable", "rigid-fcfs", objective="mean_completion", exact_over=HEURISTIC)
 def rigid_fcfs(instance: MalleableInstance, time_limit: TimeLimit = None) -> MethodOutput:
     """Every job at its submitted size, first come first served (no backfilling)."""
     return _rigid(instance, "fcfs", 100, time_limit)
 
 
-@register("malleable", "rigid-backfill", objective="mean_completion")
+@register("malleable", "rigid-backfill", objective="mean_completion", exact_over=HEURISTIC)
 def rigid_backfill(instance: MalleableInstance, depth: Depth = 100, time_limit: TimeLimit = None) -> MethodOutput:
     """Every job at its submitted size, with EASY backfilling (the seed's fixed workloads)."""
     return _rigid(instance, "easy", depth, time_limit)

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import heapq
 from bisect import insort
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 import numpy as np
+import numpy.typing as npt
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
-from iosched.instances.malleable import MalleableInstance
+from iosched.instances.malleable import Job, MalleableInstance
 from iosched.solvers import Deadline
-from iosched.validate import Integer, TimeLimit
+from iosched.validate import Integer, TimeLimit, integer
 
 
 def list_schedule(nodes: int, arrival, sizes, durations, priority) -> np.ndarray:
@@ -36,7 +39,9 @@ def list_schedule(nodes: int, arrival, sizes, durations, priority) -> np.ndarray
     n = len(arrival)
     arrivals = sorted(range(n), key=lambda i: arrival[i])
     start = np.zeros(n)
-    free, waiting, running, nxt = nodes, [], [], 0
+    free, nxt = nodes, 0
+    waiting: list[tuple[float, int]] = []  # (priority, job), sorted
+    running: list[tuple[float, int]] = []  # heap of (end, nodes)
     t = arrival[arrivals[0]]
     while nxt < n or waiting:
         while nxt < n and arrival[arrivals[nxt]] <= t:
@@ -59,7 +64,12 @@ def list_schedule(nodes: int, arrival, sizes, durations, priority) -> np.ndarray
     return start
 
 
-def search(nodes: int, arrival, durations, initial, iterations: int, seed, deadline: Deadline):
+Searched = tuple[float, np.ndarray, list[int], int, int]  # (mean completion, starts, sizes, moves tried, kept)
+
+
+def search(nodes: int, arrival: npt.ArrayLike, durations: Sequence[Mapping[int, float]],
+           initial: Sequence[tuple[list[int], np.ndarray]], iterations: int,
+           seed: int | np.random.SeedSequence | None, deadline: Deadline) -> Searched:
     """Local search from the best of ``initial`` (sizes, priorities) pairs: a random job's size
     (``durations[j]`` maps each of its sizes to a run time) or its priority, kept when the mean
     completion (end - arrival) does not grow. Returns (mean, starts, sizes, moves tried, kept)."""
@@ -88,30 +98,40 @@ def search(nodes: int, arrival, durations, initial, iterations: int, seed, deadl
     return value, starts, sizes, tried, kept
 
 
-def restarted(nodes: int, arrival, durations, initial, iterations: int, restarts: int, seed, deadline: Deadline):
+def restarted(nodes: int, arrival: npt.ArrayLike, durations: Sequence[Mapping[int, float]],
+              initial: Sequence[tuple[list[int], np.ndarray]], iterations: int, restarts: int,
+              seed: int | None, deadline: Deadline) -> Searched:
     """The best of ``restarts`` :func:`search` runs, each with its own random stream spawned from ``seed``
     (the same result as :func:`search`, moves tried and kept summed over the runs)."""
-    best, tried, kept = None, 0, 0
-    for stream in np.random.SeedSequence(seed).spawn(restarts):
-        out = search(nodes, arrival, durations, initial, iterations, stream, deadline)
-        tried, kept = tried + out[3], kept + out[4]
-        if best is None or out[0] < best[0]:
-            best = out
+    integer("restarts", restarts, 1, error=ParameterError)
+    first, *others = np.random.SeedSequence(seed).spawn(restarts)
+    best = search(nodes, arrival, durations, initial, iterations, first, deadline)
+    tried, kept = best[3], best[4]
+    for stream in others:
         if deadline.expired():
             break
+        out = search(nodes, arrival, durations, initial, iterations, stream, deadline)
+        tried, kept = tried + out[3], kept + out[4]
+        if out[0] < best[0]:
+            best = out
     return (*best[:3], tried, kept)
+
+
+def _smallest_area(job: Job) -> int:
+    """The job's ladder size of least area (nodes x run time), the first on a tie."""
+    return min(job.sizes, key=lambda p: p * job.time(p))
 
 
 def initial(instance: MalleableInstance) -> list[tuple[list[int], np.ndarray]]:
     """Sizes (smallest area, second size, preferred) with the smallest-area-first order."""
     jobs = instance.jobs
-    smallest = [min(j.sizes, key=lambda p, j=j: p * j.time(p)) for j in jobs]
+    smallest = [_smallest_area(j) for j in jobs]
     second = [j.sizes[min(1, len(j.sizes) - 1)] for j in jobs]
     preferred = [j.preferred or j.sizes[0] for j in jobs]
     return [(sizes, np.array([p * j.time(p) for j, p in zip(jobs, sizes)])) for sizes in (smallest, second, preferred)]
 
 
-@register("malleable", "rigid-list", objective="mean_completion", randomized=True)
+@register("malleable", "rigid-list", objective="mean_completion", exact_over=HEURISTIC, randomized=True)
 def rigid_list(instance: MalleableInstance, iterations: Annotated[int, Integer(0, 10**7)] = 1000,
                restarts: Annotated[int, Integer(1, 10**4)] = 10, seed: Annotated[int | None, Integer(0)] = 0,
                time_limit: TimeLimit = None) -> MethodOutput:

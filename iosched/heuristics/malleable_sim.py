@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass, field
 
 from iosched.evaluate.malleable import Interval, Schedule
-from iosched.instances.malleable import MalleableInstance
+from iosched.instances.malleable import Job, MalleableInstance
 from iosched.solvers import Deadline
 
 CHECK_EVERY = 4096  # events between two looks at the deadline (about 50 ms of simulation)
@@ -80,12 +80,18 @@ class Decision:
 
 @dataclass
 class SimResult:
-    schedule: Schedule
+    schedule: Schedule | None
     decisions: list[Decision] = field(default_factory=list)
     checks: int = 0  # checks made (with or without an action)
     rules: dict[str, int] = field(default_factory=dict)  # rule -> times it fired (no-action outcomes too)
     events: int = 0
     stopped: bool = False  # the deadline passed first: ``schedule`` is None, ``events`` how far it got
+
+
+def _submitted(job: Job) -> int:
+    """The nodes ``job`` is submitted at (Job's own check sets a ``submit`` of None to its ladder's top)."""
+    assert job.submit is not None
+    return job.submit
 
 
 class _Sim:
@@ -94,6 +100,7 @@ class _Sim:
         self.inst, self.policy, self.scheduler, self.depth, self.modes = inst, policy, scheduler, depth, modes
         self.asynchronous = asynchronous
         self.jobs = inst.jobs
+        self.submit = [_submitted(job) for job in self.jobs]  # nodes each job is submitted at
         n = len(self.jobs)
         self.free = inst.nodes
         self.state = [0] * n
@@ -169,7 +176,7 @@ class _Sim:
         key = (*key, j)
         self.key[j] = key
         bisect.insort(self.queue, key)
-        size = self.jobs[j].submit
+        size = self.submit[j]
         lst = self.by_size.setdefault(size, [])
         if not lst:
             bisect.insort(self.live, size)
@@ -179,7 +186,7 @@ class _Sim:
         key = self.key[j]
         q = self.queue
         del q[bisect.bisect_left(q, key)]
-        size = self.jobs[j].submit
+        size = self.submit[j]
         lst = self.by_size[size]
         del lst[bisect.bisect_left(lst, key)]
         if not lst:
@@ -214,14 +221,13 @@ class _Sim:
 
     def start(self, j: int, t: float) -> None:
         self.dequeue(j)
-        job = self.jobs[j]
         self.state[j] = RUNNING
         self.running.add(j)
-        self.size[j] = self.held[j] = job.submit
-        self.free -= job.submit
+        self.size[j] = self.held[j] = self.submit[j]
+        self.free -= self.submit[j]
         self.phase[j] = RUN
         self.t0[j] = t
-        self.open(j, t, job.submit, RUN)
+        self.open(j, t, self.submit[j], RUN)
         self.plan_end(j, t)
         self.started[j] = t
         if self.policy == "dmr":
@@ -313,11 +319,11 @@ class _Sim:
         if self.waiting:
             head_need = self.target[self.waiting[0]] - self.size[self.waiting[0]]
         else:
-            while self.queue and self.jobs[self.queue[0][-1]].submit <= self.free:
+            while self.queue and self.submit[self.queue[0][-1]] <= self.free:
                 self.start(self.queue[0][-1], t)
             if not self.queue:
                 return
-            head_need = self.jobs[self.queue[0][-1]].submit
+            head_need = self.submit[self.queue[0][-1]]
         if self.scheduler != "easy" or not self.queue:
             return
         smallest = self.smallest_queued()
@@ -327,13 +333,13 @@ class _Sim:
         skip = 0 if self.waiting else 1
         for key in list(self.queue[skip:skip + self.depth]):
             j = key[-1]
-            job = self.jobs[j]
-            if job.submit > self.free:
+            submit = self.submit[j]
+            if submit > self.free:
                 continue
-            ends_in_time = t + job.time(job.submit) <= shadow
-            if ends_in_time or job.submit <= extra:
+            ends_in_time = t + self.jobs[j].time(submit) <= shadow
+            if ends_in_time or submit <= extra:
                 if not ends_in_time:
-                    extra -= job.submit
+                    extra -= submit
                 self.start(j, t)
                 if self.free < smallest:
                     break
@@ -423,7 +429,7 @@ class _Sim:
         if k > 0:
             key = self.first_fitting(free, free + p - sizes[0])
             if key is not None:
-                need = self.jobs[key[-1]].submit
+                need = self.submit[key[-1]]
                 q = next(sizes[i] for i in range(k - 1, -1, -1) if free + p - sizes[i] >= need)
                 self.dequeue(key[-1])
                 self.favour += 1

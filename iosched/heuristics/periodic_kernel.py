@@ -409,7 +409,8 @@ _KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows"
            "_fill", "_counts_many")
 _LOCK = threading.Lock()
 NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s on an idle machine
-_LOADED = {}  # once the kernel is ready: "compiled" (whether numba compiled it in this process), "seconds"
+# once the kernel is ready: "compiled" (whether numba compiled it in this process), "seconds"
+_LOADED: dict[str, bool | float] = {}
 
 
 def _in_cache(dispatcher) -> bool:

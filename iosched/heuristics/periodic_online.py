@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Trace
@@ -88,7 +88,7 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
     started = [0.0] * K  # compute start of the current instance
     remaining = [0.0] * K  # volume left of the current I/O phase
     requested = [math.inf] * K  # when the current I/O phase began
-    done = [[] for _ in range(K)]
+    done: list[list[PatternInstance]] = [[] for _ in range(K)]
     segs: list[list] = [[] for _ in range(K)]  # I/O segments of the current instance
     stored, events = 0, 0
     while t < horizon:
@@ -150,4 +150,4 @@ def _online(policy):
 
 for _policy in ONLINE_POLICIES:
     register("periodic", _policy if _policy == "fairshare" else f"online-{_policy}",
-             objective="sys_efficiency")(_online(_policy))
+             objective="sys_efficiency", exact_over=HEURISTIC)(_online(_policy))

@@ -82,7 +82,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import PackedApplications, Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import BROKEN, OK, TOO_LARGE, compile_kernel, kernel, kernels, method_deadline
@@ -568,7 +568,8 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
     return run_search(instance, objective, deadline, k_prime, eps, t_min, precision, workers)
 
 
-@register("periodic", "persched", objective="sys_efficiency", prepare=compile_kernel)
+@register("periodic", "persched", objective="sys_efficiency", exact_over=HEURISTIC,
+          prepare=compile_kernel)
 def persched(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
              workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
@@ -577,7 +578,8 @@ def persched(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
-@register("periodic", "persched-mindil", objective="dilation", prepare=compile_kernel)
+@register("periodic", "persched-mindil", objective="dilation", exact_over=HEURISTIC,
+          prepare=compile_kernel)
 def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
                     workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:

@@ -27,7 +27,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, HEURISTIC, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.window import (
     FrontPoint,
@@ -129,7 +129,9 @@ def _nondominated(F: np.ndarray) -> np.ndarray:
 
 def _dominated_by(A: np.ndarray, F: np.ndarray) -> np.ndarray:
     """Mask of the rows of F that some row of A dominates (all objectives maximised)."""
-    return ((A[None, :, :] >= F[:, None, :]).all(axis=2) & (A[None, :, :] > F[:, None, :]).any(axis=2)).any(axis=1)
+    at_least = np.greater_equal(A[None, :, :], F[:, None, :]).all(axis=2)
+    above = np.greater(A[None, :, :], F[:, None, :]).any(axis=2)
+    return (at_least & above).any(axis=1)
 
 
 def _front_of(instance: WindowInstance, X: np.ndarray) -> list[FrontPoint]:
@@ -218,9 +220,10 @@ def initial_rows(instance: WindowInstance, population: int, rng: np.random.Gener
     rows = np.zeros((population, w), dtype=np.int64)
     if init == "one-job":
         alone = [i for i in range(w) if _fits(instance, [], i)]
-        order = rng.permutation(alone) if alone else []
-        for r in range(population if alone else 0):
-            rows[r, order[r % len(order)]] = 1
+        if alone:
+            order = rng.permutation(alone)
+            for r in range(population):
+                rows[r, order[r % len(order)]] = 1
         return rows
     nodes, bbs = instance.nodes(), instance.bbs()
     size = nodes / max(instance.capacity.nodes, 1) + bbs / max(instance.capacity.burst_buffer, 1)
@@ -324,7 +327,13 @@ def bbsched_ga(instance: WindowInstance, generations: int = 500, population: int
             keep = young[np.sort(np.unique((pool @ bits)[young], return_index=True)[1])]
         else:
             seen: set[bytes] = set()
-            keep = [i for i in young.tolist() if not ((row := pool[i].tobytes()) in seen or seen.add(row))]
+            firsts: list[int] = []
+            for i in young.tolist():
+                row = pool[i].tobytes()
+                if row not in seen:
+                    seen.add(row)
+                    firsts.append(i)
+            keep = np.array(firsts, dtype=np.int64)
         pool, pool_age, F = pool[keep], pool_age[keep], pool_F[keep]
         pareto = _nondominated(F)
         order = np.lexsort((pool_age, ~pareto))[:population]  # Pareto set first, then newer first
@@ -470,7 +479,7 @@ def bin_packing(instance: WindowInstance, normalise: str = "free") -> list[Front
     N, B = scale(instance, normalise)
     free_n, free_b = instance.capacity.nodes, instance.capacity.burst_buffer
     left = list(range(len(instance.jobs)))
-    chosen = []
+    chosen: list[int] = []
     def share(x, total):
         return x / total if total else 0.0
 
@@ -517,7 +526,7 @@ def load_front_kernels() -> None:
     import_module("iosched.models._window_kernels")
 
 
-@register("window", "exact", objective="hypervolume", prepare=load_front_kernels)
+@register("window", "exact", objective="hypervolume", exact_over=EVERY_SOLUTION, prepare=load_front_kernels)
 def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", "cpsat"))] = "dp",
           decision: Decision = "paper", profile: str = "default", compare: Compare = None,
           normalise: Normalise = "free", factor: Factor = 2) -> MethodOutput:
@@ -569,7 +578,7 @@ def exact(instance: WindowInstance, engine: Annotated[str, OneOf(("dp", "milp", 
     return out
 
 
-@register("window", "bbsched-ga", objective="hypervolume", randomized=True)
+@register("window", "bbsched-ga", objective="hypervolume", exact_over=HEURISTIC, randomized=True)
 def ga_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
               p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
               seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
@@ -598,7 +607,7 @@ def _ga_output(instance, found, compare, decision, normalise, factor) -> MethodO
     return out
 
 
-@register("window", "nsga2", objective="hypervolume", randomized=True)
+@register("window", "nsga2", objective="hypervolume", exact_over=HEURISTIC, randomized=True)
 def nsga2_method(instance: WindowInstance, generations: Generations = 500, population: Population = 20,
                  p_m: Rate = 0.0005, decision: Decision = "paper", compare: Compare = None,
                  seed: Annotated[int | None, Integer(0)] = 0, time_limit: Seconds = 60,
@@ -625,25 +634,27 @@ def _front_pick(instance: WindowInstance, time_limit: float, pick) -> MethodOutp
     return _single([pick(front)])
 
 
-@register("window", "naive", objective="hypervolume")
+@register("window", "naive", objective="hypervolume", exact_over=HEURISTIC)
 def naive_method(instance: WindowInstance) -> MethodOutput:
     """The paper's naive method (Slurm's): in window order, stop at the first job that does not fit."""
     return _single(naive(instance))
 
 
-@register("window", "first-fit", objective="hypervolume")
+@register("window", "first-fit", objective="hypervolume", exact_over=HEURISTIC)
 def first_fit_method(instance: WindowInstance) -> MethodOutput:
     """In window order, start every job that still fits (a stronger baseline than naive)."""
     return _single(first_fit(instance))
 
 
-@register("window", "bin-packing", objective="hypervolume")
+@register("window", "bin-packing", objective="hypervolume", exact_over=HEURISTIC)
 def bin_packing_method(instance: WindowInstance, normalise: Normalise = "free") -> MethodOutput:
     """Greedy by alignment score (request · free resources, as shares of the free capacity or of the machine)."""
     return _single(bin_packing(instance, normalise))
 
 
-@register("window", "weighted", objective="hypervolume", prepare=load_front_kernels)
+@register("window", "weighted", objective="hypervolume",
+          exact_over="one point of the exact front: a weighted sum's optimum over every selection",
+          prepare=load_front_kernels)
 def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Number(0, 1)] = None,
              normalise: Normalise = "free", time_limit: Seconds = 60) -> MethodOutput:
     """Maximise node_weight x node utilisation + the rest shared equally by the other objectives, exactly
@@ -670,20 +681,24 @@ def weighted(instance: WindowInstance, node_weight: Annotated[float | None, Numb
     return _front_pick(instance, time_limit, best)
 
 
-@register("window", "constrained-cpu", objective="hypervolume", prepare=load_front_kernels)
+@register("window", "constrained-cpu", objective="hypervolume",
+          exact_over="one point of the exact front: the most nodes over every selection", prepare=load_front_kernels)
 def constrained_cpu(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most nodes within the capacities (ties to more burst buffer, then the SSD objectives), exactly."""
     return _front_pick(instance, time_limit, lambda front: max(front, key=lambda p: p.vector()))
 
 
-@register("window", "constrained-bb", objective="hypervolume", prepare=load_front_kernels)
+@register("window", "constrained-bb", objective="hypervolume",
+          exact_over="one point of the exact front: the most burst buffer over every selection",
+          prepare=load_front_kernels)
 def constrained_bb(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most burst buffer within the capacities (ties to more nodes, then the SSD objectives), exactly."""
     return _front_pick(instance, time_limit,
                        lambda front: max(front, key=lambda p: (p.burst_buffer, p.nodes, p.ssd, -p.wasted_ssd)))
 
 
-@register("window", "constrained-ssd", objective="hypervolume", prepare=load_front_kernels)
+@register("window", "constrained-ssd", objective="hypervolume",
+          exact_over="one point of the exact front: the most SSD over every selection", prepare=load_front_kernels)
 def constrained_ssd(instance: WindowInstance, time_limit: Seconds = 60) -> MethodOutput:
     """Most requested local SSD within the capacities (SSD classes only; ties to nodes, BB, less waste)."""
     if not instance.has_ssd:

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import resource
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,8 @@ class DarshanLog:
     Darshan ran out of memory for it and its records are incomplete}. ``counters[module]``: one row
     per record with ``rank`` (-1: a file shared by every rank, reduced by Darshan), ``file`` (its
     name) and the module's counters. ``dxt[module]``: the DXT records. ``lustre[file]``: its layout.
-    Only the modules passed to :func:`read` are filled in.
+    Only the modules passed to :func:`read` are filled in. ``mounts``: the job's mount table, (mount
+    point, file system type) pairs as the log's header holds them, whatever the modules read.
     """
 
     path: Path
@@ -74,10 +76,21 @@ class DarshanLog:
     counters: dict = field(default_factory=dict)
     dxt: dict[str, list[DxtRecord]] = field(default_factory=dict)
     lustre: dict[str, list[LustreComponent]] = field(default_factory=dict)
+    mounts: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    def mount(self, file: str) -> tuple[str, str] | None:
+        """The (mount point, file system type) holding ``file``: the longest mount point that is a
+        path prefix of its name, as darshan-parser matches them; None where no mount point is."""
+        best = None
+        for point, kind in self.mounts:
+            stem = point.rstrip("/")
+            if (file == point or file.startswith(stem + "/")) and (best is None or len(point) > len(best[0])):
+                best = (point, kind)
+        return best
 
     def provenance(self, modules, counters, **more) -> dict:
         """The instance's record of where it came from: log name, SHA-256, job id, modules and counters used."""
@@ -151,7 +164,9 @@ def read(path: str | Path, modules: tuple[str, ...] | None = None) -> DarshanLog
 def _child(send, path: Path, modules) -> None:
     """Read the log and send ("log", DarshanLog) or ("error", message); leave without running the
     report's destructor (which asserts on a handle that failed to open). The C library's messages
-    outside a read (an abort's) go to /dev/null: the parent reports the crash."""
+    outside a read (an abort's) go to /dev/null: the parent reports the crash. No core file either (a
+    crash left a 76 MB ``core`` in the working folder where core dumps are on)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     try:
         send.send(("log", _read(path, modules)))
@@ -181,7 +196,8 @@ def _read(path: Path, modules) -> DarshanLog:
     log = DarshanLog(path, _sha256(path), int(job["jobid"]), int(job["nprocs"]),
                      job["start_time_sec"] + job.get("start_time_nsec", 0) * 1e-9,
                      job["end_time_sec"] + job.get("end_time_nsec", 0) * 1e-9, float(job.get("run_time", 0.0)),
-                     str(report.metadata.get("exe", "")), held)
+                     str(report.metadata.get("exe", "")), held,
+                     mounts=tuple((str(m), str(t)) for m, t in report.data.get("mounts", ())))
     wanted = modules if modules is not None else (*COUNTER_MODULES, *DXT_MODULES, "LUSTRE")
     for mod in wanted:
         if mod not in held:

@@ -20,13 +20,14 @@ of each aggregator. Bandwidths (GB/s, 1 GB = 10^9 bytes) cap each aggregator, ea
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.instances import JsonInstance
+from iosched.instances.fields import Field, Fields
 from iosched.validate import choice, integer, number
 
 MAX_OFFSET = 2**62  # largest file offset (bytes): offset arithmetic stays within int64
@@ -38,6 +39,13 @@ KiB, MiB, GiB = 2**10, 2**20, 2**30
 GB = 1e9  # bandwidths are in GB/s
 BANDWIDTH_RANGE = (1e-9, 1e9)  # GB/s: one byte per second to an exabyte per second keeps every time finite
 MAX_LOCK_S = 1e6  # seconds per lock acquisition or conflict
+
+
+class Locking(StrEnum):
+    """How the file system locks byte ranges (the JSON holds the strings)."""
+
+    EXTENT = "extent"  # extent locks managed per server object, Lustre-like: the lock unit is the stripe
+    TOKEN = "token"  # byte-range tokens from one token manager, GPFS-like: the lock unit is block_size
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class FileDomainInstance(JsonInstance):
     stripe_count: int
     aggregator_nodes: tuple[int, ...]
     bandwidth: Bandwidth
-    locking: str = "extent"
+    locking: Locking = Locking.EXTENT
     acquire_s: float = 0.0
     revoke_s: float = 0.0
     first_server: int = 0
@@ -92,7 +100,7 @@ class FileDomainInstance(JsonInstance):
         if not _all_within(self.aggregator_nodes, (int,), 0, MAX_AGGREGATORS - 1):  # else name the first bad one
             for a, n in enumerate(self.aggregator_nodes):
                 integer(f"aggregators[{a}]", n, 0, MAX_AGGREGATORS - 1)
-        choice("locking", self.locking, ("extent", "token"))
+        object.__setattr__(self, "locking", Locking(choice("locking", self.locking, tuple(Locking))))
         if self.locking == "token":
             integer("block_size", self.block_size, 1, MAX_STRIPE)
         elif self.block_size is not None:
@@ -208,13 +216,12 @@ class FileDomainInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "filedomain") -> FileDomainInstance:
-        check_top(d, "filedomain instance", ("striping", "aggregators", "bandwidth"),
-                  ("name", "region", "requests", "locking", "block_size", "lock_costs", "provenance"))
+        FIELDS.check(d)
         if ("region" in d) == ("requests" in d):
             raise InstanceError("give exactly one of region and requests")
         requests = None
         if "region" in d:
-            check_fields(d["region"], "region", ("offset", "length"))
+            FIELDS.check(d["region"], "region")
             offset, length = d["region"]["offset"], d["region"]["length"]
         else:
             requests = _requests(d["requests"])
@@ -224,7 +231,7 @@ class FileDomainInstance(JsonInstance):
             offset = min(p[0] for p in pieces)
             length = max(p[1] for p in pieces) - offset
         s = d["striping"]
-        check_fields(s, "striping", ("stripe_size", "stripe_count"), ("first_server",))
+        FIELDS.check(s, "striping")
         count = integer("striping.stripe_count", s["stripe_count"], 1, MAX_SERVERS)
         agg = d["aggregators"]
         if isinstance(agg, list):
@@ -237,20 +244,54 @@ class FileDomainInstance(JsonInstance):
         else:
             nodes = tuple(range(integer("aggregators", agg, 1, MAX_AGGREGATORS)))
         bw = d["bandwidth"]
-        check_fields(bw, "bandwidth", ("aggregator", "server"), ("node",))
+        FIELDS.check(bw, "bandwidth")
         n_nodes = max(nodes) + 1
         bandwidth = Bandwidth(_spread("bandwidth.aggregator", bw["aggregator"], len(nodes)),
                               _spread("bandwidth.node", bw["node"], n_nodes) if "node" in bw else None,
                               _spread("bandwidth.server", bw["server"], count))
-        costs = d.get("lock_costs", {"acquire_s": 0.0, "revoke_s": 0.0})
-        check_fields(costs, "lock_costs", ("acquire_s", "revoke_s"))
-        locking = d.get("locking", "extent")
+        costs = FIELDS.get(d, "lock_costs")
+        FIELDS.check(costs, "lock_costs")
+        locking = FIELDS.get(d, "locking")
         block = d.get("block_size")
         if locking == "token" and block is None:
             block = s["stripe_size"]
         return cls(offset, length, s["stripe_size"], count, nodes, bandwidth, locking, costs["acquire_s"],
-                   costs["revoke_s"], s.get("first_server", 0), block, requests, name=d.get("name", name),
+                   costs["revoke_s"], FIELDS.get(s, "striping.first_server"), block, requests, name=d.get("name", name),
                    provenance=d.get("provenance"))
+
+
+# The JSON of a filedomain instance; FileDomainInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "filedomain instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("region", "object", "", "the aggregate access region, every byte of it written (give region or "
+          "requests, not both)", None),
+    Field("region.offset", "integer", "bytes", "its first byte's file offset"),
+    Field("region.length", "integer", "bytes", "its length (at least 1)"),
+    Field("requests", "list", "", "per MPI rank, a list of [offset, length] pieces (bytes) it writes: their union "
+          "is the data written, their span [least offset, greatest end) the region, holes inside it unwritten "
+          "(give region or requests)", None),
+    Field("striping", "object", "", "how the file is striped: stripe k = [k w, (k+1) w) of file offsets lives on "
+          "server (first_server + k) mod stripe_count"),
+    Field("striping.stripe_size", "integer", "bytes", "w, the stripe size (Lustre) or block size (GPFS)"),
+    Field("striping.stripe_count", "integer", "servers", "S, the servers (OSTs) the file is striped over"),
+    Field("striping.first_server", "integer", "", "the server of stripe 0, in 0..S-1", 0),
+    Field("aggregators", "integer or list", "", "P, each aggregator on its own node; or the node (0, 1, ...) of "
+          "each aggregator"),
+    Field("bandwidth", "object", "", "the bandwidths: each one number for all, or a list of one per item"),
+    Field("bandwidth.aggregator", "number or list", "GB/s", "what each aggregator moves (P of them)"),
+    Field("bandwidth.server", "number or list", "GB/s", "what each server takes (S of them)"),
+    Field("bandwidth.node", "number or list", "GB/s", "what each node moves, shared by its aggregators (absent: "
+          "nodes are no constraint)", None),
+    Field("locking", "string", "", "extent (server-managed extent locks per server object, Lustre-like, lock unit "
+          "the stripe) or token (byte-range tokens from one manager, GPFS-like, lock unit block_size)", "extent"),
+    Field("block_size", "integer", "bytes", "the token unit, with token locking only (absent: stripe_size)", None),
+    Field("lock_costs", "object", "", "the cost of locking", {"acquire_s": 0.0, "revoke_s": 0.0}),
+    Field("lock_costs.acquire_s", "number", "s", "one lock acquisition"),
+    Field("lock_costs.revoke_s", "number", "s", "one conflict (a revocation)"),
+    Field("provenance", "object", "", "where the instance came from (an imported log: its name, SHA-256, what was "
+          "read and assumed); methods ignore it", None),
+)
 
 
 # --- byte arithmetic on the striping (the evaluator's, and the instance's server loads) ------------
@@ -327,273 +368,3 @@ def _requests(value) -> tuple[tuple[tuple[int, int], ...], ...]:
             pieces.append((o, n))
         ranks.append(tuple(pieces))
     return tuple(ranks)
-
-
-# --- built-in instances and the generator ----------------------------------------------------------
-
-def platform(servers: int, aggregators: int | list, stripe_size: int, region: tuple[int, int] | None = None,
-             requests=None, aggregator_gbs: float = 1.0, server_gbs: float = 1.0, node_gbs: float | None = None,
-             locking: str = "extent", block_size: int | None = None, acquire_s: float = 1e-4,
-             revoke_s: float = 1e-3, first_server: int = 0, name: str = "filedomain") -> FileDomainInstance:
-    """An instance with equal bandwidths everywhere (GB/s) and the default lock costs (s)."""
-    nodes = tuple(range(aggregators)) if isinstance(aggregators, int) else tuple(aggregators)
-    n_nodes = max(nodes) + 1
-    bw = Bandwidth((aggregator_gbs,) * len(nodes), None if node_gbs is None else (node_gbs,) * n_nodes,
-                   (server_gbs,) * servers)
-    if requests is not None:
-        requests = tuple(tuple((int(o), int(n)) for o, n in rank) for rank in requests)
-        pieces = [(o, o + n) for rank in requests for o, n in rank if n]
-        region = (min(p[0] for p in pieces), max(p[1] for p in pieces) - min(p[0] for p in pieces))
-    if locking == "token" and block_size is None:
-        block_size = stripe_size
-    return FileDomainInstance(region[0], region[1], stripe_size, servers, nodes, bw, locking, acquire_s, revoke_s,
-                              first_server, block_size, requests, name=name)
-
-
-def paper_figure2(aggregators: int = 6) -> FileDomainInstance:
-    """The seed's Figure 2: 3 servers, 12 stripes of 1 MiB from offset 0; 6 aggregators
-    (panels a-c) or 5 (panel d, co-prime to the servers)."""
-    return platform(3, aggregators, MiB, (0, 12 * MiB), name=f"paper:fig2{'d' if aggregators == 5 else ''}")
-
-
-def sweep(servers: int, aggregators: int, stripes_per_server: int = 16, stripe_size: int = MiB) -> FileDomainInstance:
-    """The sweep platform: S servers at 1 GB/s, P aggregators at 0.25 GB/s on their own nodes (so
-    4 S aggregators saturate the servers), a region of 16 S stripes of 1 MiB from offset 0,
-    0.1 ms per lock acquisition, 1 ms per conflict."""
-    integer("servers", servers, 1, MAX_SERVERS)
-    integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
-    integer("stripes_per_server", stripes_per_server, 1, MAX_OFFSET // (servers * stripe_size))
-    return platform(servers, aggregators, stripe_size, (0, stripes_per_server * servers * stripe_size),
-                    aggregator_gbs=0.25,
-                    name=f"sweep:{servers}:{aggregators}" + (f":{stripes_per_server}" if stripes_per_server != 16
-                                                             else ""))
-
-
-def example_gpfs() -> FileDomainInstance:
-    """A GPFS-like write: 8 servers, 4 MiB blocks as stripes and tokens, 12 aggregators two per node,
-    a 100 MiB region starting at 3 MiB (not block-aligned)."""
-    return platform(8, [a // 2 for a in range(12)], 4 * MiB, (3 * MiB, 100 * MiB), node_gbs=1.5, locking="token",
-                    name="example:gpfs")
-
-
-def example_requests() -> FileDomainInstance:
-    """A strided write with holes: 8 ranks each writing 3 pieces of 300 KiB every 2.4 MiB, on 4 servers
-    with 1 MiB stripes and 6 aggregators."""
-    reqs = [[(r * 300 * KiB + i * 2400 * KiB, 300 * KiB) for i in range(3)] for r in range(6)]
-    reqs += [[(7 * MiB + r * MiB + KiB, 500 * KiB)] for r in range(2)]
-    return platform(4, 6, MiB, requests=reqs, name="example:requests")
-
-
-BUILTIN = ["paper:fig2", "paper:fig2d", "example:gpfs", "example:requests", "sweep:S:P[:STRIPES_PER_SERVER]",
-           "random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]]"]
-
-
-def generate(seed: int, servers: int | None = None, aggregators: int | None = None, max_stripes: int = 64,
-             locking: str = "extent", requests: bool = False) -> FileDomainInstance:
-    """A random collective write; same seed, same instance.
-
-    S in [2, 16] and P in [1, 4 S] unless given; a stripe size among 64 KiB, 1 MiB, 1.5 MiB
-    (not a power of two) and 4 MiB; a region of 1..``max_stripes`` stripes starting at a
-    random 4 KiB-aligned offset; bandwidths 0.5-2 GB/s (aggregators 0.5-2, servers 0.5-2,
-    nodes holding two aggregators each with probability 1/2); acquisition 10-500 us,
-    conflict 0.1-5 ms. With ``requests`` the region comes from 2-8 ranks writing 1-4
-    strided pieces each (holes between them).
-    """
-    integer("seed", seed, None)
-    integer("max_stripes", max_stripes, 1, 10**6)
-    choice("locking", locking, ("extent", "token"))
-    if not isinstance(requests, bool):
-        raise InstanceError(f"requests must be true or false, got {requests!r}")
-    rng = np.random.default_rng(seed)
-    S, u = int(rng.integers(2, 17)), rng.random()  # drawn always, so that a given size keeps the rest
-    S = integer("servers", servers, 1, MAX_SERVERS) if servers is not None else S
-    P = integer("aggregators", aggregators, 1, MAX_AGGREGATORS) if aggregators is not None else 1 + int(u * 4 * S)
-    w = int(rng.choice([64 * KiB, MiB, 3 * MiB // 2, 4 * MiB]))
-    offset = int(rng.integers(0, 4 * S)) * 4 * KiB * int(rng.integers(1, 64))
-    length = int(rng.integers(1, max_stripes + 1)) * w - int(rng.integers(0, w // 4096)) * 4096
-    nodes = [a // 2 for a in range(P)] if rng.random() < 0.5 else list(range(P))
-    node_gbs = float(np.round(rng.uniform(0.5, 3), 2)) if nodes[-1] != P - 1 else None
-    reqs = None
-    if requests:
-        ranks, pieces = int(rng.integers(2, 9)), int(rng.integers(1, 5))
-        size = max(1, length // (ranks * pieces * 2))
-        reqs = [[(offset + (i * ranks + r) * 2 * size + int(rng.integers(0, size)), size) for i in range(pieces)]
-                for r in range(ranks)]
-    inst = platform(S, nodes, w, (offset, length), reqs, float(np.round(rng.uniform(0.5, 2), 2)),
-                    float(np.round(rng.uniform(0.5, 2), 2)), node_gbs, locking,
-                    w * int(rng.choice([1, 2])) if locking == "token" else None,
-                    float(np.round(rng.uniform(1e-5, 5e-4), 6)), float(np.round(rng.uniform(1e-4, 5e-3), 6)),
-                    int(rng.integers(0, S)), name=_random_name(seed, S, P, max_stripes, locking, requests))
-    return inst
-
-
-def _random_name(seed, S, P, max_stripes, locking, requests) -> str:
-    """random:SEED:S:P, then the options that differ from the defaults (so that the name loads back)."""
-    tail = [str(max_stripes), locking, "requests"] if requests else [str(max_stripes), locking]
-    while tail and tail[-1] in ("64", "extent"):
-        tail.pop()
-    return ":".join(["random", str(seed), str(S), str(P), *tail])
-
-
-def load(spec: str) -> FileDomainInstance:
-    """A built-in name (``paper:fig2``, ``paper:fig2d``, ``example:gpfs``, ``example:requests``,
-    ``sweep:S:P[:STRIPES_PER_SERVER]``, ``random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]]``)
-    or a JSON file."""
-    if spec in ("paper:fig2", "paper:fig2d"):
-        return paper_figure2(5 if spec.endswith("d") else 6)
-    if spec == "example:gpfs":
-        return example_gpfs()
-    if spec == "example:requests":
-        return example_requests()
-    if spec.startswith("sweep:"):
-        parts = spec[6:].split(":")
-        if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
-            raise InstanceError(f"built-in name must be sweep:S:P[:STRIPES_PER_SERVER] with integers, got {spec!r}")
-        return sweep(*(int(p) for p in parts))
-    if spec.startswith("random:"):
-        parts = spec[7:].split(":")
-        numbers, options = parts[:4], parts[4:]
-        ok = 1 <= len(numbers) and all(p.isdigit() for p in numbers) and len(options) <= 2 and \
-            (not options or options[0] in ("extent", "token")) and (len(options) < 2 or options[1] == "requests")
-        if not ok:
-            raise InstanceError(f"built-in name must be random:SEED[:S[:P[:MAX_STRIPES[:LOCKING[:requests]]]]], "
-                                f"got {spec!r}")
-        args = [int(p) for p in numbers] + [None] * (3 - len(numbers[1:]))
-        kw = {"max_stripes": args[3]} if len(numbers) == 4 else {}
-        return generate(args[0], args[1], args[2], **kw, locking=options[0] if options else "extent",
-                        requests=len(options) == 2)
-    if not Path(spec).is_file():
-        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
-    return FileDomainInstance.from_json(Path(spec))
-
-
-# --- from a Darshan log ------------------------------------------------------------------------------
-
-def from_darshan(log, file: str | None = None, aggregators: int | None = None, stripe_size: int | None = None,
-                 stripe_count: int | None = None, first_server: int = 0, aggregator_gbs: float = 1.0,
-                 server_gbs: float = 1.0, node_gbs: float | None = None, locking: str = "extent",
-                 acquire_s: float = 1e-4, revoke_s: float = 1e-3, name: str | None = None) -> FileDomainInstance:
-    """The collective write of one shared file in a Darshan log (a path or a read
-    :class:`~iosched.importers.darshan.DarshanLog`).
-
-    The file: ``file`` (its full name or a unique suffix of it), else the file written by every
-    rank that received the most bytes. Its data: each rank's write pieces from DXT_MPIIO, else
-    DXT_POSIX (holes inside the span stay holes); without DXT, the POSIX counters give only the
-    last byte written, and the region [0, last byte] is taken as written whole (said in
-    ``provenance["assumed"]``). Striping: the LUSTRE component covering the region's first byte
-    (servers are its OSTs in stripe order), else ``stripe_size`` (bytes) and ``stripe_count``
-    given. Aggregators: ``aggregators`` given (ROMIO's cb_nodes), else one per node as ROMIO
-    chooses by default, the nodes being the DXT records' host names; aggregator a sits on node
-    a mod (nodes). Bandwidths (GB/s) and lock costs (s) are not in a log: the arguments' values.
-
-    Raises InstanceError naming the log and what it lacks: one process only, no shared file
-    written by several ranks, a file the log does not hold, a partial DXT trace, no striping or no
-    host names without the argument that replaces them.
-    """
-    from iosched.importers import darshan as dx
-
-    if not isinstance(log, dx.DarshanLog):
-        log = dx.read(log, ("DXT_MPIIO", "DXT_POSIX", "POSIX", "MPI-IO", "LUSTRE"))
-    where = log.name
-    if log.nprocs < 2:
-        raise InstanceError(f"{where}: a single-process job (nprocs {log.nprocs}) has no collective write of a "
-                            f"shared file")
-    # DXT_MPIIO before 3.2 records collective writes at offset -1 (unknown): DXT_POSIX has the offsets then
-    source = next((m for m in dx.DXT_MODULES if any(len(r.writes) for r in log.dxt.get(m, ()))
-                   and all((r.writes[:, 0] >= 0).all() for r in log.dxt[m])), None)
-    if source is not None and log.modules[source]["partial"]:
-        raise InstanceError(f"{where}: {source} is partial (Darshan's trace buffer filled up): the region it "
-                            f"gives would be cut off")
-    if source is not None:
-        written: dict[str, dict[int, list]] = {}
-        for r in log.dxt[source]:
-            if len(r.writes):
-                written.setdefault(r.file, {}).setdefault(r.rank, []).append(r.writes)
-        sizes = {f: sum(int(w[:, 1].sum()) for ws in ranks.values() for w in ws) for f, ranks in written.items()}
-        rank_count = {f: len(ranks) for f, ranks in written.items()}
-    else:
-        df = log.counters.get("POSIX")
-        if df is None or not len(df):
-            raise InstanceError(f"{where}: no DXT_MPIIO, DXT_POSIX or POSIX records to find a written region "
-                                f"(modules: {dx.module_list(log)})")
-        rows = df[(df["POSIX_BYTES_WRITTEN"] > 0) & ~df["file"].isin(dx.STREAMS)]
-        sizes = rows.groupby("file")["POSIX_BYTES_WRITTEN"].sum().astype(int).to_dict()
-        shared = set(rows.loc[rows["rank"] == -1, "file"])
-        rank_count = {f: log.nprocs if f in shared else int((rows["file"] == f).sum()) for f in sizes}
-    if not sizes:
-        raise InstanceError(f"{where}: no file is written (modules: {dx.module_list(log)})")
-    if file is not None:
-        matches = [f for f in sizes if f == file] or [f for f in sizes if f.endswith(file)]
-        if len(matches) != 1:
-            some = ", ".join(sorted(sizes, key=sizes.get, reverse=True)[:5])
-            what = "names several files" if matches else "is not a file the log shows written"
-            raise InstanceError(f"{where}: file {file!r} {what} (written: {some})")
-        chosen = matches[0]
-        if rank_count[chosen] < 2:
-            raise InstanceError(f"{where}: file {chosen!r} is written by one rank only: no collective write")
-    else:
-        every = [f for f in sizes if rank_count[f] >= log.nprocs]
-        if not every:
-            most = max(sizes, key=lambda f: (rank_count[f], sizes[f]))
-            raise InstanceError(f"{where}: no shared file is written by all {log.nprocs} ranks (the most shared, "
-                                f"{most!r}, by {rank_count[most]}); name one with file=")
-        chosen = max(every, key=sizes.get)
-    if source is not None:
-        requests = [[] for _ in range(log.nprocs)]
-        for rank, ws in written[chosen].items():
-            if not 0 <= rank < log.nprocs:
-                raise InstanceError(f"{where}: {source} names rank {rank}, outside the job's {log.nprocs}")
-            requests[rank] = [(int(o), int(n)) for w in ws for o, n in w[:, :2] if n > 0]
-        pieces = sum(len(p) for p in requests)
-        if pieces > MAX_REQUESTS:
-            raise InstanceError(f"{where}: {chosen!r} is written in {pieces} pieces, more than {MAX_REQUESTS}")
-        lo = min(o for rank in requests for o, _ in rank)
-        hi = max(o + n for rank in requests for o, n in rank)
-        region, data_from = (lo, hi - lo), f"{source} ({pieces} pieces by {rank_count[chosen]} ranks)"
-        if source == "DXT_POSIX" and "DXT_MPIIO" in log.dxt:
-            data_from += ", as written to the file system (DXT_MPIIO has no offsets)"
-        counters = ["write segments: offset, length"]
-    else:
-        requests = None
-        last = int(rows.loc[rows["file"] == chosen, "POSIX_MAX_BYTE_WRITTEN"].max())
-        region, data_from = (0, last + 1), "POSIX counters (no DXT: region from offset 0, assumed written whole)"
-        counters = ["POSIX_BYTES_WRITTEN", "POSIX_MAX_BYTE_WRITTEN"]
-    comps = log.lustre.get(chosen, [])
-    comp = next((c for c in comps if c.extent_start <= region[0] and (c.extent_end < 0 or region[0] < c.extent_end)),
-                None)
-    if comp is not None and comp.stripe_size > 0 and comp.stripe_count > 0:
-        stripe_size, stripe_count, first_server = comp.stripe_size, comp.stripe_count, 0
-        striping = (f"striping {stripe_size} B x {stripe_count} from LUSTRE (OSTs {list(comp.osts)} as servers "
-                    f"0..{stripe_count - 1}" + (f"; component 1 of {len(comps)}" if len(comps) > 1 else "") + ")")
-        counters += ["LUSTRE_COMP_STRIPE_SIZE", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_OST_IDS"]
-    elif stripe_size is None or stripe_count is None:
-        raise InstanceError(f"{where}: no LUSTRE striping for {chosen!r}: give stripe_size (bytes) and stripe_count")
-    else:
-        striping = f"striping {stripe_size} B x {stripe_count} given"
-    hosts = list(dict.fromkeys(r.hostname for m in dx.DXT_MODULES for r in sorted(log.dxt.get(m, ()),
-                                                                                   key=lambda r: r.rank)
-                               if r.hostname))
-    if aggregators is None and not hosts:
-        raise InstanceError(f"{where}: no host names (they come with DXT) to place ROMIO's one aggregator per "
-                            f"node: give aggregators (cb_nodes)")
-    if aggregators is not None:
-        integer("aggregators", aggregators, 1, MAX_AGGREGATORS)
-        nodes = [a % len(hosts) for a in range(aggregators)] if hosts else list(range(aggregators))
-        agg_from = f"{aggregators} aggregators given" + (f" on the {len(hosts)} DXT hosts" if hosts else
-                                                          ", one per node")
-    else:
-        nodes, agg_from = list(range(len(hosts))), f"{len(hosts)} aggregators, one per DXT host (ROMIO's default)"
-    inst = platform(stripe_count, nodes, stripe_size, region, requests, aggregator_gbs, server_gbs, node_gbs,
-                    locking, None, acquire_s, revoke_s, first_server, name=name or f"darshan:{log.path.stem}")
-    data = inst.data_bytes
-    gaps = [[int(a), int(b)] for a, b in zip(inst.data[:-1, 1], inst.data[1:, 0])]
-    holes = "" if inst.full else (f", {len(gaps)} holes: {inst.region_length - data} bytes of the span unwritten "
-                                  f"(the first at [{gaps[0][0]}, {gaps[0][1]}))")
-    again = "" if sizes[chosen] == data else f" ({sizes[chosen]} with overwrites)"
-    assumed = (f"{chosen}: region [{region[0]}, {region[0] + region[1]}) from {data_from}, {data} bytes written"
-               f"{again}{holes}; {striping}; {agg_from}; bandwidths (aggregator {aggregator_gbs}, server {server_gbs}"
-               f"{'' if node_gbs is None else f', node {node_gbs}'} GB/s) and lock costs ({acquire_s}, {revoke_s} s) "
-               f"are not in the log: given or defaults")
-    modules = [m for m in (source or "POSIX", "LUSTRE" if comp is not None else None) if m]
-    return replace(inst, provenance=log.provenance(modules, counters, file=chosen, assumed=assumed,
-                                                   holes=gaps[:20], hole_count=len(gaps)))

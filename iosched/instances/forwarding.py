@@ -23,21 +23,40 @@ for the defaults and where each comes from). Units: GB, GB/s, seconds.
 
 from __future__ import annotations
 
-import heapq
-import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
-from pathlib import Path
-
-import numpy as np
+from types import MappingProxyType
 
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, check_fields, check_top
+from iosched.instances import JsonInstance, check_fields
+from iosched.instances.fields import Field, Fields
 from iosched.validate import boolean, choice, integer, number, text
 
-MODES = ("N-N", "N-1", "1-1")
-LEVELS = ("high", "low")
-SERVICES = ("default", "pool")
+
+class Mode(StrEnum):
+    """How a job's processes share its files (the JSON holds the strings)."""
+
+    N_N = "N-N"  # a file per process
+    N_1 = "N-1"  # one file shared by every process
+    ONE = "1-1"  # one process does the I/O
+
+
+class Level(StrEnum):
+    """A job's IOPS or bandwidth class."""
+
+    HIGH = "high"
+    LOW = "low"
+
+
+class Service(StrEnum):
+    """A forwarding node serves its blocks by default, or waits idle in the pool for DFRA to grant it."""
+
+    DEFAULT = "default"
+    POOL = "pool"
+
+
 TRAITS = ("n1", "metadata", "bandwidth", "iops", "low")  # interference traits, victim rows / aggressor columns
 MAX_COMPUTE_NODES = 10_000_000
 MAX_ITEMS = 100_000  # forwarding nodes, jobs, mapping groups
@@ -64,14 +83,14 @@ class ForwardingNode:
     id: int
     bandwidth: float
     anomalous: bool = False
-    service: str = "default"
+    service: Service = Service.DEFAULT
 
     def __post_init__(self):
         integer("forwarding_nodes[].id", self.id, 0, 10**9)
         where = f"forwarding_nodes[{self.id}]"
         number(f"{where}.bandwidth", self.bandwidth, MIN_BANDWIDTH, 1e6)
         boolean(f"{where}.anomalous", self.anomalous)
-        choice(f"{where}.service", self.service, SERVICES)
+        object.__setattr__(self, "service", Service(choice(f"{where}.service", self.service, tuple(Service))))
 
 
 @dataclass(frozen=True)
@@ -103,10 +122,10 @@ class Job:
     io_nodes: int
     node_bandwidth: float
     volume: float
-    mode: str = "N-N"
+    mode: Mode = Mode.N_N
     metadata_wait: float = 0.0
-    iops: str = "low"
-    bandwidth: str = "low"
+    iops: Level = Level.LOW
+    bandwidth: Level = Level.LOW
     history: History | None = None
     forwarding: tuple[tuple[int, int], ...] | None = None
     dedicated: bool = False
@@ -119,13 +138,13 @@ class Job:
         integer(f"{where}.io_nodes", self.io_nodes, 1, self.nodes)
         number(f"{where}.node_bandwidth", self.node_bandwidth, MIN_BANDWIDTH, 1e6)
         number(f"{where}.volume", self.volume, MIN_VOLUME, 1e12)
-        choice(f"{where}.mode", self.mode, MODES)
+        object.__setattr__(self, "mode", Mode(choice(f"{where}.mode", self.mode, tuple(Mode))))
         if self.mode == "1-1" and self.io_nodes != 1:
             raise InstanceError(f"{where}.io_nodes must be 1 in mode 1-1 (one process does the I/O), "
                                 f"got {self.io_nodes!r}")
         number(f"{where}.metadata_wait", self.metadata_wait, 0, 1e12)
-        choice(f"{where}.iops", self.iops, LEVELS)
-        choice(f"{where}.bandwidth", self.bandwidth, LEVELS)
+        object.__setattr__(self, "iops", Level(choice(f"{where}.iops", self.iops, tuple(Level))))
+        object.__setattr__(self, "bandwidth", Level(choice(f"{where}.bandwidth", self.bandwidth, tuple(Level))))
         boolean(f"{where}.dedicated", self.dedicated)
         if self.history is not None:
             self.history.check(f"{where}.history")
@@ -199,14 +218,15 @@ class Interference:
     @classmethod
     def from_dict(cls, d) -> Interference:
         """A full or partial table: missing entries keep their defaults."""
-        check_fields(d, "interference", (), ("metadata_wait", "slowdown"))
+        FIELDS.check(d, "interference")
         table = {v: dict(DEFAULT_SLOWDOWN[v]) for v in TRAITS}
-        given = d.get("slowdown", {})
+        given = FIELDS.get(d, "interference.slowdown")
         check_fields(given, "interference.slowdown", (), TRAITS)
         for v, row in given.items():
             check_fields(row, f"interference.slowdown.{v}", (), TRAITS)
             table[v].update(row)
-        return cls(d.get("metadata_wait", 32.0), tuple(tuple(table[v][a] for a in TRAITS) for v in TRAITS))
+        return cls(FIELDS.get(d, "interference.metadata_wait"), tuple(tuple(table[v][a] for a in TRAITS)
+                                                                     for v in TRAITS))
 
 
 @dataclass(frozen=True)
@@ -352,9 +372,40 @@ class ForwardingInstance(JsonInstance):
         return frozenset(t or {"low"})
 
     @cached_property
+    def running_groups(self) -> Mapping[str, tuple[tuple[int, int], ...]]:
+        """Each running job's mapping (:meth:`groups`) by job id, read-only."""
+        return MappingProxyType({j.id: self.groups(j) for j in self.running})
+
+    @cached_property
+    def running_users(self) -> Mapping[int, Mapping[str, int]]:
+        """Per forwarding node serving a running job, those jobs (in the order of ``running``) and the compute
+        nodes each has on it, read-only."""
+        users: dict[int, dict[str, int]] = {}
+        for jid, groups in self.running_groups.items():
+            for f, c in groups:
+                on = users.setdefault(f, {})
+                on[jid] = on.get(jid, 0) + c
+        return MappingProxyType({f: MappingProxyType(on) for f, on in users.items()})
+
+    @cached_property
     def busy(self) -> frozenset:
         """Forwarding nodes that serve a running job."""
-        return frozenset(f for j in self.running for f, _ in self.groups(j))
+        return frozenset(self.running_users)
+
+    @cached_property
+    def reserved(self) -> frozenset:
+        """Forwarding nodes dedicated to a running job: no other job may use them."""
+        return frozenset(f for j in self.running if j.dedicated for f, _ in j.forwarding)
+
+    @cached_property
+    def anomalous_nodes(self) -> frozenset:
+        """Ids of the anomalous forwarding nodes."""
+        return frozenset(f.id for f in self.forwarding_nodes if f.anomalous)
+
+    def avoids_anomalous(self, mapping: Mapping[str, Iterable[tuple[int, int]]]) -> bool:
+        """Whether no job of ``mapping`` (job id -> its (forwarding node, compute nodes) groups) uses an anomalous
+        node: what an allocation may claim as ``avoid_anomalous``."""
+        return not any(f in self.anomalous_nodes for groups in mapping.values() for f, _ in groups)
 
     @cached_property
     def idle_healthy(self) -> tuple[int, ...]:
@@ -386,28 +437,78 @@ class ForwardingInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "forwarding") -> ForwardingInstance:
-        check_top(d, "forwarding instance", ("compute_nodes", "default_ratio", "forwarding_nodes", "jobs"),
-                  ("name", "default_mapping", "anomalous_fraction", "interference", "running", "provenance"))
+        FIELDS.check(d)
         nodes = _list(d["forwarding_nodes"], "forwarding_nodes")
         fwd = []
         for k, f in enumerate(nodes):
-            check_fields(f, f"forwarding_nodes[{k}]", ("id", "bandwidth"), ("anomalous", "service"))
+            FIELDS.check(f, "forwarding_nodes[]", f"forwarding_nodes[{k}]")
             integer(f"forwarding_nodes[{k}].id", f["id"], 0, 10**9)
-            fwd.append(ForwardingNode(f["id"], f["bandwidth"], f.get("anomalous", False), f.get("service", "default")))
+            fwd.append(ForwardingNode(f["id"], f["bandwidth"], FIELDS.get(f, "forwarding_nodes[].anomalous"),
+                                      FIELDS.get(f, "forwarding_nodes[].service")))
         running = tuple(_job(j, f"running[{k}]", running=True)
-                        for k, j in enumerate(_list(d.get("running", []), "running")))
+                        for k, j in enumerate(_list(FIELDS.get(d, "running"), "running")))
         jobs = tuple(_job(j, f"jobs[{k}]", running=False) for k, j in enumerate(_list(d["jobs"], "jobs")))
         mapping = d.get("default_mapping")
         if mapping is not None:
             mapping = tuple(_list(mapping, "default_mapping"))
-        interference = Interference.from_dict(d["interference"]) if "interference" in d else Interference()
+        interference = Interference.from_dict(FIELDS.get(d, "interference"))
         return cls(d["compute_nodes"], d["default_ratio"], tuple(fwd), jobs, running, name=d.get("name", name),
-                   default_mapping=mapping, anomalous_fraction=d.get("anomalous_fraction", 0.1),
+                   default_mapping=mapping, anomalous_fraction=FIELDS.get(d, "anomalous_fraction"),
                    interference=interference, provenance=d.get("provenance"))
 
 
-JOB_REQUIRED = ("id", "start", "nodes", "io_nodes", "node_bandwidth", "volume")
-JOB_OPTIONAL = ("mode", "metadata_wait", "iops", "bandwidth")
+# The JSON of a forwarding instance; ForwardingInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "forwarding instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("compute_nodes", "integer", "nodes", "the machine's compute nodes, 0..compute_nodes-1"),
+    Field("default_ratio", "integer", "nodes", "compute nodes per default forwarding node: block b = [b r, (b+1) r) "
+          "is served by default_mapping[b] (512 on TaihuLight)"),
+    Field("forwarding_nodes", "list", "", "the forwarding nodes, ids unique"),
+    Field("forwarding_nodes[].id", "integer", "", "the node's id"),
+    Field("forwarding_nodes[].bandwidth", "number", "GB/s", "what it delivers (times anomalous_fraction if "
+          "anomalous)"),
+    Field("forwarding_nodes[].anomalous", "boolean", "", "a node delivering only a fraction of its bandwidth",
+          False),
+    Field("forwarding_nodes[].service", "string", "", "default (serves its blocks) or pool (idle, for DFRA to "
+          "grant)", "default"),
+    Field("default_mapping", "list of integers", "", "the forwarding node of each block of default_ratio compute "
+          "nodes, in default service (absent: the default-service nodes in the order listed)", None),
+    Field("anomalous_fraction", "number", "", "the share of its bandwidth an anomalous node delivers, in (0, 1]",
+          0.1),
+    Field("interference", "object", "", "the interference model (absent: the seed's; see the evaluator)", {}),
+    Field("interference.metadata_wait", "number", "operations", "above this mean of waiting metadata operations "
+          "a job is metadata-heavy", 32.0),
+    Field("interference.slowdown", "object", "", "slowdown[victim][aggressor] >= 1 by trait (n1, metadata, "
+          "bandwidth, iops, low) of two jobs sharing a node, beyond the fair share; missing entries keep the "
+          "seed's", {}),
+    Field("jobs", "list", "", "the jobs to place now (ids unique across jobs and running)"),
+    Field("jobs[].id", "string", "", "the job's id"),
+    Field("jobs[].start", "integer", "node", "its first compute node: it occupies [start, start + nodes)"),
+    Field("jobs[].nodes", "integer", "nodes", "its compute nodes"),
+    Field("jobs[].io_nodes", "integer", "nodes", "how many of them do I/O (1 in mode 1-1)"),
+    Field("jobs[].node_bandwidth", "number", "GB/s", "B_c, each I/O node's link"),
+    Field("jobs[].volume", "number", "GB", "what it moves per I/O phase"),
+    Field("jobs[].mode", "string", "", "N-N (a file per process), N-1 (one shared file) or 1-1 (one process does "
+          "the I/O)", "N-N"),
+    Field("jobs[].metadata_wait", "number", "operations", "mean metadata operations waiting at a forwarding node",
+          0.0),
+    Field("jobs[].iops", "string", "", "high or low: its IOPS class", "low"),
+    Field("jobs[].bandwidth", "string", "", "high or low: its bandwidth class", "low"),
+    Field("jobs[].history", "object", "", "what monitoring recorded of its previous run, what DFRA decides from "
+          "(absent: a new application)", None),
+    Field("jobs[].history.volume", "number", "GB", "the volume it moved"),
+    Field("jobs[].history.io_nodes", "integer", "nodes", "its I/O nodes"),
+    Field("jobs[].history.metadata_wait", "number", "operations", "its mean waiting metadata operations"),
+    Field("running", "list", "", "the running jobs (the neighbours), which keep their mapping; each has the fields "
+          "of jobs[] but history, and those below", []),
+    Field("running[].forwarding", "list", "", "its mapping: [forwarding node id, compute nodes] groups over its "
+          "compute nodes in order, summing to nodes (absent: the default mapping)", None),
+    Field("running[].dedicated", "boolean", "", "no other job may use its forwarding nodes (pool nodes only)",
+          False),
+    Field("provenance", "object", "", "where the instance came from (imported logs: names, SHA-256, what was "
+          "assumed); methods ignore it", None),
+)
 
 
 def _list(value, where: str) -> list:
@@ -419,13 +520,16 @@ def _list(value, where: str) -> list:
 
 
 def _job(d, where: str, running: bool) -> Job:
-    extra = ("forwarding", "dedicated") if running else ("history",)
-    check_fields(d, where, JOB_REQUIRED, JOB_OPTIONAL + extra)
+    required, optional = FIELDS.keys("jobs[]")
+    scalars = [f.key for f in FIELDS if f.parent == "jobs[]" and f.type != "object"]
+    if running:  # a running job: the fields of a job to place but its history, and its mapping
+        optional = tuple(k for k in optional if k != "history") + FIELDS.keys("running[]")[1]
+    check_fields(d, where, required, optional)
     text(f"{where}.id", d["id"])
-    kw = {k: d[k] for k in JOB_REQUIRED + JOB_OPTIONAL if k in d}
+    kw = {k: FIELDS.get(d, f"jobs[].{k}") for k in scalars}
     if "history" in d:
         h = d["history"]
-        check_fields(h, f"{where}.history", ("volume", "io_nodes", "metadata_wait"))
+        FIELDS.check(h, "jobs[].history", f"{where}.history")
         kw["history"] = History(h["volume"], h["io_nodes"], h["metadata_wait"])
     if "forwarding" in d:
         groups = _list(d["forwarding"], f"{where}.forwarding")
@@ -449,351 +553,8 @@ def _first_duplicate(items):
     return None
 
 
-# --- TaihuLight: the generator ---------------------------------------------------------------------
-
-TAIHULIGHT_COMPUTE_NODES = 40960
-TAIHULIGHT_DEFAULT_NODES = 80  # in daily service, 512:1
-TAIHULIGHT_POOL_NODES = 160  # reserved: backup and large runs
-FORWARDING_BANDWIDTH = 2.5  # GB/s per forwarding node
-PEAK_NODE_BANDWIDTH = FORWARDING_BANDWIDTH / 32  # GB/s per compute node: F = B_f / B_c = 32 in the seed
-
-
-def taihulight_nodes(default_nodes: int = TAIHULIGHT_DEFAULT_NODES, pool_nodes: int = TAIHULIGHT_POOL_NODES,
-                     anomalous: tuple[int, ...] = ()) -> tuple[ForwardingNode, ...]:
-    """Forwarding nodes 0..default-1 in service, then the pool, 2.5 GB/s each; ``anomalous`` ids marked."""
-    return tuple(ForwardingNode(i, FORWARDING_BANDWIDTH, i in anomalous, "default" if i < default_nodes else "pool")
-                 for i in range(default_nodes + pool_nodes))
-
-
-def draw_job(rng: np.random.Generator, jid: str, history_share: float, with_history: bool,
-              decay: float = 0.5, nn: float = 0.09, n1: float = 0.03, volume: float = 5.0) -> Job:
-    """One job profile, TaihuLight-like: power-of-two sizes 1..4096 with P(2^k) ~ 2^(-decay k); a share
-    ``nn`` N-N and ``n1`` N-1 (half as many below 32 nodes), the rest 1-1; I/O volumes log-normal (median
-    ``volume`` GB for N-N and N-1, 2 GB for 1-1, sigma 1.5); 3 % metadata-heavy, 5 % high IOPS."""
-    weights = np.array([2.0 ** (-k * decay) for k in range(13)])
-    nodes = int(2 ** rng.choice(13, p=weights / weights.sum()))
-    u = rng.random()
-    mode = "N-N" if u < nn else "N-1" if u < nn + n1 else "1-1"
-    if nodes < 32 and mode != "1-1" and rng.random() < 0.5:
-        mode = "1-1"
-    io = 1 if mode == "1-1" else nodes
-    node_bw = PEAK_NODE_BANDWIDTH * (1.0 if mode == "1-1" or rng.random() < 0.5 else 0.25)
-    volume = float(rng.lognormal(math.log(volume if mode != "1-1" else 2.0), 1.5))
-    heavy = rng.random() < 0.03
-    meta = float(rng.uniform(40, 200) if heavy else rng.exponential(3.0))
-    iops = "high" if rng.random() < 0.05 else "low"
-    bandwidth = "high" if io * node_bw >= FORWARDING_BANDWIDTH else "low"
-    history = None
-    if with_history and rng.random() < history_share:  # the seed: most jobs recur within +-20 %
-        history = History(round(volume * rng.uniform(0.8, 1.2), 3), io, round(meta * rng.uniform(0.8, 1.2), 3))
-    return Job(jid, 0, nodes, io, node_bw, round(max(volume, 0.001), 3), mode, round(meta, 3), iops, bandwidth,
-               history)
-
-
-def generate(seed: int, n_jobs: int = 20, compute_nodes: int = TAIHULIGHT_COMPUTE_NODES,
-             default_nodes: int = TAIHULIGHT_DEFAULT_NODES, pool_nodes: int = TAIHULIGHT_POOL_NODES,
-             anomalous: int = 2, occupancy: float = 0.8, history: float = 0.9) -> ForwardingInstance:
-    """A TaihuLight-like instance: ``n_jobs`` jobs to place among running jobs.
-
-    The machine (40960 compute nodes, 80 forwarding nodes in service at 512:1, 160 in the
-    pool, 2.5 GB/s each) holds the jobs to place and running jobs up to ``occupancy`` of its
-    compute nodes, shuffled into contiguous ranges with idle gaps between (so jobs straddle
-    blocks, as the seed found). Running jobs that DFRA would scale already hold dedicated pool
-    nodes (up to half of the healthy pool). ``anomalous`` forwarding nodes, anywhere, deliver
-    10 % of their bandwidth; a share ``history`` of the jobs to place have a history. Same
-    seed, same instance.
-    """
-    integer("n_jobs", n_jobs, 1, MAX_ITEMS)
-    integer("compute_nodes", compute_nodes, 1, MAX_COMPUTE_NODES)
-    integer("default_nodes", default_nodes, 1, MAX_ITEMS)
-    integer("pool_nodes", pool_nodes, 0, MAX_ITEMS)
-    integer("anomalous", anomalous, 0, default_nodes + pool_nodes)
-    number("occupancy", occupancy, 0, 1)
-    number("history", history, 0, 1)
-    if compute_nodes % default_nodes:
-        raise InstanceError(f"compute_nodes ({compute_nodes}) must be a multiple of default_nodes ({default_nodes})")
-    ratio = compute_nodes // default_nodes
-    rng = np.random.default_rng(seed)
-    jobs = [draw_job(rng, f"j{i + 1}", history, True) for i in range(n_jobs)]
-    jobs = _fitted(jobs, compute_nodes)
-    running, used = [], sum(j.nodes for j in jobs)
-    while used < occupancy * compute_nodes:
-        r = draw_job(rng, f"r{len(running) + 1}", 0.0, False)
-        if used + r.nodes > compute_nodes:
-            break
-        running.append(r)
-        used += r.nodes
-    items = [("job", j) for j in jobs] + [("run", r) for r in running]
-    order = rng.permutation(len(items))
-    gaps = rng.multinomial(compute_nodes - used, np.ones(len(items) + 1) / (len(items) + 1))
-    pos, placed, run = int(gaps[0]), [], []
-    for k, idx in enumerate(order):
-        kind, j = items[idx]
-        j = _moved(j, pos)
-        (placed if kind == "job" else run).append(j)
-        pos += j.nodes + int(gaps[k + 1])
-    bad = set(int(x) for x in rng.choice(default_nodes + pool_nodes, size=anomalous, replace=False))
-    fwd = taihulight_nodes(default_nodes, pool_nodes, tuple(sorted(bad)))
-    idle = [f.id for f in fwd if f.service == "pool" and not f.anomalous]
-    idle = idle[:len(idle) // 2]  # running jobs hold at most half of the healthy pool
-    run = [_granted(r, idle) for r in run]  # as DFRA would have scaled them at their dispatch
-    placed.sort(key=lambda j: int(j.id[1:]))
-    run.sort(key=lambda j: int(j.id[1:]))
-    return ForwardingInstance(compute_nodes, ratio, fwd, tuple(placed), tuple(run),
-                              name=f"random:{seed}:{n_jobs}")
-
-
-def _fitted(jobs: list[Job], compute_nodes: int) -> list[Job]:
-    """Halve the largest job (the first of equals) until the sizes sum to at most 95 % of ``compute_nodes``;
-    a heap of sizes, each job rebuilt once at its final size (linear in the jobs and the halvings)."""
-    sizes = [j.nodes for j in jobs]
-    heap = [(-n, k) for k, n in enumerate(sizes)]
-    heapq.heapify(heap)
-    total = sum(sizes)
-    while total > 0.95 * compute_nodes:
-        _, k = heapq.heappop(heap)
-        half = max(1, sizes[k] // 2)
-        total -= sizes[k] - half
-        sizes[k] = half
-        heapq.heappush(heap, (-half, k))
-        if heap[0][0] == -1:
-            raise InstanceError(f"n_jobs={len(jobs)} one-node jobs do not fit compute_nodes={compute_nodes}")
-    return [j if n == j.nodes else _resized(j, n) for j, n in zip(jobs, sizes)]
-
-
-def _resized(j: Job, nodes: int) -> Job:
-    io = 1 if j.mode == "1-1" else nodes
-    hist = None if j.history is None else History(j.history.volume, io, j.history.metadata_wait)
-    bw = "high" if io * j.node_bandwidth >= FORWARDING_BANDWIDTH else "low"
-    return Job(j.id, j.start, nodes, io, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops, bw, hist)
-
-
-def _moved(j: Job, start: int) -> Job:
-    return Job(j.id, start, j.nodes, j.io_nodes, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops,
-               j.bandwidth, j.history)
-
-
-def _granted(r: Job, idle: list[int]) -> Job:
-    """A running job that passes DFRA's scaling test (20 GB, 32 I/O nodes, metadata < 32) holds
-    min(ceil(io / 32), what is left) dedicated pool nodes, its compute nodes split evenly."""
-    if not (r.volume > 20 and r.io_nodes >= 32 and r.metadata_wait < 32) or not idle:
-        return r
-    k = min(-(-r.io_nodes // 32), len(idle), r.nodes)
-    nodes = [idle.pop(0) for _ in range(k)]
-    return Job(r.id, r.start, r.nodes, r.io_nodes, r.node_bandwidth, r.volume, r.mode, r.metadata_wait, r.iops,
-               r.bandwidth, None, even_groups(r.nodes, nodes), True)
-
-
 def even_groups(nodes: int, forwarding: list[int] | tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """``nodes`` compute nodes split evenly, in order, over ``forwarding`` (the first n mod k get one more)."""
     k = len(forwarding)
     q, rest = divmod(nodes, k)
     return tuple((f, q + (i < rest)) for i, f in enumerate(forwarding) if q + (i < rest) > 0)
-
-
-# --- the seed's testbed applications ---------------------------------------------------------------
-
-# name -> (nodes, mode, io_nodes, node_bandwidth GB/s, volume GB, metadata_wait, iops, bandwidth, seed's group)
-# Seed values: nodes (Shentu, LAMMPS, Macdrp 1024; swDNN 512; the rest 256 -- Section 6), the modes
-# given in the text (AWP N-1, WRF1 1-1, XCFD N-N), the classes it states (WRF1, CAM, AWP low in all
-# three dimensions; DNDC the only metadata-heavy one; APT high IOPS with < 1 KB requests; Shentu,
-# LAMMPS, MPI-IO N bandwidth-hungry), and the groups (APT, DNDC, WRF1, CAM fail eligibility).
-# Assumptions: every volume, io_nodes and node_bandwidth, and the unstated modes and classes.
-PEAK = PEAK_NODE_BANDWIDTH
-APPS = {
-    "cesm": (256, "N-N", 256, PEAK, 50.0, 2.0, "low", "high", "scaling"),
-    "cam": (256, "N-N", 16, 0.005, 10.0, 2.0, "low", "low", "non-scaling"),
-    "awp": (256, "N-1", 256, 0.001, 40.0, 2.0, "low", "low", "scaling"),
-    "shentu": (1024, "N-N", 1024, PEAK, 200.0, 2.0, "low", "high", "scaling"),
-    "lammps": (1024, "N-N", 1024, PEAK, 100.0, 2.0, "low", "high", "scaling"),
-    "macdrp": (1024, "N-N", 1024, PEAK, 100.0, 2.0, "low", "high", "scaling"),
-    "dndc": (256, "N-N", 256, 0.002, 30.0, 100.0, "low", "low", "non-scaling"),
-    "wrf1": (256, "1-1", 1, PEAK, 5.0, 1.0, "low", "low", "non-scaling"),
-    "apt": (256, "N-N", 256, 0.0003, 5.0, 2.0, "high", "low", "non-scaling"),
-    "xcfd": (256, "N-N", 256, PEAK, 60.0, 2.0, "low", "high", "scaling"),
-    "swdnn": (512, "N-N", 512, PEAK, 100.0, 2.0, "low", "high", "scaling"),
-}
-TABLE3_APPS = {  # two more programs of the pairwise study (Table 3), same conventions
-    "wrfn": (256, "N-N", 256, PEAK, 40.0, 2.0, "low", "high", "scaling"),
-    "mpiio-n": (256, "N-N", 256, PEAK, 40.0, 2.0, "low", "high", "scaling"),
-}
-# The seed's Section 6 results: I/O speed-up of DFRA over the fixed 512:1 mapping.
-SEED_SPEEDUP = {"shentu": 18.9, "cam": 1.03}
-SEED_MEAN_SPEEDUP, SEED_SCALING_MEAN_SPEEDUP, SEED_MAX_SPEEDUP = 3.5, 4.8, 18.9
-# Table 3 (fragment in the seed's text): (slowdown of the first, slowdown of the second) when the two
-# share one forwarding node, 256 compute nodes each.
-SEED_TABLE3 = {
-    ("wrf1", "wrf1"): (1.0, 1.0), ("wrf1", "wrfn"): (1.0, 1.0), ("wrf1", "shentu"): (1.0, 1.0),
-    ("wrf1", "cam"): (1.0, 1.0), ("wrf1", "awp"): (50.0, 1.0), ("wrfn", "wrfn"): (2.1, 2.1),
-    ("wrfn", "shentu"): (2.0, 2.3), ("wrfn", "cam"): (1.0, 1.0), ("wrfn", "awp"): (12.5, 1.3),
-    ("shentu", "shentu"): (2.0, 2.0), ("shentu", "cam"): (1.0, 1.0), ("shentu", "awp"): (12.5, 1.1),
-    ("cam", "cam"): (1.0, 1.0), ("cam", "awp"): (100.0, 1.0), ("awp", "awp"): (2.0, 2.0),
-    ("apt", "mpiio-n"): (10.0, 1.0),
-}
-
-
-def app_job(app: str, jid: str, start: int, nodes: int | None = None, history: bool = True) -> Job:
-    """A job of the testbed application ``app`` (``nodes`` overrides its size), with its own figures as history."""
-    n, mode, io, bw, vol, meta, iops, band, _ = {**APPS, **TABLE3_APPS}[app]
-    if nodes is not None:
-        io = 1 if mode == "1-1" else max(1, io * nodes // n)
-        n = nodes
-    return Job(jid, start, n, io, bw, vol, mode, meta, iops, band, History(vol, io, meta) if history else None)
-
-
-NEIGHBOUR = ("N-N", 1 / 8, 0.01, 5.0)  # a typical neighbour: mode, share of I/O nodes, B_c GB/s, volume GB
-
-
-def neighbour(jid: str, start: int, nodes: int) -> Job:
-    """A typical low-I/O running job (assumption): an eighth of its nodes write 5 GB at 10 MB/s each."""
-    mode, share, bw, vol = NEIGHBOUR
-    return Job(jid, start, nodes, max(1, int(nodes * share)), bw, vol, mode, 1.0, "low", "low")
-
-
-TESTBED_START = 10 * 512 + 256  # half a block into block 10
-
-
-def testbed(job: Job, name: str) -> ForwardingInstance:
-    """``job`` (starting at TESTBED_START) alone to place on TaihuLight, misaligned as the seed found nearly
-    every job, with typical low-I/O running jobs on the rest of the blocks it crosses; no anomalous node."""
-    end = TESTBED_START + job.nodes
-    tail = -end % 512
-    running = [neighbour("before", 10 * 512, 256)] + ([neighbour("after", end, tail)] if tail else [])
-    return ForwardingInstance(TAIHULIGHT_COMPUTE_NODES, 512, taihulight_nodes(), (job,), tuple(running), name=name)
-
-
-def app_preset(app: str) -> ForwardingInstance:
-    """``app`` at its Section 6 scale on the testbed (:func:`testbed`)."""
-    return testbed(app_job(app, app, TESTBED_START), f"testbed:{app}")
-
-
-def pair(first: str, second: str) -> ForwardingInstance:
-    """Table 3's co-run: ``first`` and ``second`` on 256 compute nodes each, sharing one forwarding node
-    (block 0 of an 8-block machine with an 8-node pool); both are jobs to place."""
-    a = app_job(first, first, 0, 256)
-    b = app_job(second, second if second != first else second + "-2", 256, 256)
-    return ForwardingInstance(4096, 512, taihulight_nodes(8, 8), (a, b), (), name=f"pair:{first}:{second}")
-
-
-def figure4() -> ForwardingInstance:
-    """Figure 4's shared mode: Shentu (1024 nodes) with one forwarding node to itself and two shared,
-    one with AWP (256 nodes) and one with LAMMPS (256 nodes); all three running as given."""
-    shentu = app_job("shentu", "shentu", 256, 1024)
-    awp, lammps = app_job("awp", "awp", 0, 256), app_job("lammps", "lammps", 1280, 256)
-    return ForwardingInstance(2048, 512, taihulight_nodes(4, 4), (awp, shentu, lammps), (), name="figure4")
-
-
-def load(spec: str) -> ForwardingInstance:
-    """``testbed:APP``, ``pair:A:B``, ``figure4``, ``random:SEED[:N_JOBS]``, or a JSON file path."""
-    if spec.startswith("testbed:"):
-        app = spec.split(":", 1)[1]
-        if app not in APPS:
-            raise InstanceError(f"testbed application must be one of {', '.join(APPS)}, got {app!r}")
-        return app_preset(app)
-    if spec.startswith("pair:"):
-        parts = spec.split(":")[1:]
-        known = {**APPS, **TABLE3_APPS}
-        if len(parts) != 2 or not all(p in known for p in parts):
-            raise InstanceError(f"pairs are pair:A:B with A, B among {', '.join(known)}, got {spec!r}")
-        return pair(*parts)
-    if spec == "figure4":
-        return figure4()
-    if spec.startswith("random:"):
-        parts = spec.split(":")[1:]
-        if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
-            raise InstanceError(f"random instances are random:SEED[:N_JOBS], got {spec!r}")
-        return generate(*[int(p) for p in parts])
-    if not Path(spec).is_file():
-        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
-    return ForwardingInstance.from_json(Path(spec))
-
-
-BUILTIN = [f"testbed:{a}" for a in APPS] + ["figure4", "pair:wrf1:awp", "random:0:20"]
-
-
-# --- from Darshan logs ------------------------------------------------------------------------------
-
-def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NODE_BANDWIDTH,
-                 forwarding_bandwidth: float = FORWARDING_BANDWIDTH, default_ratio: int = 512,
-                 pool_nodes: int | None = None, name: str | None = None) -> ForwardingInstance:
-    """A batch of jobs to place, one per Darshan log (a log or folder path, a read
-    :class:`~iosched.importers.darshan.DarshanLog`, or a list of them), in the order they started.
-
-    Per job, from the POSIX and STDIO counters (the layer that reaches the file system; MPI-IO
-    sits above POSIX and would count the bytes twice; the terminal streams are left out):
-    compute nodes = ceil(processes / ``procs_per_node``); I/O nodes from the ranks that moved bytes
-    (a file Darshan reduced to rank -1 was opened by every rank); volume = bytes read + written
-    (GB); mode 1-1 when one rank did the I/O, N-1 when files shared by several ranks carry at least
-    half the bytes (N-M, several shared files, is run as N-1), else N-N; metadata_wait = the mean
-    number of metadata operations in flight (Little's law: the summed F_META_TIME over the run
-    time); iops high when more than half of the POSIX reads and writes are under 1 KiB. The log
-    itself is the job's history (DFRA decides from the previous run). ``node_bandwidth`` (GB/s per
-    compute node) is not in a log. The machine: the jobs side by side from node 0 in arrival
-    order, one default forwarding node per ``default_ratio`` compute nodes, ``pool_nodes`` idle
-    ones (default twice as many, TaihuLight's 160:80), ``forwarding_bandwidth`` GB/s each.
-
-    A log without file-system bytes through POSIX or STDIO is refused (InstanceError naming it);
-    in a batch it is left out and listed in ``provenance["refused"]``.
-    """
-    from iosched.importers import darshan as dx
-
-    integer("procs_per_node", procs_per_node, 1, MAX_COMPUTE_NODES)
-    number("node_bandwidth", node_bandwidth, MIN_BANDWIDTH, 1e6)
-    number("forwarding_bandwidth", forwarding_bandwidth, MIN_BANDWIDTH, 1e6)
-    integer("default_ratio", default_ratio, 1, MAX_COMPUTE_NODES)
-    profiles, refused = dx.each(logs, ("POSIX", "STDIO", "MPI-IO"),
-                                lambda log: _darshan_profile(log, procs_per_node, node_bandwidth,
-                                                             forwarding_bandwidth))
-    profiles.sort(key=lambda p: p["arrival"])
-    jobs, pos, seen = [], 0, {}
-    for p in profiles:
-        jid = str(p["job_id"])
-        seen[jid] = seen.get(jid, 0) + 1
-        jid = jid if seen[jid] == 1 else f"{jid}#{seen[jid]}"
-        j = p.pop("job")
-        jobs.append(Job(jid, pos, j.nodes, j.io_nodes, j.node_bandwidth, j.volume, j.mode, j.metadata_wait, j.iops,
-                        j.bandwidth, j.history))
-        p["id"] = jid
-        pos += j.nodes
-    blocks = -(-pos // default_ratio)
-    pool = 2 * blocks if pool_nodes is None else integer("pool_nodes", pool_nodes, 0, MAX_ITEMS)
-    fwd = tuple(ForwardingNode(i, forwarding_bandwidth, False, "default" if i < blocks else "pool")
-                for i in range(blocks + pool))
-    t0 = profiles[0]["arrival"]
-    for p in profiles:
-        p["arrival_s"] = round(p.pop("arrival") - t0, 6)
-    assumed = (f"{len(jobs)} jobs side by side on {blocks * default_ratio} compute nodes in arrival order "
-               f"({procs_per_node} processes per node), {blocks} + {pool} forwarding nodes of {forwarding_bandwidth} "
-               f"GB/s at {default_ratio}:1, node bandwidth {node_bandwidth} GB/s (not in a log), each log its job's "
-               f"history" + (f"; {len(refused)} logs refused" if refused else ""))
-    provenance = {"source": "darshan", "assumed": assumed, "jobs": profiles}
-    if refused:
-        provenance["refused"] = [{"log": n, "reason": r} for n, r in refused]
-    return ForwardingInstance(blocks * default_ratio, default_ratio, fwd, tuple(jobs), (),
-                              name=name or f"darshan:{len(jobs)}-jobs", provenance=provenance)
-
-
-def _darshan_profile(log, procs_per_node: int, node_bandwidth: float, forwarding_bandwidth: float) -> dict:
-    """One log as a job to place (at node 0: the batch moves it) and its provenance entry."""
-    from iosched.importers import darshan as dx
-
-    io = dx.job_io(log)
-    if io.io_procs == 1:
-        mode, seen = "1-1", "1-1"
-    elif 2 * io.shared_bytes >= io.bytes:
-        mode, seen = "N-1", "N-1" if io.shared_files == 1 else f"N-M ({io.shared_files} shared files)"
-    else:
-        mode, seen = "N-N", "N-N"
-    nodes = -(-io.nprocs // procs_per_node)
-    io_nodes = 1 if mode == "1-1" else min(nodes, -(-io.io_procs // procs_per_node))
-    meta_wait = io.meta_time_s / io.run_time_s
-    iops = "high" if io.ops and 2 * io.small_ops > io.ops else "low"
-    volume = io.bytes / 1e9  # GB
-    job = Job("log", 0, nodes, io_nodes, node_bandwidth, volume, mode, round(meta_wait, 6), iops,
-              "high" if io_nodes * node_bandwidth >= forwarding_bandwidth else "low",
-              History(volume, io_nodes, round(meta_wait, 6)))
-    share = (io.io_time_s + io.meta_time_s) / (io.nprocs * io.run_time_s)
-    return {"job": job, "arrival": log.start_s, **log.provenance(io.modules, dx.JOB_IO_COUNTERS),
-            "files_per_process": seen, "io_processes": io.io_procs, "io_time_share": round(share, 6),
-            "run_time_s": round(io.run_time_s, 6),
-            "small_request_share": round(io.small_ops / io.ops, 6) if io.ops else None}

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iosched.instances.forwarding import (
+from iosched.instances.forwarding import ForwardingNode, Job
+from iosched.instances.forwarding_presets import (
     TAIHULIGHT_COMPUTE_NODES,
     TAIHULIGHT_DEFAULT_NODES,
     TAIHULIGHT_POOL_NODES,
-    ForwardingNode,
-    Job,
     draw_job,
     taihulight_nodes,
 )
@@ -50,10 +49,11 @@ class Trace:
 def generate_trace(seed: int, hours: float = 24.0, jobs_per_day: float = 300.0, runtime_hours: float = 6.0,
                    warmup_hours: float = 24.0, anomalous: int = 2, io_heavy: float = 0.6) -> Trace:
     """Poisson arrivals (``jobs_per_day``) from -``warmup_hours`` to ``hours``, log-normal run times (median
-    ``runtime_hours``, sigma 1), job profiles as :func:`iosched.instances.forwarding.generate` draws them but with
-    a heavier tail of sizes (P(2^k) ~ 2^(-k/4): most node-hours in large jobs) and a share ``io_heavy`` of N-N and
-    N-1 jobs (3:1) of median volume 30 GB, every job with a history. The mix aims at the seed's replay (Table 4:
-    13.7 % of jobs granted more nodes, most of the core-hours), not at the 9 % N-N of Section 2; measured on
+    ``runtime_hours``, sigma 1), job profiles as :func:`~iosched.instances.forwarding_presets.generate` draws
+    them but with a heavier tail of sizes (P(2^k) ~ 2^(-k/4): most node-hours in large jobs) and a share
+    ``io_heavy`` of N-N and N-1 jobs (3:1) of median volume 30 GB, every job with a history. The mix aims at the
+    seed's replay (Table 4: 13.7 % of jobs granted more nodes, most of the core-hours), not at the 9 % N-N of
+    Section 2; measured on
     one-day traces: 9.0 / 11.9 / 14.9 % of the jobs pass DFRA's eligibility test (seeds 0 / 1 / 2), and DFRA's
     replay of seed 0 grants more nodes to 4.8 % (most eligible jobs' S = ceil(N_io / 32) is no more than their
     default node count). On TaihuLight (40960 compute nodes, 80 + 160 forwarding nodes) about two thirds of the

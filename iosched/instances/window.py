@@ -9,22 +9,22 @@ needs on every node (GB), and in the capacity the node classes by SSD size.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from iosched import validate
 from iosched.errors import InstanceError
-from iosched.instances import JsonInstance, build, check_fields, check_top
+from iosched.instances import JsonInstance
+from iosched.instances.fields import Field, Fields
 
 MAX_NODES = 10**7  # nodes in a capacity, a class or a job: ten times the largest machines
 MAX_JOBS = 100_000  # jobs in a window
 MAX_UNITS = 2**62  # burst buffer units, SSD GB: sums of them stay within int64
 
 
-def _count(where: str, value, *, positive: bool = False, top: int = MAX_UNITS) -> None:
+def count(where: str, value, *, positive: bool = False, top: int = MAX_UNITS) -> None:
+    """``value`` is a count of nodes, units or jobs: an integer in [0 (1 if ``positive``), ``top``]."""
     validate.integer(where, value, 1 if positive else 0, top)
 
 
@@ -36,8 +36,8 @@ class SSDClass:
     nodes: int
 
     def __post_init__(self):
-        _count("ssd_classes[].ssd", self.ssd, positive=True)
-        _count("ssd_classes[].nodes", self.nodes, top=MAX_NODES)
+        count("ssd_classes[].ssd", self.ssd, positive=True)
+        count("ssd_classes[].nodes", self.nodes, top=MAX_NODES)
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ class Capacity:
     ssd_classes: tuple[SSDClass, ...] = ()
 
     def __post_init__(self):
-        _count("capacity.nodes", self.nodes, top=MAX_NODES)
-        _count("capacity.burst_buffer", self.burst_buffer)
+        count("capacity.nodes", self.nodes, top=MAX_NODES)
+        count("capacity.burst_buffer", self.burst_buffer)
         if self.ssd_classes and sum(c.nodes for c in self.ssd_classes) != self.nodes:
             raise InstanceError(f"capacity.ssd_classes hold {sum(c.nodes for c in self.ssd_classes)} nodes, "
                                 f"capacity.nodes is {self.nodes}")
@@ -65,8 +65,8 @@ class Machine:
     burst_buffer: int
 
     def __post_init__(self):
-        _count("machine.nodes", self.nodes, positive=True, top=MAX_NODES)
-        _count("machine.burst_buffer", self.burst_buffer)
+        count("machine.nodes", self.nodes, positive=True, top=MAX_NODES)
+        count("machine.burst_buffer", self.burst_buffer)
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,9 @@ class Job:
 
     def __post_init__(self):
         validate.text("job id", self.id)
-        _count(f"jobs[{self.id}].nodes", self.nodes, positive=True, top=MAX_NODES)
-        _count(f"jobs[{self.id}].burst_buffer", self.burst_buffer)
-        _count(f"jobs[{self.id}].ssd_per_node", self.ssd_per_node)
+        count(f"jobs[{self.id}].nodes", self.nodes, positive=True, top=MAX_NODES)
+        count(f"jobs[{self.id}].burst_buffer", self.burst_buffer)
+        count(f"jobs[{self.id}].ssd_per_node", self.ssd_per_node)
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class WindowInstance(JsonInstance):
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
             raise InstanceError(f"job ids must be unique, {dup!r} appears twice")
-        _count("granularity", self.granularity, positive=True)
+        count("granularity", self.granularity, positive=True)
         for what, total in (("burst_buffer", sum(self.bb(i) for i in range(len(self.jobs)))),
                             ("ssd_per_node x nodes", sum(j.ssd_per_node * j.nodes for j in self.jobs))):
             if total > MAX_UNITS:
@@ -174,122 +174,50 @@ class WindowInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "window") -> WindowInstance:
-        check_top(d, "window instance", ("capacity", "jobs"), ("name", "granularity", "machine"))
+        FIELDS.check(d)
         cap = d["capacity"]
-        check_fields(cap, "capacity", {"nodes", "burst_buffer"}, {"ssd_classes"})
-        if not isinstance(cap.get("ssd_classes", []), list):
-            raise InstanceError(f"capacity.ssd_classes must be a list, got {cap['ssd_classes']!r}")
-        classes = tuple(build(SSDClass, c, f"capacity.ssd_classes[{i}]")
-                        for i, c in enumerate(cap.get("ssd_classes", [])))
-        capacity = Capacity(cap["nodes"], cap["burst_buffer"], classes)
+        FIELDS.check(cap, "capacity")
+        classes = FIELDS.get(cap, "capacity.ssd_classes")
+        if not isinstance(classes, list):
+            raise InstanceError(f"capacity.ssd_classes must be a list, got {classes!r}")
+        for i, c in enumerate(classes):
+            FIELDS.check(c, "capacity.ssd_classes[]", f"capacity.ssd_classes[{i}]")
+        capacity = Capacity(cap["nodes"], cap["burst_buffer"], tuple(SSDClass(c["ssd"], c["nodes"]) for c in classes))
         if not isinstance(d["jobs"], list):
             raise InstanceError(f"jobs must be a list, got {d['jobs']!r}")
-        jobs = tuple(build(Job, j, f"jobs[{i}]", optional=("burst_buffer", "ssd_per_node"))
-                     for i, j in enumerate(d["jobs"]))
-        machine = build(Machine, d["machine"], "machine") if d.get("machine") is not None else None
-        return cls(capacity, jobs, name=d.get("name", name), granularity=d.get("granularity", 1), machine=machine)
+        jobs = []
+        for i, j in enumerate(d["jobs"]):
+            FIELDS.check(j, "jobs[]", f"jobs[{i}]")
+            jobs.append(Job(j["id"], j["nodes"], FIELDS.get(j, "jobs[].burst_buffer"),
+                            FIELDS.get(j, "jobs[].ssd_per_node")))
+        machine = None
+        if d.get("machine") is not None:
+            FIELDS.check(d["machine"], "machine")
+            machine = Machine(d["machine"]["nodes"], d["machine"]["burst_buffer"])
+        return cls(capacity, tuple(jobs), name=d.get("name", name), granularity=FIELDS.get(d, "granularity"),
+                   machine=machine)
 
 
-# --- the paper's example and the generator --------------------------------------------------------
-
-PAPER_EXAMPLE = WindowInstance(
-    Capacity(nodes=100, burst_buffer=100),  # 100 nodes, 100 TB (counted in TB here)
-    (Job("J1", 80, 20), Job("J2", 10, 85), Job("J3", 40, 5), Job("J4", 10, 0), Job("J5", 20, 0)),
-    name="paper:example",
+# The JSON of a window instance; WindowInstance.from_dict checks every object's keys against it.
+FIELDS = Fields(
+    "window instance",
+    Field("name", "string", "", "the instance's name (default: the file's name without .json)", None),
+    Field("capacity", "object", "", "the free resources at the scheduling instant"),
+    Field("capacity.nodes", "integer", "nodes", "free nodes"),
+    Field("capacity.burst_buffer", "integer", "BB units", "free shared burst buffer (GB in the built-in data)"),
+    Field("capacity.ssd_classes", "list", "", "the free nodes by size of their local SSD, for the SSD extension "
+          "(the classes' nodes sum to capacity.nodes)", []),
+    Field("capacity.ssd_classes[].ssd", "integer", "GB", "local SSD of each node of the class (at least 1)"),
+    Field("capacity.ssd_classes[].nodes", "integer", "nodes", "free nodes of the class"),
+    Field("jobs", "list", "", "the window: queued jobs, front first, ids unique"),
+    Field("jobs[].id", "string", "", "the job's id"),
+    Field("jobs[].nodes", "integer", "nodes", "nodes it needs (at least 1)"),
+    Field("jobs[].burst_buffer", "integer", "BB units", "burst buffer it requests", 0),
+    Field("jobs[].ssd_per_node", "integer", "GB", "local SSD it needs on each of its nodes (0: none)", 0),
+    Field("granularity", "integer", "BB units", "burst buffer is allocated in multiples of it: each request is "
+          "rounded up (DataWarp's granules)", 1),
+    Field("machine", "object", "", "the whole machine, busy or free, for shares of its total capacity (absent or "
+          "null: unknown)", None),
+    Field("machine.nodes", "integer", "nodes", "all its nodes (at least capacity.nodes)"),
+    Field("machine.burst_buffer", "integer", "BB units", "all its burst buffer (at least capacity.burst_buffer)"),
 )
-# Table 1(b): the Pareto set is solutions 2 and 3
-PAPER_PARETO = [(100, 20, ("J1", "J5")), (80, 90, ("J2", "J3", "J4", "J5"))]
-
-THETA_NODES = 4392
-THETA_BB_GB = 1_260_000
-MIXES = {  # the paper's synthetic workloads: share of jobs with a BB request, smallest request (GB)
-    "S1": (0.50, 5_000), "S2": (0.75, 5_000), "S3": (0.50, 20_000), "S4": (0.75, 20_000),
-    "S5": (0.75, 5_000), "S6": (0.75, 5_000), "S7": (0.75, 5_000),  # S2's burst buffer, and local SSD
-}
-SSD_MIXES = {"S5": 0.2, "S6": 0.5, "S7": 0.8}  # share of jobs needing 129-256 GB of SSD per node (else 1-128)
-DEFAULTS = {"nodes": THETA_NODES, "burst_buffer": THETA_BB_GB, "max_request": 285_000, "load": 0.5}
-
-
-def generate(seed: int, size: int = 20, mix: str = "S2", nodes: int = THETA_NODES,
-             burst_buffer: int = THETA_BB_GB, max_request: int = 285_000, load: float = 0.5,
-             ssd: bool = False) -> WindowInstance:
-    """A random window of ``size`` jobs at Theta's scale by default (nodes, BB in GB).
-
-    Job sizes are powers of two skewed to small ones (P(2^k) ~ 2^-k/2, up to ``nodes``);
-    a share of jobs (by ``mix``: S1/S3 50 %, S2/S4 75 %) requests burst buffer uniformly
-    in [smallest, ``max_request``] GB (S1/S2 from 5 TB, S3/S4 from 20 TB). The free
-    capacity is ``load`` times the whole machine (``nodes``, ``burst_buffer``: the
-    instance's ``machine``). The SSD mixes S5, S6, S7 are S2 with local SSD: half the free
-    nodes have 128 GB and half 256 GB, and 20 %, 50 %, 80 % of jobs need 129-256 GB per
-    node, the others 1-128 GB; ``ssd`` adds S5's SSD requests to any of S1-S4.
-    Same seed, same window; the name (``random:SEED:SIZE:MIX``, then ``:ssd`` and every
-    non-default ``key=value``) loads it back.
-    """
-    _count("size", size, positive=True, top=MAX_JOBS)
-    validate.choice("mix", mix, MIXES)
-    _count("nodes", nodes, positive=True, top=MAX_NODES)
-    _count("burst_buffer", burst_buffer)
-    _count("max_request", max_request, top=MAX_UNITS // MAX_JOBS)
-    validate.number("load", load, 0, 1, lo_open=True)
-    validate.boolean("ssd", ssd)
-    share, smallest = MIXES[mix]
-    ssd_share = SSD_MIXES.get(mix, SSD_MIXES["S5"] if ssd else None)
-    if max_request < smallest:
-        raise InstanceError(f"max_request must be at least the {mix} mix's smallest request {smallest}, "
-                            f"got {max_request!r}")
-    rng = np.random.default_rng(seed)
-    top = int(math.floor(math.log2(nodes)))
-    weights = np.array([2.0 ** (-k / 2) for k in range(top + 1)])
-    free_nodes, free_bb = int(nodes * load), int(burst_buffer * load)
-    jobs = []
-    for i in range(size):
-        n = int(min(2 ** rng.choice(top + 1, p=weights / weights.sum()), nodes))
-        bb = int(rng.integers(smallest, max_request + 1)) if rng.random() < share else 0
-        ssd_need = 0
-        if ssd_share is not None:
-            ssd_need = int(rng.integers(129, 257)) if rng.random() < ssd_share else int(rng.integers(1, 129))
-        jobs.append(Job(f"j{i + 1}", n, bb, ssd_need))
-    classes = ((SSDClass(128, free_nodes // 2), SSDClass(256, free_nodes - free_nodes // 2))
-               if ssd_share is not None else ())
-    given = {"nodes": nodes, "burst_buffer": burst_buffer, "max_request": max_request, "load": float(load)}
-    name = f"random:{seed}:{size}:{mix}" + (":ssd" if ssd and mix not in SSD_MIXES else "")
-    name += "".join(f":{k}={v!r}" for k, v in given.items() if v != DEFAULTS[k])
-    return WindowInstance(Capacity(free_nodes, free_bb, classes), tuple(jobs), name=name,
-                          machine=Machine(nodes, burst_buffer))
-
-
-def _load_random(spec: str) -> WindowInstance:
-    """``random:SEED[:SIZE[:MIX[:ssd]]]`` then ``:key=value`` for the other generator parameters."""
-    form = "random:SEED[:SIZE[:MIX[:ssd]]][:nodes=N][:burst_buffer=B][:max_request=R][:load=L]"
-    parts = spec.split(":")[1:]
-    plain = [p for p in parts if "=" not in p]
-    keyed = parts[len(plain):]
-    ssd = len(plain) == 4 and plain[3] == "ssd"
-    if (not 1 <= len(plain) - ssd <= 3 or not all(p.isdigit() for p in plain[:2])
-            or any("=" not in p for p in keyed)):
-        raise InstanceError(f"random windows are {form}, got {spec!r}")
-    kwargs = {}
-    for part in keyed:
-        key, _, value = part.partition("=")
-        if key not in DEFAULTS or key in kwargs:
-            raise InstanceError(f"random windows are {form}: unknown or repeated {key!r} in {spec!r}")
-        try:
-            kwargs[key] = float(value) if key == "load" else int(value)
-        except ValueError:
-            raise InstanceError(f"{key} must be a number in {spec!r}, got {value!r}") from None
-    return generate(*[int(p) for p in plain[:2]], *plain[2:3], ssd=ssd, **kwargs)
-
-
-def load(spec: str) -> WindowInstance:
-    """``paper:example``, ``random:SEED[:SIZE[:MIX[:ssd]]][:key=value...]`` (the name a generated
-    window carries), or a JSON file path."""
-    if spec == "paper:example":
-        return PAPER_EXAMPLE
-    if spec.startswith("random:"):
-        return _load_random(spec)
-    if not Path(spec).is_file():
-        raise InstanceError(f"no such instance file or built-in name: {spec!r}")
-    return WindowInstance.from_json(Path(spec))
-
-
-BUILTIN = ["paper:example"]

@@ -10,9 +10,13 @@ Per problem, in ``iosched/library/data/<problem>/``:
   the best known value (the evaluator re-scores it in CI);
 - ``history.jsonl``: append-only records, one JSON object a line, ``kind`` ``solution`` (a value with
   the hash of its solution), ``bound`` (a bound valid for every solution, with what backs it) or
-  ``class`` (the difficulty from our runs of the exact method);
+  ``class`` (a run of an exact method under a profile, and whether its value met the bound);
 - ``summary.json``: generated from the catalogue and the history by :func:`write_summary`
   (``iosched library summary``); a test checks that the two agree.
+
+Every change goes through :mod:`iosched.library.verdicts` (``check``, ``record``, ``record_bound``,
+``record_run``), which judges values within the evaluators' tolerances and writes under the lock of
+the problem's folder (:func:`locked`); this module holds the storage it reads and writes.
 
 A listed name loads wherever an instance spec does as ``lib:NAME`` (``lib:periodic/paper-set1``, or
 ``lib:paper-set1`` for the problem at hand).
@@ -20,19 +24,21 @@ A listed name loads wherever an instance spec does as ``lib:NAME`` (``lib:period
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gzip
 import hashlib
+import inspect
 import json
 import platform
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from iosched.core import get_problem, register_source
+from iosched.core import METHODS, get_problem, register_source
 from iosched.errors import InstanceError, ParameterError
 from iosched.files import atomic_path, write_text
-from iosched.version import __version__
+from iosched.locks import folder_lock
 
 DATA = Path(__file__).parent / "data"
 PROBLEMS = ("periodic", "window", "forwarding", "filedomain", "malleable")
@@ -144,6 +150,12 @@ def _catalog(problem: str) -> dict[str, Entry]:
     return {d["name"]: Entry.from_dict(d) for d in json.loads(path.read_text())["instances"]}
 
 
+def refresh() -> None:
+    """Forget the catalogues read so far (after a catalogue file changed, or :data:`DATA` was pointed at
+    another folder, as the tests do)."""
+    _catalog.cache_clear()
+
+
 def catalog(problem: str | None = None) -> dict[str, Entry]:
     """Every entry (of ``problem``, or of all five), by name."""
     out: dict[str, Entry] = {}
@@ -176,7 +188,7 @@ def load(name: str, problem: str | None = None):
     data = read_json_gz(e.instance_path)
     if instance_hash(data) != e.hash:
         raise InstanceError(f"library instance {e.name}: {e.instance_path.name} does not match its catalogue hash")
-    return get_problem(e.problem).instance_type.from_dict({**data, "name": f"lib:{e.name}"})
+    return get_problem(e.problem).read_instance({**data, "name": f"lib:{e.name}"})
 
 
 def read_history(problem: str) -> list[dict]:
@@ -187,10 +199,19 @@ def read_history(problem: str) -> list[dict]:
 
 
 def append_history(problem: str, records: list[dict]) -> None:
-    """Add ``records`` at the end of the problem's history (the old lines kept byte for byte), atomically."""
+    """Add ``records`` at the end of the problem's history (the old lines kept byte for byte), atomically;
+    strict JSON (no NaN or infinity: ValueError). Callers hold :func:`locked` over their read and write."""
     path = history_path(_problem_name(problem))
     old = path.read_text() if path.exists() else ""
-    write_text(path, old + "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    write_text(path, old + "".join(json.dumps(r, sort_keys=True, allow_nan=False) + "\n" for r in records))
+
+
+@contextlib.contextmanager
+def locked(problem: str, wait_s: float = 300.0):
+    """Hold the lock of ``problem``'s library folder (:func:`iosched.locks.folder_lock`): one writer at a time,
+    from reading the history to writing the summary."""
+    with folder_lock(DATA / _problem_name(problem), wait_s=wait_s, what="an 'iosched library' writer"):
+        yield
 
 
 def machine() -> str:
@@ -201,10 +222,59 @@ def now() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
+PROFILES = ("none", "quick", "default", "thorough")  # by cost; ``none``: the method's own code, no solver profile
+
+
+def profile_cost(profile: str) -> int:
+    """The rank of ``profile`` in :data:`PROFILES` (a profile of another name ranks after them)."""
+    return PROFILES.index(profile) if profile in PROFILES else len(PROFILES)
+
+
+def record_profile(r: dict, records: list[dict]) -> str:
+    """The solver profile a history record's method ran under: its ``profile`` field (records since issue
+    47), else its params' ``profile``, else the default profile of a method that takes one; for an older
+    bound a method proved, the profile of the class record written with it (same date and method);
+    ``none`` for a method's own code and the problem's bounds."""
+    if isinstance(r.get("profile"), str):
+        return r["profile"]
+    params = r.get("params")
+    if isinstance(params, dict) and isinstance(params.get("profile"), str):
+        return params["profile"]
+    method = METHODS.get(f"{r['instance'].split('/', 1)[0]}/{r.get('method')}")
+    if r["kind"] == "solution" and method is not None:
+        default = inspect.signature(method.run).parameters.get("profile")
+        if default is not None and isinstance(default.default, str):
+            return default.default
+    if r["kind"] == "bound" and not str(r.get("method", "")).startswith("iosched bound"):
+        for c in records:
+            if c["kind"] == "class" and c.get("date") == r.get("date") and c.get("method") == r.get("method") \
+                    and c.get("tried"):
+                return c["tried"][-1]
+    return "none"
+
+
+def _closed_by(best: dict, bound: dict, records: list[dict]) -> dict:
+    """The cheapest (profile, method) known to close an optimal instance: the best known's and the bound's
+    records (the costlier profile of the two names it; at the same profile, the method that proved the bound),
+    or an exact method's run that met the bound."""
+    ps, pb = record_profile(best, records), record_profile(bound, records)
+    proved_by_a_method = f"{bound['instance'].split('/')[0]}/{bound['method']}" in METHODS  # not Problem.bound
+    if profile_cost(pb) > profile_cost(ps) or (profile_cost(pb) == profile_cost(ps) and proved_by_a_method):
+        found = {"profile": pb, "method": bound["method"], "by": "the bound"}  # (a tie: the proof names it)
+    else:
+        found = {"profile": ps, "method": best["method"], "by": "the best known"}
+    for c in records:
+        if c["kind"] == "class" and c["value"] != "open" and profile_cost(c["value"]) < profile_cost(found["profile"]):
+            found = {"profile": c["value"], "method": c["method"], "by": "the exact method's run, which met the bound"}
+    return found
+
+
 def summarize(problem: str) -> dict:
     """The summary of ``problem``'s instances from its catalogue and history: per instance the best
     known value (the first record of the best value) with its solution hash and who found it, the
-    tightest bound with what backs it, the status and gap, and the latest difficulty class."""
+    tightest bound with what backs it, the status (``optimal`` where the best known meets the bound
+    within the catalogue's tolerance) and gap, and the class: ``PROFILE/METHOD``, the cheapest profile
+    and method known to close the instance, or ``open`` exactly when the status is."""
     entries = _catalog(_problem_name(problem))
     by_name: dict[str, list[dict]] = {name: [] for name in entries}
     for r in read_history(problem):
@@ -222,22 +292,25 @@ def summarize(problem: str) -> dict:
         for r in records:
             if r["kind"] == "bound" and (bound is None or better(e.sense, bound["value"], r["value"])):
                 bound = r
-        classes = [r for r in records if r["kind"] == "class"]
         gap = relative_gap(best["value"], bound["value"]) if best and bound else None
         status = "optimal" if gap is not None and gap <= e.tolerance else "open"
+        closed = _closed_by(best, bound, records) if status == "optimal" and best and bound else None
         out[name] = {
             "name": name, "problem": e.problem, "objective": e.objective, "sense": e.sense, "units": e.units,
             "size": e.size, "tags": list(e.tags),
             "best_known": best["value"] if best else None,
             "solution_hash": best["solution_hash"] if best else None,
-            "found_by": {k: best[k] for k in ("method", "params", "solver", "version", "date", "machine", "time_s")}
+            "found_by": {**{k: best.get(k) for k in ("method", "params", "solver", "version", "date", "machine",
+                                                     "time_s")}, "profile": record_profile(best, records)}
             if best else None,
             "bound": bound["value"] if bound else None,
-            "bound_backed_by": {k: bound[k] for k in ("backed_by", "scope", "method", "version", "date")}
-            if bound else None,
+            "bound_backed_by": {**{k: bound.get(k) for k in ("backed_by", "scope", "method", "version", "date")},
+                                "profile": record_profile(bound, records)} if bound else None,
             "gap": gap, "status": status,
-            "class": classes[-1]["value"] if classes else None,
-            "class_tried": classes[-1]["tried"] if classes else [],
+            "class": f"{closed['profile']}/{closed['method']}" if closed else "open",
+            "closed_by": closed,
+            "class_tried": sorted({f"{p}/{c['method']}" for c in records if c["kind"] == "class"
+                                   for p in c.get("tried", [])}),
         }
     return {"problem": problem, "instances": out}
 
@@ -245,7 +318,7 @@ def summarize(problem: str) -> dict:
 def write_summary(problem: str) -> Path:
     """Regenerate ``summary.json`` of ``problem`` from its catalogue and history."""
     path = summary_path(_problem_name(problem))
-    write_text(path, json.dumps(summarize(problem), indent=1, sort_keys=True) + "\n")
+    write_text(path, json.dumps(summarize(problem), indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path
 
 
@@ -273,67 +346,6 @@ def solution_of(result_or_solution: dict, e: Entry) -> dict:
             raise InstanceError(f"field 'solution': the result holds no solution ({d.get('status')!r})")
         return d["solution"]
     return d
-
-
-def check(name: str, data: dict, problem: str | None = None) -> dict:
-    """The verdict on a solution of library instance ``name`` (a result dict or its solution):
-    ``improves`` / ``matches`` / ``worse`` (with ``by``, absolute, and ``by_relative``) against the best
-    known, ``infeasible`` (with the evaluator's violations) or ``invalid`` (with the error, naming
-    the field). An improvement past the recorded bound says so in ``contradicts_bound``."""
-    e = entry(name, problem)
-    prob = get_problem(e.problem)
-    rec = summary(e.problem).get(e.name, {})
-    answer = {"name": e.name, "objective": e.objective, "sense": e.sense, "best_known": rec.get("best_known"),
-              "bound": rec.get("bound")}
-    try:
-        sol_dict = solution_of(data, e)
-        sol = prob.read_solution(sol_dict)
-        ev = prob.evaluate(load(e.name), sol)
-    except (InstanceError, ParameterError, KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
-        what = f"missing field {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}" \
-            if not isinstance(err, (InstanceError, ParameterError)) else str(err)
-        return {**answer, "verdict": "invalid", "error": f"not a solution of {e.name}: {what}"}
-    if not ev.feasible:
-        return {**answer, "verdict": "infeasible", "violations": [str(v) for v in ev.violations]}
-    value = prob.objective(ev, e.objective)
-    best = rec.get("best_known")
-    answer.update(value=value, solution_hash=content_hash(prob.solution_to_dict(sol, load(e.name))))
-    if best is None or (better(e.sense, value, best) and relative_gap(best, value) > e.tolerance):
-        answer["verdict"] = "improves"
-    elif relative_gap(best, value) <= e.tolerance:
-        answer["verdict"] = "matches"
-    else:
-        answer["verdict"] = "worse"
-    if best is not None:
-        answer.update(by=abs(value - best), by_relative=relative_gap(best, value))
-    bound = rec.get("bound")
-    if answer["verdict"] == "improves" and bound is not None and better(e.sense, value, bound) \
-            and relative_gap(bound, value) > e.tolerance:
-        answer["contradicts_bound"] = (f"{value!r} is past the recorded bound {bound!r} "
-                                       f"({rec['bound_backed_by']['backed_by']}): the bound is wrong")
-    return answer
-
-
-def record(name: str, data: dict, *, method: str | None = None, problem: str | None = None) -> dict:
-    """Check ``data`` (see :func:`check`); where it improves, store its solution, append it to the
-    history and regenerate the summary. The check's answer, with ``recorded`` True or False."""
-    answer = check(name, data, problem)
-    if answer["verdict"] != "improves" or "contradicts_bound" in answer:
-        return {**answer, "recorded": False}
-    e = entry(name, problem)
-    prob = get_problem(e.problem)
-    inst = load(e.name)
-    sol_dict = prob.solution_to_dict(prob.read_solution(solution_of(data, e)), inst)
-    is_result = "solution" in data and "problem" in data
-    write_json_gz(e.solution_path, sol_dict)
-    append_history(e.problem, [{
-        "instance": e.name, "kind": "solution", "value": answer["value"], "date": now(),
-        "method": method or (data.get("method") if is_result else None) or "submitted",
-        "params": data.get("params", {}) if is_result else {}, "solver": "submitted with library record",
-        "version": __version__, "machine": machine(),
-        "time_s": data.get("wall_time_s") if is_result else None, "solution_hash": answer["solution_hash"]}])
-    write_summary(e.problem)
-    return {**answer, "recorded": True}
 
 
 register_source("lib:", lambda name, problem: load(name, problem.name))

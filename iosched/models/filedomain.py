@@ -40,15 +40,19 @@ of units. Every formulation minimises T (module docstring of the evaluator) over
   relative). Needs one aggregator per node when nodes are capacities. With zero lock costs and
   ``byte`` it is globally optimal (only loads matter and contiguous domains realise any).
 
-Bounds for every solution: :func:`time_bound` (in :mod:`iosched.models.filedomain_units`, with
-the lock units every engine reads; cheap; it is the problem's bound) — the data over all
-aggregators, each server's load plus one grant, and the counting bound (P' writing aggregators
-make P' runs, so some server holds ⌈P'/S⌉ of them, min over P') — and the solver's bound for
-byte granularity, the relaxation's for the other engines. Every engine first tries the
-heuristics' domains against ``time_bound`` (``early``; no model is solved when one meets it),
-then returns the best of its own solutions and the heuristics' (Pyomo's HiGHS interface takes no
-MIP start, so they are a start after the fact; the one returned is named in ``info["chosen"]``),
-OPTIMAL when it meets a bound within the profile's gap.
+Bounds for every solution: :func:`time_bound` (the problem's bound, in
+:mod:`iosched.models.filedomain_relax`), computed in the evaluator's own arithmetic so that it can
+equal an evaluated time exactly: the cheap counting bounds of :mod:`iosched.models.filedomain_bounds`
+(the data in whole bytes over the aggregators' and nodes' capacities; each server's load plus one
+grant; P' writing aggregators make P' runs, so some server holds ⌈P'/S⌉ of them, min over P')
+raised by the count relaxation's search on T (runs, split units and bytes per aggregator in
+integers) where the instance fits it — and the solver's bound for byte granularity, the
+relaxation's for the other engines. Every engine first tries the heuristics' domains (and domains
+laid out from the count relaxation's last point, on equal stripes) against ``time_bound``
+(``early``; no model is solved when one meets it), then returns the best of its own solutions and
+the heuristics' (Pyomo's HiGHS interface takes no MIP start, so they are a start after the fact;
+the one returned is named in ``info["chosen"]``), OPTIMAL when it meets a bound within the
+profile's gap.
 
 Times inside the HiGHS models are in microseconds (bytes per µs = 1000 x GB/s). HiGHS's
 integrality tolerance (10^-6) lets q <= w y put up to w 10^-6 bytes (4 bytes of a 4 MiB
@@ -59,7 +63,11 @@ bounds are reported 10^-6 (relative) lower than it gives them: its tolerances pu
 to ~10^-8 above the true optimum. CP-SAT works in whole nanoseconds with each time per byte
 rounded down to a fraction of denominator <= 1000 and lock costs rounded down to whole
 nanoseconds, so each of its constraints is a relaxation of the true one and its bound less
-1 ns is valid; its optimum is declared optimal only if its true time meets that bound.
+1 ns is valid; its optimum is declared optimal only if its true time meets that bound. Such a
+deflated bound never meets a solution within 10^-9: where time is left (a quarter of the profile's
+limit at most), the best value is then checked by the certificate in integers of
+:mod:`iosched.models.filedomain_certify` (no partition takes less, proved by CP-SAT on integer rows),
+which makes that value itself the bound, or finds better domains.
 
 This module is the ``exact`` method (the engine's choice, the heuristics' starts, the best of the
 candidates); importing it registers the method, and the engines' public names are importable from
@@ -71,7 +79,9 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status, register
+import numpy as np
+
+from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import FileDomainInstance
@@ -83,11 +93,14 @@ from iosched.models.filedomain_aggregated import (  # noqa: F401  (the public na
     column_split,
     layout,
     relaxation_bound,
+    server_stripes,
     writer_counts,
 )
+from iosched.models.filedomain_bounds import cheap_bound, counting_bound, data_bound  # noqa: F401
 from iosched.models.filedomain_cpsat import _cpsat, _cpsat_true_optimum, _read_cpsat, build_cpsat  # noqa: F401
 from iosched.models.filedomain_dp import dp_partition
 from iosched.models.filedomain_milp import _read_milp, build_milp
+from iosched.models.filedomain_relax import relaxation_point, time_bound
 from iosched.models.filedomain_units import (  # noqa: F401  (the public names stay importable from here)
     BOUND_SLACK,
     BUILD_S_PER_CELL,
@@ -100,12 +113,10 @@ from iosched.models.filedomain_units import (  # noqa: F401  (the public names s
     _pyomo_in_time,
     _scaled,
     aggregator_classes,
-    counting_bound,
     data_below,
     from_sequence,
     lock_units,
     ticking,
-    time_bound,
 )
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat
 from iosched.validate import Boolean, OneOf
@@ -126,7 +137,7 @@ SCOPES = {
 }
 
 
-@register("filedomain", "exact", objective="time")
+@register("filedomain", "exact", objective="time", exact_over=EVERY_SOLUTION)
 def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "auto",
           granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
           early: Annotated[bool, Boolean()] = True) -> MethodOutput:
@@ -168,18 +179,22 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         info["heuristics_skipped"] = (f"{skipped} heuristic(s) not run: the time left would not hold another "
                                       f"and the evaluation of the answer")
     if early and engine != "dp":
+        starts, times = _with_relaxation_layout(instance, starts, times, deadline)
         name, domains = min(starts, key=lambda c: times[c[0]])
-        bound = time_bound(instance)
+        bound = time_bound(instance, times[name], deadline)
         if times[name] - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * times[name]:
+            name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
             info.update(chosen=name, candidates={name: times[name]}, bound_is="valid for every solution",
-                        certified_by="the counting bound (time_bound): no model solved")
+                        certified_by="the certificate in integers (filedomain_certify): no model solved"
+                        if bound == times[name] and info.get("certificate") else
+                        "the counting bound (time_bound): no model solved")
             return MethodOutput(domains, Status.OPTIMAL, bound, info)
     if engine == "segments":
         name, incumbent = min(starts, key=lambda c: times[c[0]])
         try:
             domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info, times[name])
             return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts,
-                            times=times)
+                            times=times, deadline=deadline)
         except ParameterError as e:
             if asked != "auto":
                 raise
@@ -196,7 +211,8 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
         candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
-        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts, times=times)
+        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts, times=times,
+                        deadline=deadline)
     if engine == "milp":
         try:
             cells = len(_model_units(instance, gran)[3]) * instance.aggregators
@@ -204,11 +220,12 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             if asked != "auto":
                 raise
             info["auto"] = f"{info.get('auto', '')}; engine=milp refused: {e}: the heuristics' best".lstrip("; ")
-            return _best_of(instance, [], None, bool(skipped), prof, info, starts=starts, times=times)
+            return _best_of(instance, [], None, bool(skipped), prof, info, starts=starts, times=times,
+                            deadline=deadline)
         model, out, note = _pyomo_in_time(lambda: build_milp(instance, gran), cells, gran, prof, deadline)
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
-            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times)
+            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
         domains = _read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
@@ -216,7 +233,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             model, v = _cpsat(instance, gran, deadline=deadline)
         except OutOfTime:
             info["skipped"] = "the CP-SAT model was not solved: its build reached the time limit"
-            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times)
+            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
         out, solver = solve_cpsat(model, deadline.limit(prof))
         domains = _read_cpsat(instance, solver, v, gran) if out.has_solution else None
         value, bound = _scaled(out, 1e9)
@@ -234,7 +251,8 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             bound, info["relaxation_status"] = relaxation_bound(instance, prof, deadline)
     proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
         instance, domains, bound, prof, info))
-    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts, times)
+    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts, times,
+                    deadline)
 
 
 def heuristic_starts(instance: FileDomainInstance, deadline: Deadline | None = None) -> list[tuple[str, Domains]]:
@@ -268,16 +286,20 @@ def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None)
 
 
 def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
-             info: dict, proven: bool = False, starts: list | None = None, times: dict | None = None) -> MethodOutput:
+             info: dict, proven: bool = False, starts: list | None = None, times: dict | None = None,
+             deadline: Deadline | None = None) -> MethodOutput:
     """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
-    when not given; ``times``: those already evaluated, by name); OPTIMAL when the solver proved its
-    scope is every solution (``proven``) or the best meets the bound (one for every solution) within
-    the profile's gap (at least twice the bound's deflation)."""
+    when not given; ``times``: those already evaluated, by name), certified where time is left
+    (:func:`_certified`); OPTIMAL when the solver proved its scope is every solution (``proven``) or
+    the best meets the bound (one for every solution) within the profile's gap (at least twice the
+    bound's deflation)."""
     candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
     times = dict(times or {})
     times.update({name: evaluate(instance, d).time for name, d in candidates if name not in times})
-    bound = max(time_bound(instance), bound if bound is not None else 0.0)
     name, domains = min(candidates, key=lambda c: times[c[0]])
+    bound = max(time_bound(instance, times[name], deadline), bound if bound is not None else 0.0)
+    if deadline is not None:
+        name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
     info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}
     info["chosen"] = name
     info["bound_is"] = "valid for every solution" if bound is not None else "none proven"
@@ -285,3 +307,56 @@ def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None
     if proven or (bound is not None and times[name] - bound <= tolerance * times[name]):
         return MethodOutput(domains, Status.OPTIMAL, bound, info)
     return MethodOutput(domains, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, bound, info)
+
+
+CERTIFY_SHARE = 0.25  # of the profile's time limit, at most, for the certificates of one run
+
+
+def _certified(instance: FileDomainInstance, name: str, domains: Domains, times: dict, bound: float,
+               prof: Profile, deadline: Deadline, info: dict) -> tuple[str, Domains, float]:
+    """(name, domains, bound) after the certificate in integers (:func:`filedomain_certify.certify`) at
+    the best value, where it lies above the bound by more than CERTIFIED_GAP (a float solver's bound, or
+    a relaxation's): "infeasible" makes the value itself the bound (gap 0); "feasible" gives better
+    domains (evaluated; named ``certificate N``), tried again at their value. Within the time left and
+    CERTIFY_SHARE of the profile's limit; each attempt in ``info["certificate"]``."""
+    from iosched.core import CERTIFIED_GAP
+    from iosched.models.filedomain_certify import certify
+
+    budget = Deadline(min(deadline.remaining(), CERTIFY_SHARE * prof.time_limit))
+    value, attempts = times[name], []
+    while value - bound > CERTIFIED_GAP * value and budget.remaining() > 0.01:
+        began = time.perf_counter()
+        result, better = certify(instance, value, budget.remaining(), budget)
+        attempts.append({"below_s": value, "result": result, "wall_s": round(time.perf_counter() - began, 3)})
+        if result == "infeasible":
+            bound = value
+        if result != "feasible":
+            break
+        t = evaluate(instance, better).time
+        if t >= value:  # the model's point is no better once evaluated: stop (it should not happen)
+            break
+        name, domains, value = f"certificate {len(attempts)}", better, t
+        times[name] = t
+    if attempts:
+        info["certificate"] = attempts
+    return name, domains, bound
+
+
+def _with_relaxation_layout(instance: FileDomainInstance, starts: list, times: dict, deadline: Deadline):
+    """The heuristics' starts, and domains laid out from the count relaxation's last point where
+    :func:`time_bound` found one on equal stripes (its loads per server and aggregator, one block per
+    aggregator on each server: at most the point's runs, so its time where no stripe is split)."""
+    time_bound(instance, min(times.values()), deadline)
+    point = relaxation_point(instance)
+    if point is None or instance.locking != "extent":
+        return starts, times
+    loads = np.zeros((instance.aggregators, instance.stripe_count))
+    for row, server in zip(point.loads, point.servers):
+        loads[:, server] = row
+    try:
+        server_stripes(instance)  # equal stripes
+    except ParameterError:
+        return starts, times
+    laid = layout(instance, loads)
+    name = "count relaxation layout"
+    return starts + [(name, laid)], {**times, name: evaluate(instance, laid).time}

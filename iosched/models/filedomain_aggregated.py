@@ -26,8 +26,9 @@ from iosched.solvers import Deadline, Profile
 pe = lazy.module("pyomo.environ")
 
 
-def _server_stripes(instance: FileDomainInstance) -> np.ndarray:
-    """Stripes of each server in the region, all of them full (else a ParameterError)."""
+def server_stripes(instance: FileDomainInstance) -> np.ndarray:
+    """Stripes of each server in the region, all of them full (else a ParameterError: the count models
+    and the layouts of loads per server need equal stripes and extent locking)."""
     w = instance.stripe_size
     if instance.locking != "extent":
         raise ParameterError("the aggregated model is for extent locking; use engine=milp or cpsat with tokens")
@@ -40,7 +41,7 @@ def _server_stripes(instance: FileDomainInstance) -> np.ndarray:
 
 def build_aggregated(instance: FileDomainInstance) -> pe.ConcreteModel:
     """Counts per (aggregator, server) of whole equal stripes (module docstring); T in µs."""
-    n_s = _server_stripes(instance)
+    n_s = server_stripes(instance)
     return _counts_model(instance, [int(x) * instance.stripe_size for x in n_s], instance.stripe_size)
 
 
@@ -187,7 +188,7 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
     """The column splits, the relaxation (a bound for every solution; its loads laid out per server
     give a solution) with at most 3/4 of the budget, then the whole-stripe count model in the time
     left: (candidates, bound, timed out)."""
-    _server_stripes(instance)  # equal stripes, extent locking
+    server_stripes(instance)  # equal stripes, extent locking
     candidates, best = [], None
     for k in writer_counts(instance.aggregators, instance.stripe_count):
         if deadline.expired():

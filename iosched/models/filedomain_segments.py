@@ -42,7 +42,7 @@ cliques on them: e.g. that no bin holds two segments that must stay whole). Feas
 grows with T and the set of allowed (Y, Z) only changes at the *levels*
 base_k + A Y + R (2Y - Z - 1). :func:`search` therefore
 
-1. tests T = LB (1 + gap / 2) (LB: :func:`iosched.models.filedomain_units.time_bound`): a solution
+1. tests T = LB (1 + gap / 2) (LB: :func:`iosched.models.filedomain_relax.time_bound`): a solution
    there is optimal within the gap;
 2. bisects over the levels between the bound and the best solution, each test just below a
    level L: infeasible proves that no solution takes less than L (for T between the level
@@ -76,6 +76,7 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
+from iosched.models.filedomain_relax import time_bound
 from iosched.models.filedomain_units import (
     BOUND_SLACK,
     OutOfTime,
@@ -83,7 +84,6 @@ from iosched.models.filedomain_units import (
     from_sequence,
     lock_units,
     ticking,
-    time_bound,
 )
 from iosched.models.matrix import Matrix
 from iosched.models.matrix import solve as solve_matrix
@@ -415,7 +415,7 @@ def read(model: SegmentModel, x: np.ndarray, instance: FileDomainInstance) -> Do
             else:
                 owners, amounts = _split(got, x * model.unit, int(W[j] - W[at]), last)
             last = owners[-1]
-            _lay(per_unit, seq, at, owners, amounts, agg)
+            lay_pieces(per_unit, seq, at, owners, amounts, agg)
             at = j
     owners = [a for unit in per_unit for a, _ in unit]
     amounts = [n for unit in per_unit for _, n in unit]
@@ -433,8 +433,10 @@ def _split(got, x, total: int, previous: int) -> tuple[list[int], list[int]]:
     return [bins_[i] for i in order if whole[i] > 0], [int(whole[i]) for i in order if whole[i] > 0]
 
 
-def _lay(per_unit: list, seq: Sequence, start: int, owners: list[int], amounts: list[int], agg: np.ndarray) -> None:
-    """Lay consecutive pieces (bin, bytes) over the sequence's units from unit ``start`` on."""
+def lay_pieces(per_unit: list, seq: Sequence, start: int, owners: list[int], amounts: list[int],
+               agg: np.ndarray) -> None:
+    """Lay consecutive pieces (bin, bytes) over the sequence's units from unit ``start`` on, appending
+    (aggregator ``agg[bin]``, bytes) to ``per_unit`` (one list per lock unit, in file order)."""
     u, room = start, int(seq.weight[start])
     for owner, amount in zip(owners, amounts):
         while amount > 0:
@@ -457,7 +459,7 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
     ``info["tests"]`` gets each test: its time (s), whether it minimised, its result (infeasible,
     feasible, optimal when minimising, time_limit) and the time (s) of the solution it found."""
     units = check_size(instance)
-    lb = time_bound(instance)
+    lb = time_bound(instance, incumbent_s, deadline)
     best, ub = incumbent, evaluate(instance, incumbent).time if incumbent_s is None else incumbent_s
     tol = max(profile.rel_gap, 2e-6)
     seqs = sequences(instance, units)

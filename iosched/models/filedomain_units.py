@@ -1,6 +1,7 @@
 """What every file-domain engine (:mod:`iosched.models.filedomain`) shares: the region's lock units and
-their sequences, the bound every solution meets (:func:`time_bound`), domains from pieces in file
-order, and the plumbing of the models (size limits, build estimates, deadlines, scaled outcomes).
+their sequences, domains from pieces in file order, and the plumbing of the models (size limits, build
+estimates, deadlines, scaled outcomes). The bound every solution meets is in
+:mod:`iosched.models.filedomain_bounds`.
 """
 
 from __future__ import annotations
@@ -70,43 +71,6 @@ def lock_units(instance: FileDomainInstance, limit: int | None = None) -> Units:
     return Units(size, index, weight, (np.arange(len(index)),), (-1,), server_time)
 
 
-def time_bound(instance: FileDomainInstance) -> float:
-    """A lower bound on the modelled time valid for every solution (cheap): the data over all
-    aggregators' (and all nodes') bandwidth, each server's fixed load plus one lock grant
-    (extent), one grant at the token manager (token), and :func:`counting_bound`."""
-    D = instance.data_bytes
-    bw = instance.bandwidth
-    terms = [D / (sum(bw.aggregator) * GB)]
-    if bw.node is not None:
-        terms.append(D / (sum(bw.node) * GB))
-    server = instance.server_bytes()
-    server_time = server / (np.asarray(bw.server) * GB)
-    if instance.locking == "extent":
-        server_time = server_time + instance.acquire_s * (server > 0)
-    else:
-        terms.append(instance.acquire_s)
-    terms.append(float(server_time.max()))
-    return max(max(terms), counting_bound(instance))
-
-
-def counting_bound(instance: FileDomainInstance) -> float:
-    """min over P' (aggregators that write) of max(D / (the P' largest aggregator bandwidths), the
-    lock time of ⌈P'/K⌉ runs on the least loaded of the K lock sequences): P' writers make at least
-    P' runs, so some sequence (a server with data, or the token manager's one) holds ⌈P'/K⌉ of them,
-    one grant each and a conflict per change."""
-    A, R = instance.acquire_s, instance.revoke_s
-    caps = np.cumsum(np.sort(np.asarray(instance.bandwidth.aggregator))[::-1]) * GB
-    used = np.arange(1, instance.aggregators + 1)
-    if instance.locking == "extent":
-        server = instance.server_bytes()
-        has = server > 0
-        K, base = int(has.sum()), float((server[has] / (np.asarray(instance.bandwidth.server)[has] * GB)).min())
-    else:
-        K, base = 1, 0.0
-    runs = -(-used // K)
-    return float(np.maximum(instance.data_bytes / caps, base + A * runs + R * (runs - 1)).min())
-
-
 def aggregator_classes(instance: FileDomainInstance) -> list[list[int]]:
     """Groups of interchangeable aggregators (same bandwidth, and the same node or equal nodes of
     one aggregator each, or no node constraint): permuting inside a group changes no cost."""
@@ -122,6 +86,25 @@ def aggregator_classes(instance: FileDomainInstance) -> list[list[int]]:
         else:
             key = (bw.aggregator[a], "node", nodes[a])
         groups.setdefault(key, []).append(a)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def node_classes(instance: FileDomainInstance) -> list[list[list[int]]]:
+    """Groups of interchangeable nodes of two or more aggregators (the same node bandwidth and the same
+    aggregator bandwidths), each node as its aggregators: moving every aggregator's domain to its
+    counterpart on another node of the group (in index order) changes no cost, so the nodes of a
+    group can be ordered by their data (beside :func:`aggregator_classes`, which orders the
+    aggregators inside a node: the two orders hold together)."""
+    bw = instance.bandwidth
+    if bw.node is None:
+        return []
+    members: dict[int, list[int]] = {}
+    for a, n in enumerate(instance.aggregator_nodes):
+        members.setdefault(n, []).append(a)
+    groups: dict = {}
+    for n, group in sorted(members.items()):
+        if len(group) > 1:
+            groups.setdefault((bw.node[n], tuple(bw.aggregator[a] for a in group)), []).append(group)
     return [g for g in groups.values() if len(g) > 1]
 
 

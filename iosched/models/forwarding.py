@@ -487,7 +487,8 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
     return result
 
 
-@register("forwarding", "milp-dfra-space", objective="total_io_time")
+@register("forwarding", "milp-dfra-space", objective="total_io_time",
+          exact_over="DFRA's remapping space: default mapping or k dedicated nodes per job")
 def milp_dfra_space(instance: ForwardingInstance,
                     objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time", profile: str = "default",
                     max_configurations: Configurations = 20_000) -> MethodOutput:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, alone_time, node_times, running_alone
 from iosched.heuristics.forwarding import round_robin
@@ -245,7 +245,7 @@ def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutp
     return _milp_every(instance, objective, profile, max_configurations)
 
 
-@register("forwarding", "milp", objective="total_io_time")
+@register("forwarding", "milp", objective="total_io_time", exact_over=EVERY_SOLUTION)
 def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time",
          scope: Annotated[str, OneOf(SCOPES)] = "every", profile: str = "default",
          max_configurations: Configurations = 20_000) -> MethodOutput:
@@ -258,7 +258,7 @@ def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJ
     return _milp(instance, objective, scope, profile, max_configurations)
 
 
-@register("forwarding", "milp-max", objective="max_io_time")
+@register("forwarding", "milp-max", objective="max_io_time", exact_over=EVERY_SOLUTION)
 def milp_max(instance: ForwardingInstance, scope: Annotated[str, OneOf(SCOPES)] = "every",
              profile: str = "default", max_configurations: Configurations = 20_000) -> MethodOutput:
     """The MILP minimising the largest I/O time of the jobs placed, over every allocation or DFRA's space.

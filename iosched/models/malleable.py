@@ -16,9 +16,10 @@ from __future__ import annotations
 from iosched.models.malleable_bounds import MODEL_OBJECTIVES, bound, bounds, gap_reference
 from iosched.models.malleable_closed import closed_form_bounds, job_minima, srpt_completions
 from iosched.models.malleable_cpsat import build_cpsat, cpsat, identical_jobs, rigid_optimal
+from iosched.models.malleable_exact import exact
 from iosched.models.malleable_grid import Grid, default_unit, make_grid, plan_schedule, schedule_plans
 from iosched.models.malleable_milp import build_milp, milp, milp_variables
 
 __all__ = ["MODEL_OBJECTIVES", "Grid", "bound", "bounds", "build_cpsat", "build_milp", "closed_form_bounds",
-           "cpsat", "default_unit", "gap_reference", "identical_jobs", "job_minima", "make_grid", "milp",
+           "cpsat", "default_unit", "exact", "gap_reference", "identical_jobs", "job_minima", "make_grid", "milp",
            "milp_variables", "plan_schedule", "rigid_optimal", "schedule_plans", "srpt_completions"]

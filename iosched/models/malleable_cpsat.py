@@ -311,7 +311,7 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     return out
 
 
-@register("malleable", "cpsat", objective="mean_completion")
+@register("malleable", "cpsat", objective="mean_completion", exact_over="a time grid, at most `segments` runs per job")
 def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None,
           objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True) -> MethodOutput:
     """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only; from
@@ -319,7 +319,8 @@ def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None
     return _solve_cpsat(instance, segments, unit, objective, profile, hint)
 
 
-@register("malleable", "rigid-optimal", objective="mean_completion")
+@register("malleable", "rigid-optimal", objective="mean_completion",
+          exact_over="a time grid, one size per job and no resize")
 def rigid_optimal(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
                   profile: str = "default", hint: Hint = True) -> MethodOutput:
     """The best rigid schedule: each job at one ladder size, no reconfiguration (CP-SAT, one segment)."""

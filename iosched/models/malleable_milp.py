@@ -158,7 +158,7 @@ def _milp_start(m: Matrix, instance: MalleableInstance, grid: Grid, cols, plans)
     return x if ok and (x >= lo).all() and (x <= hi).all() else None
 
 
-@register("malleable", "milp", objective="mean_completion")
+@register("malleable", "milp", objective="mean_completion", exact_over="a time grid, one size per grid step")
 def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
          profile: str = "default") -> MethodOutput:
     """Time-indexed MILP (arrays handed to HiGHS, started from the best schedule on the grid that is a

@@ -3,25 +3,21 @@
 Columns (bounds, integrality, objective) and rows (bounds) are added one at a time
 (:meth:`Matrix.col`, :meth:`Matrix.row`) or as numpy blocks (:meth:`Matrix.cols`,
 :meth:`Matrix.rows`, :meth:`Matrix.add`); :meth:`Matrix.pyomo` rebuilds the same model in
-Pyomo for ``iosched model`` (inspect it, write it as LP or MPS). :func:`solve` runs it on the profile's backend: HiGHS
-directly; Gurobi, SCIP, CPLEX and Xpress read the MPS file HiGHS writes of it (their own MPS
+Pyomo for ``iosched model`` (inspect it, write it as LP or MPS). :func:`solve` runs it on the profile's backend
+(its ``solve_matrix``): HiGHS directly; the others read the MPS file HiGHS writes of it (their own MPS
 readers and APIs: far faster than a Pyomo rebuild, see benchmarks/solvers.md).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
-from dataclasses import replace
 
 import numpy as np
 
 from iosched import lazy
-from iosched.core import Status, relative_gap
 from iosched.solvers import Profile, SolveOutcome, backends
-from iosched.solvers.lp import highs_model
+from iosched.solvers.backends.highs import highs_model
 
 pe = lazy.module("pyomo.environ")
 
@@ -99,18 +95,17 @@ class Matrix:
         ent = [np.concatenate([b[k] for b in self._entries]) if self._entries else np.zeros(0) for k in range(3)]
         return (*cols, *rows, *ent)
 
-    def _highs(self, profile: Profile):
-        """A highspy.Highs holding this model, with the profile's HiGHS options and time limit."""
+    def highs(self, profile: Profile, relax: bool = False):
+        """A highspy.Highs holding this model, with the profile's HiGHS options and time limit (with ``relax``,
+        its LP relaxation: every column continuous)."""
         lo, hi, integer, cost, row_lo, row_hi, rows, cols, vals = self.arrays()
         order = np.lexsort((rows, cols))  # column-wise
         h = highs_model(cost, lo, hi, row_lo, row_hi, np.searchsorted(cols[order], np.arange(self.columns + 1)),
                         rows[order], vals[order])
-        for key, value in {"time_limit": float(profile.time_limit), "threads": profile.threads,
-                           "mip_rel_gap": float(profile.rel_gap), "random_seed": profile.seed,
-                           **profile.highs}.items():
+        for key, value in backends.backend("highs").options(profile).items():
             h.setOptionValue(key, value)
         ints = np.flatnonzero(integer).astype(np.int32)
-        if len(ints):
+        if len(ints) and not relax:
             h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
         return h
 
@@ -135,49 +130,15 @@ class Matrix:
         return m
 
 
-def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None) -> tuple[SolveOutcome, np.ndarray | None]:
+def solve(matrix: Matrix, profile: Profile, start: np.ndarray | None = None, relax: bool = False,
+          root: bool = False) -> tuple[SolveOutcome, np.ndarray | None]:
     """Solve ``matrix`` on the profile's backend under ``profile`` (from the solution ``start``, column
     values, if given): the outcome (objective and bound in the model's own units; with a start,
     ``outcome.start`` says whether the backend took it) and the column values of the incumbent (None
-    without one). Other backends than HiGHS read the MPS file HiGHS writes (time counted in the outcome)."""
-    import highspy
-
+    without one). Other backends than HiGHS read the MPS file HiGHS writes (time counted in the outcome).
+    With ``relax`` the LP relaxation is solved (every column continuous); with ``root`` the root node's
+    dual bound is read where the backend reports one (``outcome.root_bound``, else ``outcome.root_why``)."""
     began = time.perf_counter()
-    h = matrix._highs(profile)
-    if profile.solver != "highs":
-        with tempfile.TemporaryDirectory(prefix="iosched-") as folder:
-            path = os.path.join(folder, "model.mps")
-            h.writeModel(path)
-            del h
-            left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - began), 0.01))
-            status, obj, bound, has, message, x, report = backends.solve_mps(  # the write counts in the limit
-                path, left, matrix.columns, matrix.row_count, start)
-        outcome = SolveOutcome(status, obj, bound, relative_gap(obj, bound), time.perf_counter() - began, has, message,
-                               report)
-        return outcome, x
-    log = None
-    if start is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = np.asarray(start, dtype=float)
-        sol.value_valid = True
-        h.setSolution(sol)
-        log = tempfile.NamedTemporaryFile(prefix="iosched-highs-", suffix=".log", delete=False).name
-        for key, value in (("log_to_console", False), ("output_flag", True), ("log_file", log)):
-            h.setOptionValue(key, value)  # its log says whether the start was taken
-    h.run()
-    st, info = h.getModelStatus(), h.getInfo()
-    has = info.primal_solution_status == 2
-    status = {highspy.HighsModelStatus.kOptimal: Status.OPTIMAL,
-              highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
-              highspy.HighsModelStatus.kTimeLimit: Status.TIME_LIMIT}.get(st, Status.FEASIBLE if has else Status.ERROR)
-    obj = info.objective_function_value if has else None
-    bound = info.mip_dual_bound if math.isfinite(info.mip_dual_bound) else None
-    x = np.asarray(h.getSolution().col_value) if has else None
-    report = None
-    if log is not None:
-        h.setOptionValue("log_file", "")  # closes the file
-        with open(log, encoding="utf-8", errors="replace") as f:
-            report = backends.start_report("highs", f.read())
-        os.unlink(log)
-    return (SolveOutcome(status, obj, bound, relative_gap(obj, bound), time.perf_counter() - began, has,
-                         h.modelStatusToString(st), report), x)
+    backend = backends.require(profile.solver)
+    return backend.solve_matrix(matrix.highs(profile, relax), profile, matrix.columns, matrix.row_count, start,
+                                root=root, began=began)

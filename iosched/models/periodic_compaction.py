@@ -237,14 +237,16 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     return MethodOutput(pattern, Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
-@register("periodic", "persched-compact", objective="sys_efficiency", prepare=compile_kernel)
+@register("periodic", "persched-compact", objective="sys_efficiency",
+          exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                      eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
     return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
 
 
-@register("periodic", "persched-mindil-compact", objective="dilation", prepare=compile_kernel)
+@register("periodic", "persched-mindil-compact", objective="dilation",
+          exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                             eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""

@@ -395,14 +395,16 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
 
 
-@register("periodic", "milp", objective="sys_efficiency", prepare=compile_kernel)
+@register("periodic", "milp", objective="sys_efficiency",
+          exact_over="a time grid at the given periods", prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
-@register("periodic", "milp-dilation", objective="dilation", prepare=compile_kernel)
+@register("periodic", "milp-dilation", objective="dilation",
+          exact_over="a time grid at the given periods", prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
                   profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""

@@ -20,7 +20,7 @@ import math
 import time
 from typing import Annotated
 
-from iosched.core import CERTIFIED_GAP, MethodOutput, Status, register
+from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
@@ -385,7 +385,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     return MethodOutput(best, status, info=info)
 
 
-@register("periodic", "trace-compact", objective="sys_efficiency", prepare=compile_kernel)
+@register("periodic", "trace-compact", objective="sys_efficiency", exact_over=HEURISTIC, prepare=compile_kernel)
 def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
                   t_min: Seconds = None, workers: Workers = 1, priorities: Priorities = ("syseff", "fcfs"),
                   staggers: Staggers = (0.0, 1.0), warmups: Warmups = (2, 3),
@@ -396,7 +396,7 @@ def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime:
                    warmups, multiples, matched, candidates, max_instances)
 
 
-@register("periodic", "trace-compact-dilation", objective="dilation", prepare=compile_kernel)
+@register("periodic", "trace-compact-dilation", objective="dilation", exact_over=HEURISTIC, prepare=compile_kernel)
 def trace_compact_dilation(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
                            priorities: Priorities = ("dilation", "fcfs"), staggers: Staggers = (0.0, 1.0),

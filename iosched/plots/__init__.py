@@ -11,6 +11,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from iosched.core import get_problem
+from iosched.errors import ParameterError
 from iosched.files import save_figure
 
 
@@ -18,6 +19,8 @@ def plot(problem: str, instance, solution, path=None, title: str = "") -> Figure
     """The picture of ``solution`` (an object or its JSON dict) on ``instance`` (anything
     ``iosched.load_instance`` takes), saved to ``path`` too when given."""
     prob = get_problem(problem)
+    if prob.draw is None:
+        raise ParameterError(f"problem {problem!r} has no picture")
     instance, solution = prob.read_instance(instance), prob.read_solution(solution)
     return prob.draw(instance, solution, path, title)
 

@@ -62,9 +62,9 @@ def plot(instance: ForwardingInstance, allocation: Allocation, path=None, title:
         bottom.set_xticks(list(x), [j.id for j in jobs], rotation=90, fontsize=7)
         bottom.set_ylabel("I/O time (s)")
         bottom.legend(loc="upper right", fontsize=8)
-        bottom.set_title(f"total {ev.total_io_time:.4g} s, max {ev.max_io_time:.4g} s, "
-                         f"{ev.pool_nodes_used} pool nodes used" + (" (first 40 jobs)" if len(instance.jobs) > 40
-                                                                     else ""), fontsize=9)
+        pool = f"{ev.pool_nodes_used} pool node{'' if ev.pool_nodes_used == 1 else 's'} used"
+        bottom.set_title(f"total {ev.total_io_time:.4g} s, max {ev.max_io_time:.4g} s, {pool}"
+                         + (" (first 40 jobs)" if len(instance.jobs) > 40 else ""), fontsize=9)
     else:
         bottom.axis("off")
         bottom.text(0.5, 0.5, "infeasible: " + "; ".join(str(v) for v in ev.violations[:3]), ha="center",

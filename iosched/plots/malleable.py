@@ -41,8 +41,8 @@ def plot(instance: MalleableInstance, schedule: Schedule, path=None, title: str 
                         label=label if len(labels) <= 12 else None)
         bottom = bottom + row
     below = np.vstack([np.zeros(len(times)), np.cumsum(held, axis=0)])
-    marks = {"expand": ([], [], "^", "tab:green"), "shrink": ([], [], "v", "tab:red"),
-             "stall": ([], [], "x", "tab:orange")}
+    marks: dict[str, tuple[list[float], list[float], str, str]] = {  # kind -> times, heights, marker, colour
+        "expand": ([], [], "^", "tab:green"), "shrink": ([], [], "v", "tab:red"), "stall": ([], [], "x", "tab:orange")}
     for row, j in enumerate(jobs):
         ivs = schedule.jobs[j.id]
         for k, iv in enumerate(ivs):

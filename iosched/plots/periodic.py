@@ -44,7 +44,8 @@ def plot(instance: PeriodicInstance, pattern: Pattern | Trace, path=None, title:
     apps = instance.applications
     fig, (gantt, bw) = figure(2, 1, sharex=True, figsize=(11, 2.2 + 0.35 * len(apps) + 2.5),
                                     gridspec_kw={"height_ratios": [max(len(apps), 2), 3]})
-    colors = colormaps["tab20"].colors
+    cmap = colormaps["tab20"]
+    colors = [cmap(i) for i in range(cmap.N)]
     segments = []
     for k, (app, insts) in enumerate(zip(apps, pattern.applications)):
         color = colors[k % len(colors)]

@@ -27,7 +27,8 @@ def plot(instance: WindowInstance, selection: Selection, path=None, title: str =
                label=f"chosen: {len(selection.selected)} jobs", zorder=4)
     ax.set_xlabel("node utilisation")
     ax.set_ylabel("burst buffer utilisation")
-    points = np.vstack([exact, [[ev.node_utilization, ev.bb_utilization]]] + ([found] if selection.front else []))
+    shown = [exact, np.array([[ev.node_utilization, ev.bb_utilization]])] + ([found] if selection.front else [])
+    points = np.vstack(shown)
     for axis, lo, hi in ((ax.set_xlim, points[:, 0].min(), points[:, 0].max()),
                          (ax.set_ylim, points[:, 1].min(), points[:, 1].max())):
         pad = max(0.02, 0.1 * (hi - lo))  # zoomed on the points: fronts are often a corner of [0, 1]^2

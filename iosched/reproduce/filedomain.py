@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from iosched.core import solve
-from iosched.instances.filedomain import load, platform, sweep
+from iosched.instances.filedomain_presets import load, platform, sweep
 from iosched.reproduce import Reproduction, comparison
 
 METHODS = ["even", "stripe-aligned", "stripe-size-io", "static-cyclic", "group-cyclic", "transpose", "lustre", "gpfs"]

@@ -23,7 +23,8 @@ from pathlib import Path
 from iosched.core import solve
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, dedicated_time, evaluate, machine_times
-from iosched.instances.forwarding import (
+from iosched.instances.forwarding import ForwardingInstance, History, Job
+from iosched.instances.forwarding_presets import (
     APPS,
     PEAK_NODE_BANDWIDTH,
     SEED_MAX_SPEEDUP,
@@ -32,9 +33,6 @@ from iosched.instances.forwarding import (
     SEED_SPEEDUP,
     SEED_TABLE3,
     TESTBED_START,
-    ForwardingInstance,
-    History,
-    Job,
     app_preset,
     figure4,
     load,

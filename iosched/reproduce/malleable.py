@@ -22,7 +22,7 @@ import time
 
 from iosched.core import solve
 from iosched.errors import ParameterError
-from iosched.instances.malleable import PAPER_SIZES, generate, paper_workload
+from iosched.instances.malleable_presets import PAPER_SIZES, generate, paper_workload
 from iosched.models.malleable_grid import make_grid, schedule_plans
 from iosched.reproduce import Reproduction, comparison
 from iosched.validate import integer

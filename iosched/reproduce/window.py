@@ -15,7 +15,7 @@ from pathlib import Path
 
 from iosched.core import solve
 from iosched.errors import InstanceError
-from iosched.instances.window import PAPER_EXAMPLE, PAPER_PARETO
+from iosched.instances.window_presets import PAPER_EXAMPLE, PAPER_PARETO
 from iosched.reproduce import Reproduction, comparison
 
 # Table 1b: which of its three solutions each method picks (1: J1+J4, 2: J1+J5, 3: J2..J5; for BBSched the Pareto
@@ -458,7 +458,7 @@ def reproduce_figure4(windows=FIGURE4_WINDOWS) -> tuple[list[dict], list[dict]]:
     (points, comparisons). The paper's figure is one example without values: the comparisons are
     its stated findings."""
     from iosched.evaluate.window import front_quality
-    from iosched.instances.window import load as load_window
+    from iosched.instances.window_presets import load as load_window
 
     instances = [load_window(w) for w in windows]
     fronts = [list(solve("window", inst, "exact", attach_bound=False).solution.front) for inst in instances]
@@ -510,7 +510,7 @@ def reproduce_ga_misses(windows=MISS_WINDOWS, seeds=MISS_GA_SEEDS) -> list[dict]
 
     from iosched.evaluate.window import front_quality
     from iosched.heuristics.window import bbsched_ga, initial_rows
-    from iosched.instances.window import load as load_window
+    from iosched.instances.window_presets import load as load_window
     from iosched.models.window import pareto_front
 
     rows = []
@@ -612,7 +612,7 @@ def reproduce_figure2(sizes=FIGURE2_W, windows: int = FIGURE2_WINDOWS) -> tuple[
     FIGURE2_EXHAUSTIVE_MAX jobs, checked against the exact front), the exact dynamic program, BBSched's GA
     (G = 500, P = 20, every generation as the paper runs it) and bin-packing; windows random:SEED:W:S2 (the
     paper: the first 1,000 Theta jobs, not available). Points and comparisons."""
-    from iosched.instances.window import load as load_window
+    from iosched.instances.window_presets import load as load_window
 
     solve("window", "random:0:5:S2", "exact", attach_bound=False)  # loads the numba kernel: no window pays it
     points = []

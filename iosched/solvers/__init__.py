@@ -1,12 +1,13 @@
-"""Solve a Pyomo model on the profile's backend (HiGHS by default; Gurobi, SCIP, CPLEX or Xpress: see
+"""Solve a Pyomo model on the profile's backend (HiGHS by default; Gurobi, SCIP, CPLEX, Xpress or CBC: see
 :mod:`iosched.solvers.backends`) or a CP-SAT model, under a profile from ``solvers.toml``.
 
 Never raises on a time limit or an infeasible model: the :class:`SolveOutcome`
-says what the solver said (status, incumbent, bound, gap, wall time). A backend that is not installed,
-or refuses a model for its licence's size, raises a ParameterError saying so.
-The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``,
-``./solvers.toml``, then the ``solvers.toml`` of the source checkout. A profile is named ``NAME`` or
-``NAME:SOLVER`` (``default:scip``: the profile ``default`` with its solver replaced).
+says what the solver said (status, why it stopped, incumbent, bound, gap, wall time). A backend that is not
+installed, or refuses a model for its licence's size, raises a ParameterError saying so.
+The profile file is looked up in: the ``path`` argument, ``$IOSCHED_SOLVERS``, ``./solvers.toml``, then the
+package's own ``iosched/solvers.toml`` (the default profiles, shipped in the wheel); :func:`profile_source` says
+which is in force. A profile is named ``NAME`` or ``NAME:SOLVER`` (``default:scip``: the profile ``default`` with its
+solver replaced).
 """
 
 from __future__ import annotations
@@ -16,18 +17,26 @@ import gc
 import os
 import time
 import tomllib
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
 from iosched import validate
 from iosched.errors import ParameterError
 from iosched.solvers import backends
-from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing  # noqa: F401
-from iosched.solvers.outcome import Profile, SolveOutcome  # noqa: F401  (re-exported)
-from iosched.status import METHOD_START, Status, relative_gap
+from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing, shown  # noqa: F401  (re-exported)
+from iosched.solvers.backends.cpsat import CPSAT, solve_cpsat  # noqa: F401  (re-exported)
+from iosched.solvers.outcome import Profile, SolveOutcome, Stop  # noqa: F401  (re-exported)
+from iosched.status import METHOD_START
 
-_RAW = ("highs", "cpsat", *(b for b in BACKENDS if b != "highs"))  # tables of a backend's own options
+# the tables of a backend's own options a profile may hold, in the order they are checked
+_RAW = {"highs": BACKENDS["highs"], "cpsat": CPSAT, **{n: b for n, b in BACKENDS.items() if n != "highs"}}
 _KEYS = {"time_limit", "rel_gap", "threads", "seed", "solver", *_RAW}
+DEFAULT_PROFILES = Path(__file__).resolve().parents[1] / "solvers.toml"  # package data: the profiles a wheel ships
+
+
+class ProfileFileWarning(UserWarning):
+    """The solver profiles come from a solvers.toml nobody named: the working folder's."""
 
 
 class Deadline:
@@ -60,45 +69,39 @@ class Deadline:
         return replace(profile, time_limit=max(min(profile.time_limit, self.remaining()), 0.01))
 
 
-def profile_path(path: str | Path | None = None) -> Path:
-    """The profile file: ``path``, else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the checkout's.
 
-    A file named explicitly (argument or environment) must exist: no silent fallback.
+def profile_path(path: str | Path | None = None) -> Path:
+    """The profile file: ``path``, else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the package's defaults
+    (``iosched/solvers.toml``, package data, so an installed wheel solves from any folder).
+
+    A file named explicitly (argument or environment) must exist: no silent fallback. The working folder's
+    solvers.toml, which nobody named, is said in a warning (once per process): its options apply to every
+    solve.
     """
     for named, where in ((path, "the path given"), (os.environ.get("IOSCHED_SOLVERS"), "IOSCHED_SOLVERS")):
         if named:
             if not Path(named).is_file():
                 raise ParameterError(f"{where} names {str(named)!r}, which is not a readable file")
             return Path(named)
-    for c in ("solvers.toml", Path(__file__).resolve().parents[2] / "solvers.toml"):
-        if Path(c).is_file():
-            return Path(c)
-    raise ParameterError("no solvers.toml found (give a path or set IOSCHED_SOLVERS)")
+    here = Path("solvers.toml")
+    if here.is_file():
+        warnings.warn(f"solver profiles from {here.resolve()}, the working folder's solvers.toml (set "
+                      f"IOSCHED_SOLVERS to name another)", ProfileFileWarning, stacklevel=2)
+        return here
+    return DEFAULT_PROFILES
 
 
-def _check_highs(options: dict, where: str) -> None:
-    """Every raw HiGHS option must exist and take its value's type (HiGHS itself says)."""
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for key, value in options.items():
-        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
-            raise ParameterError(f"{where}.highs: HiGHS has no option {key!r} taking {value!r}")
-
-
-def _check_cpsat(options: dict, where: str) -> None:
-    """Every raw CP-SAT option must be a SatParameters field taking its value's type."""
-    from ortools.sat.python import cp_model
-
-    prm = cp_model.CpSolver().parameters
-    for key, value in options.items():
-        try:
-            if not hasattr(prm, key):
-                raise AttributeError(key)
-            setattr(prm, key, value)
-        except (AttributeError, TypeError, ValueError):
-            raise ParameterError(f"{where}.cpsat: CP-SAT has no parameter {key!r} taking {value!r}") from None
+def profile_source() -> str:
+    """Which profile file is in force, and why (``iosched solvers`` says it); never raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            file = profile_path()
+    except ParameterError as e:
+        return f"none: {e}"
+    why = ("named by IOSCHED_SOLVERS" if os.environ.get("IOSCHED_SOLVERS") else
+           "iosched's own" if file.resolve() == DEFAULT_PROFILES else "the working folder's")
+    return f"{file.resolve()} ({why})"
 
 
 def load_profile(name: str = "default", path: str | Path | None = None) -> Profile:
@@ -106,7 +109,7 @@ def load_profile(name: str = "default", path: str | Path | None = None) -> Profi
     ``NAME:SOLVER`` is profile NAME solved on backend SOLVER (which must be installed)."""
     file = profile_path(path)
     if not isinstance(name, str):
-        raise ParameterError(f"profile must be a profile name, got {name!r}")
+        raise ParameterError(f"profile must be a profile name, got {shown(name)}")
     base, _, solver = name.partition(":")
     try:
         content = file.read_bytes()
@@ -116,9 +119,9 @@ def load_profile(name: str = "default", path: str | Path | None = None) -> Profi
     if not solver:
         return profile
     if solver not in BACKENDS:
-        raise ParameterError(f"profile {name!r}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
-    backends.require(solver)
-    backends.check_options(solver, profile.raw.get(solver, {}), f"{file}: profile {base!r}")
+        raise ParameterError(f"profile {shown(name)}: solver must be one of {', '.join(BACKENDS)}, got {shown(solver)}")
+    chosen = backends.require(solver)
+    chosen.check_options(chosen.raw(profile), f"{file}: profile {base!r}")
     return replace(profile, name=name, solver=solver)
 
 
@@ -131,15 +134,17 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
         raise ParameterError(f"{file} is not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ParameterError(f"{file} is not valid TOML: {e}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        raise ParameterError(f"{file} is nested too deeply to be a solver profile file") from None
     if name not in profiles:
-        raise ParameterError(f"unknown solver profile {name!r} in {file}; known: {', '.join(profiles)}")
+        raise ParameterError(f"unknown solver profile {shown(name)} in {file}; known: {shown(list(profiles))}")
     p = profiles[name]
     where = f"{file}: profile {name!r}"
     if not isinstance(p, dict):
-        raise ParameterError(f"{where} must be a table ([{name}]), got {p!r}")
+        raise ParameterError(f"{where} must be a table ([{name}]), got {shown(p)}")
     unknown = set(p) - _KEYS
     if unknown:
-        raise ParameterError(f"{where}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(_KEYS))}")
+        raise ParameterError(f"{where}: unknown key {shown(sorted(unknown)[0])}; known: {', '.join(sorted(_KEYS))}")
     missing = {"time_limit", "rel_gap", "threads", "seed"} - set(p)
     if missing:
         raise ParameterError(f"{where} lacks {sorted(missing)[0]!r}")
@@ -148,23 +153,19 @@ def _parse_profile(file: Path, content: bytes, name: str) -> Profile:
     threads = validate.integer(f"{where}: threads", p["threads"], 1, 1024, error=ParameterError)
     seed = validate.integer(f"{where}: seed", p["seed"], 0, 2**31 - 1, error=ParameterError)
     solver = p.get("solver", "highs")
-    if solver not in BACKENDS:
-        raise ParameterError(f"{where}: solver must be one of {', '.join(BACKENDS)}, got {solver!r}")
+    if not isinstance(solver, str) or solver not in BACKENDS:
+        raise ParameterError(f"{where}: solver must be one of {', '.join(BACKENDS)}, got {shown(solver)}")
     backends.require(solver)
     raw = {}
-    for backend in _RAW:
-        options = p.get(backend, {})
+    for table, engine in _RAW.items():
+        options = p.get(table, {})
         if not isinstance(options, dict):
-            raise ParameterError(f"{where}: {backend} must be a table ([{name}.{backend}]), got {options!r}")
-        if backend == "highs":
-            _check_highs(options, where)
-        elif backend == "cpsat":
-            _check_cpsat(options, where)
-        elif backend == solver or (options and backends.version(backend) is not None):
-            backends.check_options(backend, options, where)  # an absent backend's table waits until chosen
-        raw[backend] = dict(options)
-    others = {b: raw.pop(b) for b in list(raw) if b not in ("highs", "cpsat")}
-    return Profile(name, time_limit, rel_gap, threads, seed, raw["highs"], raw["cpsat"], solver, others)
+            raise ParameterError(f"{where}: {table} must be a table ([{name}.{table}]), got {shown(options)}")
+        if table == solver or (options and engine.version() is not None):
+            engine.check_options(options, where)  # an absent backend's table waits until it is chosen
+        raw[table] = dict(options)
+    highs, cpsat = raw.pop("highs"), raw.pop("cpsat")
+    return Profile(name, time_limit, rel_gap, threads, seed, highs, cpsat, solver, raw)
 
 
 def pyomo_highs():
@@ -173,13 +174,21 @@ def pyomo_highs():
     return backends.interface("highs")
 
 
-def solve_pyomo(model, profile: Profile, load: bool = True, warm: bool = False) -> SolveOutcome:
+def solve_pyomo(model, profile: Profile, load: bool = True, warm: bool = False, root: bool = False) -> SolveOutcome:
     """Solve ``model`` on the profile's backend (HiGHS by default) through Pyomo.
 
     With ``load`` the incumbent (if any) is loaded into the model's variables; with ``warm`` the
-    variables' current values are handed over as a MIP start (``outcome.start`` says if it was taken).
+    variables' current values are handed over as a MIP start (``outcome.start`` says if it was taken);
+    with ``root`` the dual bound after the root node is read where the backend reports one
+    (``outcome.root_bound``, else ``outcome.root_why`` says why not).
     """
-    return backends.solve_pyomo(model, profile, load=load, warm=warm)
+    return backends.solve_pyomo(model, profile, load=load, warm=warm, root=root)
+
+
+def solve_relaxation(model, profile: Profile) -> SolveOutcome:
+    """The LP relaxation of the Pyomo ``model`` (integrality relaxed, on a copy) on the profile's backend: its
+    value is the outcome's objective, its solve time the outcome's wall time."""
+    return backends.backend(profile.solver).solve_relaxation(model, profile)
 
 
 def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, handover: float, load: bool = True,
@@ -218,39 +227,3 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     finally:
         if paused:
             gc.enable()
-
-
-def solve_cpsat(model, profile: Profile):
-    """Solve a CP-SAT ``model``; returns the outcome and the solver (to read values).
-
-    CP-SAT reports objective and bound 0 without a solution: mapped by status here.
-    """
-    from ortools.sat.python import cp_model
-
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.max_time_in_seconds = profile.time_limit
-    prm.relative_gap_limit = profile.rel_gap
-    prm.num_workers = profile.threads
-    prm.random_seed = profile.seed
-    for key, value in profile.cpsat.items():
-        setattr(prm, key, value)
-    start = time.perf_counter()
-    code = solver.solve(model)
-    wall = time.perf_counter() - start
-    has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    if code == cp_model.OPTIMAL:
-        status = Status.OPTIMAL
-    elif code == cp_model.INFEASIBLE:
-        status = Status.INFEASIBLE
-    elif code == cp_model.MODEL_INVALID:
-        status = Status.ERROR
-    elif code == cp_model.UNKNOWN or wall >= 0.95 * profile.time_limit:
-        status = Status.TIME_LIMIT
-    else:
-        status = Status.FEASIBLE
-    with_objective = has and model.has_objective()
-    obj = solver.objective_value if with_objective else None
-    bound = solver.best_objective_bound if with_objective else None
-    return SolveOutcome(status, obj, bound, relative_gap(obj, bound), wall, has,
-                        solver.status_name(code)), solver

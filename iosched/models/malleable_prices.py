@@ -1,0 +1,169 @@
+"""Lagrangian prices on the nodes over time: per-skeleton bounds that let the enumeration of
+:mod:`iosched.models.malleable_exact` cut tuples by capacity before any of them is solved.
+
+**The bound.** Cut time into intervals I_k = [tau_k, tau_(k+1)) of width w from the first arrival to a
+horizon H past every job's latest completion of interest, and give each a price pi_k >= 0 (node-second
+price; none beyond H). In every schedule the jobs hold at most N w node-seconds in each I_k, so for every
+schedule::
+
+    sum_j (C_j - a_j) >= sum_j [ C_j - a_j + sum_k pi_k U_jk ] - N w sum_k pi_k,
+
+U_jk the node-seconds job j holds in I_k. For a job in skeleton s (:mod:`iosched.models.malleable_skeleton`)
+with start S and stalls, C_j - a_j >= (S - a_j) + F_s (its own minimum at that start), and at every instant
+before S + F_s it holds at least d_min: the skeleton's blocks at no stall, except that each expansion's
+stall window [k P, k P + stall bound) counts at the old (smaller) size and nothing counts from S + F_s on
+(every stall value holds at least that: during a window the job holds the old size or the new, larger one;
+a stall only delays the end). So the bracket is at least g_s = min over S of [(S - a_j) + F_s +
+sum_k pi_k U^min_k(S)], a piecewise linear function of S whose breakpoints are the S where a block
+boundary of d_min meets a tau_k: its minimum over [a_j, a_j + R] is at one of them or at an end, and these
+candidates are all evaluated. For a tuple, sum_j g_(s_j) - N w sum_k pi_k is a lower bound on the sum of
+its completions, as long as each start lies in its range R: a start later than R = (the incumbent's cut
+less every job's least own minimum) puts the sum above the cut anyway, so a tuple cut by this bound holds no
+schedule below the cut. Any prices >= 0 give valid bounds; good ones are searched for by subgradient
+ascent on the Lagrangian dual (Polyak steps towards the cut, halved when the bound stalls).
+
+**Floating point.** The prices and g_s are floats. Each g_s is a minimum of sums of a few dozen terms
+(prefix sums of at most MAX_INTERVALS products), each below the bound M = Pi(H) sum p + R + F_s in size;
+their rounding error is below 1e-12 M, and every g_s is lowered by ERROR M = 1e-9 M, as is N w sum pi
+raised, before it prunes anything: the pruning is exact arithmetic's, with room to spare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from iosched.models.malleable_skeleton import JobData, Skeleton, shape
+from iosched.solvers import Deadline
+
+MAX_INTERVALS = 100  # price intervals over the horizon
+ITERATIONS = 200  # subgradient steps at most
+CHUNK = 64  # skeletons evaluated at a time while looking for a job's least priced value
+STALL = 8  # steps without a better bound before the step factor halves
+ERROR = 1e-9  # relative: each bound is lowered by this much of its magnitude (module docstring)
+
+
+@dataclass
+class Priced:
+    """Per job, per skeleton (in the job's list order), the priced bound g_s (lowered by its error margin),
+    and the constant N w sum pi (raised): a tuple's sum of completions is at least sum g - ``charge``."""
+
+    values: list[np.ndarray]
+    charge: float
+    bound: float  # the best Lagrangian value found: sum_j min_s g_s - charge
+    iterations: int
+
+
+def _blocks(job: JobData, sk: Skeleton) -> tuple[np.ndarray, np.ndarray]:
+    """d_min of the module docstring relative to S: block boundaries (m + 2, clipped to F) and demands."""
+    sh = shape(job, sk)
+    bounds = [0.0]
+    for i in range(1, len(sk.sizes)):
+        k = sk.checks[i - 1] * job.period
+        if sk.sizes[i] > sk.sizes[i - 1]:  # the old size over the stall window, at most
+            bounds.append(float(k + (sh.stall_max[sh.stalls.index(i)] if i in sh.stalls else 0)))
+        else:  # a shrink holds the old size during its reconfiguration
+            bounds.append(float(k + job.cost[(sk.sizes[i - 1], sk.sizes[i])]))
+    bounds.append(float(sk.own))
+    return np.minimum(np.array(bounds), float(sk.own)), np.array(sk.sizes, dtype=float)
+
+
+class JobPrices:
+    """One job's skeletons, stacked for vectorised evaluation under prices."""
+
+    def __init__(self, job: JobData, skeletons: list[Skeleton], reach: float):
+        self.arrival, self.reach = float(job.arrival), reach
+        self.own = np.array([float(s.own) for s in skeletons])  # ascending: the lists are in order of F
+        width = max(len(s.sizes) for s in skeletons) + 1 if skeletons else 1
+        self.bounds = np.zeros((len(skeletons), width))  # padded: repeated last boundary, demand 0
+        self.demand = np.zeros((len(skeletons), width - 1))
+        for n, sk in enumerate(skeletons):
+            b, p = _blocks(job, sk)
+            self.bounds[n, :len(b)] = b
+            self.bounds[n, len(b):] = b[-1]
+            self.demand[n, :len(p)] = p
+        # Pi(S + b) enters with coefficient: -p_0 at b_0, p_(i-1) - p_i at b_i, p_m at b_(m+1)
+        left = np.concatenate([np.zeros((len(skeletons), 1)), self.demand], axis=1)
+        right = np.concatenate([self.demand, np.zeros((len(skeletons), 1))], axis=1)
+        self.coef = left - right
+
+    def evaluate(self, tau: np.ndarray, prefix: np.ndarray, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        """Per skeleton (of ``rows``), the least priced value over its candidate starts and that start."""
+        bounds, coef, own = self.bounds[rows], self.coef[rows], self.own[rows]
+        a, hi = self.arrival, self.arrival + max(self.reach, 0.0)
+        cand = (tau[None, None, :] - bounds[:, :, None]).reshape(len(own), -1)
+        cand = np.clip(cand, a, hi)  # outside the range: its ends, candidates anyway
+        cand = np.concatenate([cand, np.full((len(own), 1), a), np.full((len(own), 1), hi)], axis=1)
+        value = (cand - a) + own[:, None]
+        for i in range(bounds.shape[1]):
+            value += coef[:, i:i + 1] * np.interp(cand + bounds[:, i:i + 1], tau, prefix)
+        arg = np.argmin(value, axis=1)
+        at = np.arange(len(own))
+        return value[at, arg], cand[at, arg]
+
+    def least(self, tau: np.ndarray, prefix: np.ndarray) -> tuple[float, int, float]:
+        """The least priced value over the skeletons, which one and its start: the skeletons are in order of
+        own minimum F and g >= F, so they are evaluated CHUNK at a time until F reaches the least g found."""
+        best, row, start = np.inf, 0, self.arrival
+        for first in range(0, len(self.own), CHUNK):
+            if self.own[first] >= best:
+                break
+            value, at = self.evaluate(tau, prefix, slice(first, first + CHUNK))
+            n = int(np.argmin(value))
+            if value[n] < best:
+                best, row, start = float(value[n]), first + n, float(at[n])
+        return best, row, start
+
+    def holding(self, n: int, start: float, tau: np.ndarray) -> np.ndarray:
+        """Node-seconds of skeleton n's d_min from ``start`` in each interval."""
+        out = np.zeros(len(tau) - 1)
+        for i in range(self.demand.shape[1]):
+            lo, hi = start + self.bounds[n, i], start + self.bounds[n, i + 1]
+            if self.demand[n, i] and hi > lo:
+                out += self.demand[n, i] * np.clip(np.minimum(hi, tau[1:]) - np.maximum(lo, tau[:-1]), 0, None)
+        return out
+
+
+def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: float, deadline: Deadline) -> Priced:
+    """Subgradient ascent on the Lagrangian dual (module docstring) until ITERATIONS, the deadline or a step
+    factor below 1e-3; the per-skeleton bounds at the best prices found, with their error margins."""
+    fastest = sum(min(float(s.own) for s in lst) for lst in lists)
+    reach = cut - fastest  # a start later than this puts every completion sum above the cut
+    first = min(float(j.arrival) for j in jobs)
+    horizon = max(float(j.arrival) for j in jobs) + reach + max(float(s.own) for lst in lists for s in lst)
+    tau = np.linspace(first, horizon, MAX_INTERVALS + 1)
+    width = tau[1] - tau[0]
+    stacks = [JobPrices(j, lst, reach) for j, lst in zip(jobs, lists)]
+    pi = np.zeros(MAX_INTERVALS)
+    best, best_pi, factor, stale, done = -np.inf, pi.copy(), 2.0, 0, 0
+    while done < ITERATIONS and factor > 1e-3 and not deadline.expired():
+        done += 1
+        prefix = np.concatenate([[0.0], np.cumsum(pi * width)])
+        total, used = 0.0, np.zeros(MAX_INTERVALS)
+        for st in stacks:
+            value, n, start = st.least(tau, prefix)
+            total += value
+            used += st.holding(n, start, tau)
+        bound = total - nodes * width * pi.sum()
+        if bound > best + 1e-9:
+            best, best_pi, stale = bound, pi.copy(), 0
+        else:
+            stale += 1
+            if stale >= STALL:
+                factor, stale, pi = factor / 2, 0, best_pi.copy()
+                continue
+        slope = used - nodes * width
+        norm = float(slope @ slope)
+        if norm <= 0 or bound >= cut:
+            break
+        pi = np.maximum(0.0, pi + factor * (cut - bound) / norm * slope)
+    prefix = np.concatenate([[0.0], np.cumsum(best_pi * width)])
+    values = []
+    for st in stacks:  # a thousand skeletons at a time: the candidates of 200,000 would not fit in memory
+        value = np.concatenate([st.evaluate(tau, prefix, slice(first, first + 1024))[0]
+                                for first in range(0, len(st.own), 1024)])
+        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(value)
+        values.append(value - ERROR * size)
+    charge = nodes * width * float(best_pi.sum())
+    return Priced(values, charge * (1 + ERROR) + ERROR, float(best), done)
