@@ -329,6 +329,22 @@ def test_k_prime_written_only_when_not_the_default():
     assert other != inst
 
 
+def test_k_prime_is_in_the_field_table_the_docs_print():
+    """docs/formats/periodic.md and `iosched show` read periodic_fields.FIELDS: its k_prime row has the
+    loader's default, and an instance with every optional field loads and writes back exactly the table's
+    top-level keys (a key the loader takes but the table misses, or the other way round, fails here)."""
+    from iosched.instances.periodic import K_PRIME
+    from iosched.instances.periodic_fields import FIELDS
+
+    row = FIELDS.by_path["k_prime"]
+    assert row.default == K_PRIME == PeriodicInstance.from_dict(good()).k_prime and row.type == "number"
+    assert "K' t_min" in row.meaning
+    required, optional = FIELDS.keys()
+    full = {**good(), "k_prime": 3, "provenance": {"source": "test"}}
+    assert set(full) == set(required) | set(optional)
+    assert set(PeriodicInstance.from_dict(full).to_dict()) == set(full)
+
+
 def test_unknown_top_level_field():
     d = good()
     d["t_mni"] = d.pop("t_min")

@@ -275,7 +275,7 @@ class NodeLP:
     LP_SAFETY is taken instead."""
 
     def __init__(self, rel: Relaxation):
-        from iosched.solvers.lp import highs_model
+        from iosched.solvers.backends.highs import highs_model
 
         self.rel = rel
         K, width = rel.units, rel.rows.shape[1]

@@ -44,6 +44,10 @@ WIDE_SEARCH = {"priorities": ("syseff", "fcfs", "dilation"), "staggers": (0.0, 0
                "multiples": tuple(range(1, 13)), "matched": 20, "candidates": 400}
 MAX_SPLITS = 10_000  # splits of one type's total among its copies tried per leaf
 Gap = Annotated[float, Number(0, 0.1)]
+# the problem's solutions are the patterns within the period cap (the evaluator rejects the others); info["exact_over"]
+# names the case of the instance at hand
+EXACT_OVER = ("every pattern of period <= K' t_min where the peak demand fits B or one application alone contends "
+              "(else its bound holds over them and its pattern is trace-compact's)")
 
 
 def _splits(total: int, parts: int, most: int):
@@ -194,7 +198,7 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
     return MethodOutput(best, status, bound=bound, info=info)
 
 
-@register("periodic", "exact", objective="sys_efficiency", prepare=compile_kernel)
+@register("periodic", "exact", objective="sys_efficiency", exact_over=EXACT_OVER, prepare=compile_kernel)
 def exact(instance: PeriodicInstance, profile: str = "default", gap: Gap = 1e-9) -> MethodOutput:
     """Branch and bound over instance counts, each leaf's shortest period solved exactly (peak within B, or
     one contender); exact over every pattern within the period cap, up to ``gap`` (relative)."""

@@ -31,6 +31,7 @@ MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_MILP_CELL = 1.3e-3  # building one time-indexed model and loading it into HiGHS (the first)
 HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (measured 3.4-6.0x)
 
+MILP_SCOPE = "a time grid at the given periods (by default PerSched's three best, all <= K' t_min)"
 Slots = Annotated[int | None, Integer(2)]
 PERIODS_CHECK = ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)
 Periods = Annotated[list | float | None, PERIODS_CHECK]  # s
@@ -387,7 +388,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
         if better:
             best, best_value = r, value
     # the relaxations bound patterns of their own period only: they stay in info, and the
-    # Result's bound is the one valid for every schedule (the long-run LP)
+    # Result's bound is the problem's, valid for every pattern within the period cap
     info["periods"] = runs
     if best is None:
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
@@ -396,7 +397,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
 
 
 @register("periodic", "milp", objective="sys_efficiency",
-          exact_over="a time grid at the given periods", prepare=compile_kernel)
+          exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
@@ -404,7 +405,7 @@ def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = Non
 
 
 @register("periodic", "milp-dilation", objective="dilation",
-          exact_over="a time grid at the given periods", prepare=compile_kernel)
+          exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
                   profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
