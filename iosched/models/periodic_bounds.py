@@ -29,8 +29,9 @@ from iosched.validate import choice
 pe = lazy.module("pyomo.environ")
 
 
-def _profile(profile) -> Profile:
-    """A profile by name (solvers.toml) or a Profile."""
+def as_profile(profile) -> Profile:
+    """A profile by name (solvers.toml) or a Profile, as the periodic methods' ``profile`` parameter takes it
+    (a ParameterError naming it otherwise): one reading for the MILP, the compaction LP, trace-compact and exact."""
     if isinstance(profile, Profile):
         return profile
     if not isinstance(profile, str) or not profile:

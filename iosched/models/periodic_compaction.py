@@ -14,7 +14,7 @@ from iosched.evaluate.periodic import Pattern
 from iosched.heuristics.periodic_kernel import compile_kernel
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_bounds import as_profile
 from iosched.solvers import Deadline, Profile, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
 from iosched.validate import integer
 
@@ -201,7 +201,7 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     from iosched.heuristics.periodic_persched import plan_search, run_search
 
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)

@@ -33,7 +33,7 @@ from iosched.errors import ParameterError
 from iosched.evaluate.periodic import evaluate
 from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_bounds import as_profile
 from iosched.models.periodic_counts import CountSearch, relaxation, upper
 from iosched.models.periodic_leaf import back_to_back, contender, solve_leaf
 from iosched.validate import Number, number
@@ -110,7 +110,7 @@ def _product(options):
 
 def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     gap = number("gap", gap, 0, 0.1, error=ParameterError)
     deadline = method_deadline(prof.time_limit, entry)
     rel = relaxation(instance)

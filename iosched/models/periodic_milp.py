@@ -15,7 +15,7 @@ from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import compile_kernel
 from iosched.heuristics.periodic_persched import Eps, KPrime
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_bounds import as_profile
 from iosched.models.periodic_compaction import SEARCH_SHARE, warm_solver
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
@@ -313,7 +313,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     from iosched.heuristics.periodic_persched import plan_search, search
 
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     periods = _periods(periods)
     if periods is None:
         plan = plan_search(instance, k_prime, eps)

@@ -28,7 +28,7 @@ from iosched.fluid import priority_fill
 from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile, best_bound, capped
+from iosched.models.periodic_bounds import as_profile, best_bound, capped
 from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
 from iosched.solvers import Deadline, LicenceLimit
 from iosched.solvers.lp import LP
@@ -271,7 +271,7 @@ def _as_list(name, value, check) -> list:
 def _search(instance, objective, profile, k_prime, eps, t_min, workers, priorities, staggers, warmups,
             multiples, matched, candidates, max_instances):
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     priorities = _as_list("priorities", priorities, PRIORITY_LIST)
     staggers = _as_list("staggers", staggers, STAGGERS)
     warmups = _as_list("warmups", warmups, WARMUPS)
