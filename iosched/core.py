@@ -70,6 +70,9 @@ class Problem:
     draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
     template: Callable[[], Any] | None = None  # () -> a small valid instance to start from (show --template)
+    # (instance, objective, solution) -> (bound, what it is) for a solution outside the problem's own solution set
+    # (periodic: a timeline is not a pattern within the period cap), or None: the problem's bound applies
+    outside_bound: Callable[[Any, str, Any], tuple[float | None, str] | None] | None = None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
@@ -564,8 +567,11 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
                 str(v) for v in evaluation.violations[:5])
         bound_start = time.perf_counter()
         token = BOUND_END.set(start - loading + budget)
+        outside = None
         try:
-            bound = prob.bound(instance, name) if attach_bound else None
+            if prob.outside_bound is not None and out.solution is not None:
+                outside = prob.outside_bound(instance, name, out.solution)
+            bound = (outside[0] if outside else prob.bound(instance, name)) if attach_bound else None
         except Exception as e:  # no bound is a weaker result, not a failed one
             bound = None
             _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
@@ -583,8 +589,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         if gap is not None and own:
             proof = "the method's own bound"
             out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
-        elif gap is not None and prob.gap_reference is not None:
-            proof = out.info["gap_against"] = prob.gap_reference(instance, name)
+        elif gap is not None and (outside or prob.gap_reference is not None):
+            proof = out.info["gap_against"] = outside[1] if outside else prob.gap_reference(instance, name)
         status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
         return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
                       objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,

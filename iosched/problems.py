@@ -57,6 +57,7 @@ register_problem(Problem(
     bound=periodic_models.best_bound,
     bounds=periodic_models.bounds,
     gap_reference=periodic_models.gap_reference,
+    outside_bound=periodic_models.timeline_bound,
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
     models=builders("periodic"),
