@@ -18,6 +18,7 @@ from iosched.instances.malleable import Job, MalleableInstance, Runtime
 from iosched.instances.malleable_presets import generate
 from iosched.models.malleable_skeleton import job_data, shape, skeletons
 from iosched.models.rational_lp import RationalLP
+from iosched.solvers import Deadline
 
 ROOMY = "roomy"  # a profile of 600 s: the largest case here takes about 5 s of CPU, more on a busy machine's clock
 
@@ -310,7 +311,6 @@ def test_a_deadline_past_after_the_listing_stops_the_pricing_and_the_search_at_o
 
     from iosched.heuristics.malleable_list import rigid_list
     from iosched.models.malleable_exact import Search, Start
-    from iosched.solvers import Deadline
 
     instance = get_problem("malleable").read_instance("lib:malleable/grid6-2")
     schedule = rigid_list(instance).solution
@@ -328,6 +328,54 @@ def test_a_deadline_past_after_the_listing_stops_the_pricing_and_the_search_at_o
     least = sum(min(s.own for s in lst) for lst in search.lists)
     assert search.lower == least and sum(j.fastest for j in search.jobs) <= least <= 206
     assert cpu < 20.0
+
+
+class _AfterChecks(Deadline):
+    """A deadline that passes at its ``n``-th check, whatever the clock: the search stops at a chosen point."""
+
+    def __init__(self, n: int):
+        super().__init__(600.0)
+        self.left = n
+
+    def expired(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+    def remaining(self) -> float:
+        return 0.0 if self.left < 0 else 600.0
+
+
+@pytest.mark.parametrize("name", ["grid3-0", "grid4-0"])
+def test_the_bound_past_the_deadline_is_valid_wherever_it_falls(name):
+    """Stopped at its n-th deadline check (n from 1 until the search ends by itself): listing, pricing, the
+    enumeration's frontier and the tuples' open nodes; the bound kept (the least of the regions' and the
+    answer's, as exact returns it) is at most the optimum, and equals it once the search ends unstopped."""
+    from iosched.heuristics.malleable_list import rigid_list
+    from iosched.models.malleable_exact import Search, Start
+
+    instance = get_problem("malleable").read_instance(f"lib:malleable/{name}")
+    optimum = Fraction(LIBRARY[name]).limit_denominator(100) * len(instance.jobs)
+    schedule = rigid_list(instance).solution
+    total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
+    assert total >= optimum  # (grid4-0's start is optimal already: the search proves it)
+    stops, n = [], 1
+    while True:
+        try:
+            search = Search(instance, Start("rigid-list", schedule, total, 0.0), "highs", _AfterChecks(n), 10**6)
+        except TimeoutError:  # stopped while listing: exact's bound is then the jobs' shortest runs
+            n *= 2
+            continue
+        search.price()
+        search.run()
+        found = search.best[1] if search.best else total
+        bound = min(search.lower, found)
+        assert bound <= optimum, (n, bound)
+        if not search.stopped:
+            assert bound == optimum == found
+            break
+        stops.append((n, float(bound)))
+        n *= 2
+    assert len(stops) >= 3 and stops[-1][1] > stops[0][1]  # stopped at several points, later ones higher
 
 
 def test_too_many_skeletons_are_refused_by_name():
@@ -388,7 +436,6 @@ def test_the_priced_bound_never_exceeds_a_tuples_minimum():
 
     from iosched.models.malleable_capacity import TupleModel, solve_tuple
     from iosched.models.malleable_exact import Search, Start, serial_schedule
-    from iosched.solvers import Deadline
 
     instance = get_problem("malleable").read_instance("lib:malleable/grid3-0")
     serial = serial_schedule(instance)

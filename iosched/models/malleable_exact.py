@@ -236,10 +236,11 @@ class Search:
             shapes.append(self.shapes[key])
         return which, shapes
 
-    def _tuple(self, chosen: list[Skeleton]) -> None:
+    def _tuple(self, chosen: list[Skeleton], priced: float) -> None:
+        """Solve the tuple ``chosen`` (its priced bound ``priced``: the root's of its branch and bound)."""
         _, shapes = self.shapes_of(chosen)
         model = TupleModel(self.jobs, shapes, self.instance.nodes, self.cut)
-        res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x))
+        res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x), priced)
         self._count(res)
         self.counts["tuples"] += 1
         self.lower = min(self.lower, res.lower)
@@ -252,18 +253,19 @@ class Search:
         self.notes.update(res.notes)
         self.stopped |= res.stopped
 
-    def _partial(self, chosen: list[Skeleton | None], rest: Fraction) -> Fraction | float:
-        """A lower bound on the sum of every completion of the partial tuple ``chosen``: the capacity
-        problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the other
-        jobs' least own minima; solved only to the extent of telling whether it reaches the cut."""
+    def _partial(self, chosen: list[Skeleton | None], rest: Fraction, priced: float) -> Fraction | float:
+        """A lower bound on the sum of every completion of the partial tuple ``chosen`` below the cut: the
+        capacity problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the
+        other jobs' least own minima, solved only to the extent of telling whether it reaches the cut; at
+        least ``priced``, its priced bound (its g, the other jobs' least g, less the charge)."""
         which, shapes = self.shapes_of(chosen)
-        if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:
-            return sum(sh.skeleton.own for sh in shapes) + rest  # no overload possible among them
+        if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:  # no overload possible among them
+            return max(sum(sh.skeleton.own for sh in shapes) + rest, priced)
         model = TupleModel([self.jobs[j] for j in which], shapes, self.instance.nodes, self.cut - rest)
         res = solve_tuple(model, self.cut - rest, self.solver, self.deadline, model.lp.objective)
         self._count(res)
         self.counts["partial"] += 1
-        return res.lower + rest
+        return max(res.lower + rest, priced)
 
     def price(self) -> None:
         """Lagrangian prices (:mod:`iosched.models.malleable_prices`), searched for in PRICE_SHARE of the time
@@ -316,9 +318,9 @@ class Search:
                     idx[d] += 1
                 continue
             sk, value = level[idx[d]], g[order[d]][idx[d]]
-            lb = part_g[d] + value + rest_g[d + 1] - self.charge
-            if lb >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
-                self.lower = min(self.lower, lb)
+            priced = part_g[d] + value + rest_g[d + 1] - self.charge  # every completion's priced bound
+            if priced >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
+                self.lower = min(self.lower, priced)
                 idx[d] = len(level)
                 continue
             lb = part[d] + sk.own + rest[d + 1]
@@ -329,11 +331,11 @@ class Search:
             chosen[order[d]] = sk
             part[d + 1], part_g[d + 1] = part[d] + sk.own, part_g[d] + value
             if d == n - 1:
-                self._tuple(chosen)
+                self._tuple(chosen, priced)
                 idx[d] += 1
                 continue
             if d >= 1:
-                lb = self._partial(chosen, rest[d + 1])
+                lb = self._partial(chosen, rest[d + 1], priced)
                 if lb >= self.cut:  # no completion of this partial tuple beats the incumbent
                     self.lower = min(self.lower, lb)
                     idx[d] += 1
