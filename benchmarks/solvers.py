@@ -195,7 +195,7 @@ def paths(out: Path) -> None:
     inst = get_problem("malleable").read_instance("random:0:32:grid")
     grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
     t = time.perf_counter()
-    m, _ = mm._milp(inst, grid, "mean_completion")
+    m, _ = mm.milp_model(inst, grid, "mean_completion")
     build = time.perf_counter() - t
     lines = ["malleable `milp` on random:0:32:grid, default profile (its largest model: 40 jobs give 480,782 "
              f"columns, past the cap): {m.columns:,} columns, {m.row_count:,} rows (the method's cap is "

@@ -10,6 +10,7 @@ from iosched import library as _library  # noqa: F401  (adds lib:NAME to every p
 from iosched import problems as _problems  # noqa: F401  (registers problems and methods)
 from iosched.core import METHODS, Result, Status, describe, get_problem, solve
 from iosched.errors import InstanceError, ParameterError
+from iosched.formulations import build_model, solve_model  # (iosched.formulations(...): the formulation study)
 from iosched.version import __version__  # noqa: F401
 
 
@@ -78,4 +79,4 @@ def methods(problem: str) -> list[str]:
 
 
 __all__ = ["load_instance", "evaluate", "plot", "methods", "describe", "solve", "Result", "Status",
-           "InstanceError", "ParameterError", "__version__"]
+           "InstanceError", "ParameterError", "__version__", "build_model", "solve_model"]

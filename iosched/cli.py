@@ -171,44 +171,15 @@ def cmd_model(args) -> int:
     if args.write and not args.write.lower().endswith((".lp", ".mps", ".pb", ".pb.txt")):  # before the model is built
         raise ParameterError(f"--write takes a .lp or .mps file (Pyomo models) or a .pb or .pb.txt file (CP-SAT "
                              f"models), got {args.write!r}")
-    prob = get_problem(args.problem)
-    if args.name not in prob.models:
-        raise ParameterError(f"unknown model {args.name!r} for {args.problem}; known: {', '.join(prob.models)}")
-    inst = prob.read_instance(args.instance)
-    params = _params(args.param)
-    try:
-        inspect.signature(prob.models[args.name]).bind(inst, **params)
-    except TypeError as e:
-        hint = " (give it as --param NAME=VALUE)" if "missing" in str(e) else ""
-        raise ParameterError(f"model {args.name}: {e}{hint}") from None
-    m = prob.models[args.name](inst, **params)
-    if hasattr(m, "Proto"):  # a CP-SAT CpModel
-        proto = m.Proto()
-        n_int = sum(1 for v in proto.variables if list(v.domain) != [0, 1])
-        print(f"{proto.name or args.name}: {len(proto.variables)} variables ({n_int} non-boolean), "
-              f"{len(proto.constraints)} constraints (CP-SAT)")
-        if args.write:
-            if not args.write.endswith((".pb", ".pb.txt")):
-                raise ParameterError(f"--write takes a .pb or .pb.txt file for a CP-SAT model, got {args.write!r}")
-            with atomic_path(args.write) as tmp:
-                if not m.ExportToFile(str(tmp)):
-                    raise OutputError(f"cannot write {args.write!r}: CP-SAT's ExportToFile failed")
-            print(f"written to {args.write}")
-        return 0
-    from pyomo.environ import Constraint, Var
+    from iosched.formulations.command import model_command
 
-    variables = list(m.component_data_objects(Var, descend_into=True))
-    n_int = sum(1 for v in variables if v.is_integer() or v.is_binary())
-    n_con = sum(1 for _ in m.component_data_objects(Constraint, active=True, descend_into=True))
-    print(f"{m.name}: {len(variables)} variables ({n_int} integer), {n_con} constraints")
-    if args.write:
-        fmt = args.write.rsplit(".", 1)[-1].lower()
-        if fmt not in ("lp", "mps"):
-            raise ParameterError(f"--write takes a .lp or .mps file, got {args.write!r}")
-        with atomic_path(args.write) as tmp:
-            m.write(str(tmp), io_options={"symbolic_solver_labels": True})
-        print(f"written to {args.write}")
-    return 0
+    return model_command(args)
+
+
+def cmd_formulations(args) -> int:
+    from iosched.formulations.command import formulations_command
+
+    return formulations_command(args)
 
 
 def cmd_generate(args) -> int:
@@ -523,7 +494,27 @@ def build_parser() -> argparse.ArgumentParser:
     md.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="the builder's parameters, e.g. period=9000 slots=200 kind=relaxation")
     md.add_argument("--write", metavar="FILE", help="FILE.lp or FILE.mps (Pyomo), FILE.pb or FILE.pb.txt (CP-SAT)")
+    md.add_argument("--relax", action="store_true", help="also solve its LP relaxation and print the value")
+    md.add_argument("--profile", default="default", help="solver profile of --relax (default: default)")
     md.set_defaults(fn=cmd_model)
+
+    fo = sub.add_parser("formulations", help="every formulation of a problem side by side on an instance: size, "
+                                             "LP relaxation, root bound, best, bound, gaps, scope, evaluated value")
+    fo.add_argument("problem")
+    fo.add_argument("instance")
+    fo.add_argument("--solver", action="append", default=[], help="a MILP backend (repeat for several; default: "
+                                                                   "the profile's)")
+    fo.add_argument("--profile", default="default", help="solver profile: time limit per solve, gap, threads")
+    fo.add_argument("--name", action="append", default=[], help="only this formulation (repeat for several)")
+    fo.add_argument("--param", action="append", default=[], metavar="NAME:KEY=VALUE",
+                    help="a builder parameter of formulation NAME, e.g. milp:covers=true")
+    fo.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+                    help="an extra row: formulation NAME with these parameters (a valid inequality on and off)")
+    fo.add_argument("--max-variables", type=int, default=50_000,
+                    help="a model estimated past this many variables is a row that says so, not built")
+    fo.add_argument("--json", action="store_true", help="print one JSON object")
+    fo.add_argument("--out", metavar="DIR", help="write formulations.csv (and .parquet), .json and bound_vs_time.png")
+    fo.set_defaults(fn=cmd_formulations)
 
     g = sub.add_parser("generate", help="a seeded random instance")
     g.add_argument("problem")

@@ -73,6 +73,9 @@ class Problem:
     draw: Callable[..., Any] | None = None
     trivial: Callable[[Any], str | None] | None = None  # instance -> why every answer on it is optimal, or None
     template: Callable[[], Any] | None = None  # () -> a small valid instance to start from (show --template)
+    # (instance, objective, solution) -> (bound, what it is) for a solution outside the problem's own solution set
+    # (periodic: a timeline is not a pattern within the period cap), or None: the problem's bound applies
+    outside_bound: Callable[[Any, str, Any], tuple[float | None, str] | None] | None = None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
@@ -323,7 +326,7 @@ def _note(info: dict, key: str, text: str) -> None:
     info[key] = f"{info[key]}; {text}" if info.get(key) else text
 
 
-def _checked_bound(bound, name: str, objective, sense: str, info: dict):
+def checked_bound(bound, name: str, objective, sense: str, info: dict):
     """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
     BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
     if bound is None or objective is None:
@@ -359,10 +362,16 @@ def optimality_tolerance(method: Method, params: dict) -> float:
     runs a solver, its profile's ``rel_gap`` (the solver's own idea of optimal), at least 2 BOUND_TOLERANCE
     (solvers' bounds are that far off); for any other method CERTIFIED_GAP."""
     profile = method_profile(method, params)
-    return CERTIFIED_GAP if profile is None else max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
+    return CERTIFIED_GAP if profile is None else profile_tolerance(profile)
 
 
-def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
+def profile_tolerance(profile) -> float:
+    """The relative gap within which a value meets a bound for a solve under ``profile``: its ``rel_gap``, at
+    least 2 BOUND_TOLERANCE (see :func:`optimality_tolerance`)."""
+    return max(CERTIFIED_GAP, profile.rel_gap, 2 * BOUND_TOLERANCE)
+
+
+def settle(status: Status, objective, bound, gap, tolerance: float, proof: str, info: dict) -> Status:
     """The one rule on ``optimal``, for every problem and method: a result with a solution is optimal when, and
     only when, its evaluated ``objective`` meets ``bound`` (valid for every solution of the reported objective;
     ``proof`` names it) within ``tolerance``. A claim that fails is downgraded, ``info["not_optimal"]`` saying
@@ -384,6 +393,7 @@ def _settled(status: Status, objective, bound, gap, tolerance: float, proof: str
                            f"tolerance {tolerance:g})")
         return Status.OPTIMAL
     return status
+
 
 
 @dataclass
@@ -563,8 +573,11 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
                 str(v) for v in evaluation.violations[:5])
         bound_start = time.perf_counter()
         token = BOUND_END.set(start - loading + budget)
+        outside = None
         try:
-            bound = prob.bound(instance, name) if attach_bound else None
+            if prob.outside_bound is not None and out.solution is not None:
+                outside = prob.outside_bound(instance, name, out.solution)
+            bound = (outside[0] if outside else prob.bound(instance, name)) if attach_bound else None
         except Exception as e:  # no bound is a weaker result, not a failed one
             bound = None
             _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
@@ -572,8 +585,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
             BOUND_END.reset(token)
         bound_time = time.perf_counter() - bound_start
         feasible = objective if evaluation is not None and evaluation.feasible else None
-        bound = _checked_bound(bound, "the problem's bound", feasible, sense, out.info)
-        method_bound = _checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
+        bound = checked_bound(bound, "the problem's bound", feasible, sense, out.info)
+        method_bound = checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
         own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
                                                               method_bound < bound))
         bound = method_bound if own else bound
@@ -582,9 +595,9 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         if gap is not None and own:
             proof = "the method's own bound"
             out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
-        elif gap is not None and prob.gap_reference is not None:
-            proof = out.info["gap_against"] = prob.gap_reference(instance, name)
-        status = _settled(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
+        elif gap is not None and (outside or prob.gap_reference is not None):
+            proof = out.info["gap_against"] = outside[1] if outside else prob.gap_reference(instance, name)
+        status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
         return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
                       objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
                       out.info, method_time, bound_time, prepare_time, cpu, instance)

@@ -11,6 +11,7 @@ from iosched.evaluate import forwarding as forwarding_eval
 from iosched.evaluate import malleable as malleable_eval
 from iosched.evaluate import periodic as periodic_eval
 from iosched.evaluate import window as window_eval
+from iosched.formulations import builders
 from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import malleable as _malleable_heuristics  # noqa: F401  (registers methods)
@@ -30,12 +31,9 @@ from iosched.instances import malleable as malleable_instances
 from iosched.instances import periodic as periodic_instances
 from iosched.instances import window as window_instances
 from iosched.models import filedomain as filedomain_models
-from iosched.models import (
-    filedomain_segments,
-    forwarding_exact,  # noqa: F401  (registers exact)
-)
 from iosched.models import forwarding as forwarding_models
-from iosched.models import forwarding_every as forwarding_every_models  # (registers milp, milp-max)
+from iosched.models import forwarding_every as _forwarding_every  # noqa: F401  (registers milp, milp-max)
+from iosched.models import forwarding_exact as _forwarding_exact  # noqa: F401  (registers exact)
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
@@ -59,9 +57,10 @@ register_problem(Problem(
     bound=periodic_models.best_bound,
     bounds=periodic_models.bounds,
     gap_reference=periodic_models.gap_reference,
+    outside_bound=periodic_models.timeline_bound,
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
-    models={"milp": periodic_models.build_milp, "longrun": periodic_models.build_longrun_model},
+    models=builders("periodic"),
     instance_type=periodic_instances.PeriodicInstance,
     solution_from_dict=periodic_eval.solution_from_dict,
     template=periodic_fields.template,
@@ -129,7 +128,7 @@ register_problem(Problem(
     bounds=_window_bounds,
     generate=window_presets.generate,
     builtins=window_presets.BUILTIN,
-    models={"milp": window_models.build_milp},
+    models=builders("window"),
     instance_type=window_instances.WindowInstance,
     solution_from_dict=window_eval.Selection.from_dict,
     report_columns=_window_columns,
@@ -150,7 +149,7 @@ register_problem(Problem(
     bounds=forwarding_models.bounds,
     generate=forwarding_presets.generate,
     builtins=forwarding_presets.BUILTIN,
-    models={"milp": forwarding_every_models.build_every, "milp-dfra-space": forwarding_models.build_milp},
+    models=builders("forwarding"),
     instance_type=forwarding_instances.ForwardingInstance,
     solution_from_dict=forwarding_eval.Allocation.from_dict,
     template=forwarding_presets.template,
@@ -170,7 +169,7 @@ register_problem(Problem(
     gap_reference=malleable_models.gap_reference,
     generate=malleable_presets.generate,
     builtins=malleable_presets.BUILTIN,
-    models={"cpsat": malleable_models.build_cpsat, "milp": malleable_models.build_milp},
+    models=builders("malleable"),
     instance_type=malleable_instances.MalleableInstance,
     solution_from_dict=malleable_eval.Schedule.from_dict,
     template=malleable_presets.template,
@@ -201,9 +200,7 @@ register_problem(Problem(
                          "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
     generate=filedomain_presets.generate,
     builtins=filedomain_presets.BUILTIN,
-    models={"segments": filedomain_segments.build_segments, "milp": filedomain_models.build_milp,
-            "cpsat": filedomain_models.build_cpsat,
-            "aggregated": filedomain_models.build_aggregated, "relaxation": filedomain_models.build_relaxation},
+    models=builders("filedomain"),
     objective=_filedomain_objective,
     instance_type=filedomain_instances.FileDomainInstance,
     solution_from_dict=filedomain_eval.Domains.from_dict,

@@ -18,6 +18,7 @@ from iosched.instances.malleable import Job, MalleableInstance, Runtime
 from iosched.instances.malleable_presets import generate
 from iosched.models.malleable_skeleton import job_data, shape, skeletons
 from iosched.models.rational_lp import RationalLP
+from iosched.solvers import Deadline
 
 ROOMY = "roomy"  # a profile of 600 s: the largest case here takes about 5 s of CPU, more on a busy machine's clock
 
@@ -278,6 +279,105 @@ def test_a_time_limit_keeps_the_best_found_and_a_valid_bound(tmp_path, monkeypat
     assert res.bound is not None and res.bound <= 70 / 3 + 1e-9 and res.bound <= res.objective
 
 
+def test_a_short_limit_on_an_instance_too_hard_for_it_is_honoured(tmp_path, monkeypatch):
+    """grid6-2 (open after 60 s) under 10 s: the starts leave an incumbent of 206 to 211, and with it 13,000 to
+    40,000 skeletons for one job; listing them, pricing them and the search over them all check the deadline
+    (under the default profile of 60 s it once ran 509.6 s: the frontier's suffix minima were quadratic in
+    the skeletons, the prices' evaluation checked no deadline). Status time_limit, the evaluator's objective,
+    a bound at most the best known (206/6) and stopped within the limit plus 20 s: on its CPU seconds always
+    (the work it does, whatever the load), on its wall clock unless the machine starved it (under a quarter
+    of its wall clock in CPU, as the harness counts a starved run)."""
+    limit, slack = 10.0, 20.0
+    path = tmp_path / "solvers.toml"
+    path.write_text("[default]\ntime_limit = 60\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n\n"
+                    f"[short]\ntime_limit = {limit}\nrel_gap = 1e-4\nthreads = 1\nseed = 0\n")
+    monkeypatch.setenv("IOSCHED_SOLVERS", str(path))
+    res = solve("malleable", "lib:malleable/grid6-2", "exact", attach_bound=False, profile="short")
+    assert res.status == Status.TIME_LIMIT and res.evaluation.feasible
+    assert res.objective == res.evaluation.mean_completion
+    assert res.bound is not None and res.bound <= 206 / 6 + 1e-9 and res.bound <= res.objective
+    assert res.method_cpu_s <= limit + slack, res.info
+    starved = res.method_cpu_s < 0.25 * res.method_time_s
+    assert starved or res.method_time_s <= limit + slack, res.info
+
+
+def test_a_deadline_past_after_the_listing_stops_the_pricing_and_the_search_at_once():
+    """The path of the 509.6 s run, whatever the load: grid6-2 from rigid-list's start (sum 208 or so) lists
+    more than 10,000 skeletons for one job; with the deadline then past, pricing falls back to the own minima
+    (g = F, no charge) and the enumeration stops at its first step, its bound the frontier's (every job's
+    least F summed), between the jobs' shortest runs and the best known 206. Before the fix these two steps
+    took about 50 s of CPU (the suffix minima quadratic, the prices unbounded); 20 s is a generous margin."""
+    import time
+
+    from iosched.heuristics.malleable_list import rigid_list
+    from iosched.models.malleable_exact import Search, Start
+
+    instance = get_problem("malleable").read_instance("lib:malleable/grid6-2")
+    schedule = rigid_list(instance).solution
+    total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
+    assert evaluate(instance, schedule).feasible and total >= 206
+    search = Search(instance, Start("rigid-list", schedule, total, 0.0), "highs", Deadline(600.0), 10**6)
+    assert max(search.listed) > 10_000
+    search.deadline = Deadline(0.0)
+    began = time.process_time()
+    search.price()
+    search.run()
+    cpu = time.process_time() - began
+    assert search.stopped and search.counts["tuples"] == 0 and search.charge == 0
+    assert all(g <= float(s.own) for lst, gs in zip(search.lists, search.g) for s, g in zip(lst, gs))
+    least = sum(min(s.own for s in lst) for lst in search.lists)
+    assert search.lower == least and sum(j.fastest for j in search.jobs) <= least <= 206
+    assert cpu < 20.0
+
+
+class _AfterChecks(Deadline):
+    """A deadline that passes at its ``n``-th check, whatever the clock: the search stops at a chosen point."""
+
+    def __init__(self, n: int):
+        super().__init__(600.0)
+        self.left = n
+
+    def expired(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+    def remaining(self) -> float:
+        return 0.0 if self.left < 0 else 600.0
+
+
+@pytest.mark.parametrize("name", ["grid3-0", "grid4-0"])
+def test_the_bound_past_the_deadline_is_valid_wherever_it_falls(name):
+    """Stopped at its n-th deadline check (n from 1 until the search ends by itself): listing, pricing, the
+    enumeration's frontier and the tuples' open nodes; the bound kept (the least of the regions' and the
+    answer's, as exact returns it) is at most the optimum, and equals it once the search ends unstopped."""
+    from iosched.heuristics.malleable_list import rigid_list
+    from iosched.models.malleable_exact import Search, Start
+
+    instance = get_problem("malleable").read_instance(f"lib:malleable/{name}")
+    optimum = Fraction(LIBRARY[name]).limit_denominator(100) * len(instance.jobs)
+    schedule = rigid_list(instance).solution
+    total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
+    assert total >= optimum  # (grid4-0's start is optimal already: the search proves it)
+    stops, n = [], 1
+    while True:
+        try:
+            search = Search(instance, Start("rigid-list", schedule, total, 0.0), "highs", _AfterChecks(n), 10**6)
+        except TimeoutError:  # stopped while listing: exact's bound is then the jobs' shortest runs
+            n *= 2
+            continue
+        search.price()
+        search.run()
+        found = search.best[1] if search.best else total
+        bound = min(search.lower, found)
+        assert bound <= optimum, (n, bound)
+        if not search.stopped:
+            assert bound == optimum == found
+            break
+        stops.append((n, float(bound)))
+        n *= 2
+    assert len(stops) >= 3 and stops[-1][1] > stops[0][1]  # stopped at several points, later ones higher
+
+
 def test_too_many_skeletons_are_refused_by_name():
     with pytest.raises(ParameterError, match="skeletons"):
         solve("malleable", "lib:malleable/grid6-2", "exact", profile="quick", max_skeletons=10)
@@ -336,12 +436,12 @@ def test_the_priced_bound_never_exceeds_a_tuples_minimum():
 
     from iosched.models.malleable_capacity import TupleModel, solve_tuple
     from iosched.models.malleable_exact import Search, Start, serial_schedule
-    from iosched.solvers import Deadline
 
     instance = get_problem("malleable").read_instance("lib:malleable/grid3-0")
     serial = serial_schedule(instance)
     total = sum(Fraction(serial.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
     search = Search(instance, Start("serial", serial, total, 0.0), "highs", Deadline(120.0), 10**6)
+    search.price()
     assert search.priced_bound > sum(j.fastest for j in search.jobs)  # the prices raise the bound
     checked = 0
     for picks in itertools.islice(itertools.product(*(range(len(lst)) for lst in search.lists)), 300):

@@ -323,8 +323,8 @@ def test_milp_variable_count_is_the_models(seed, n):
 
     inst = generate(seed, n, kind="grid")
     grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
-    assert mm.milp_variables(inst, grid) == mm._milp(inst, grid, "mean_completion")[0].columns
-    assert mm._milp(inst, grid, "makespan")[0].columns == mm.milp_variables(inst, grid) + 1
+    assert mm.milp_variables(inst, grid) == mm.milp_model(inst, grid, "mean_completion")[0].columns
+    assert mm.milp_model(inst, grid, "makespan")[0].columns == mm.milp_variables(inst, grid) + 1
 
 
 def test_milp_start_is_a_checked_solution():
@@ -336,7 +336,7 @@ def test_milp_start_is_a_checked_solution():
 
     inst = generate(3, 3, "grid")
     grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
-    m, cols = mm._milp(inst, grid, "mean_completion")
+    m, cols = mm.milp_model(inst, grid, "mean_completion")
     plans = _list_plans(inst, grid, Deadline(60))
     x = mm._milp_start(m, inst, grid, cols, plans)
     assert x is not None and m.arrays()[3] @ x == sum(runs[-1][1] for runs in plans)
@@ -352,7 +352,7 @@ def test_milp_refuses_beyond_its_column_cap(monkeypatch):
     def never(*args):
         raise AssertionError("built")
 
-    monkeypatch.setattr(mm, "_milp", never)
+    monkeypatch.setattr(mm, "milp_model", never)
     monkeypatch.setattr(mm, "MAX_MILP_COLUMNS", 100)
     res = solve("malleable", "random:0:3:grid", "milp", profile="quick")
     assert res.status == Status.TIME_LIMIT and res.solution is None and "columns, beyond the 100" in res.info["error"]

@@ -11,6 +11,7 @@ Dilation = max(2/3 · 10/4, 1/2 · 10/2) = max(5/3, 5/2) = 2.5.
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -229,6 +230,26 @@ def test_time_tolerance(inst):
     # I/O 1e-5 s before the compute end: inside rel_tol · T = 1e-4 s; 1e-3 s is not
     assert evaluate(inst, pattern(A_BASE, [(0.0, [(2 - 1e-5, 4 - 1e-5, 1)])])).feasible
     assert kinds(evaluate(inst, pattern(A_BASE, [(0.0, [(2 - 1e-3, 4 - 1e-3, 1)])]))) == ["io_window"]
+
+
+def test_period_cap():
+    """One application (w 1 s, vol 1 at 1 data/s: a cycle of 2 s, so t_min 2 s and K' t_min 20 s):
+    n instances back to back in T = 2n s are feasible up to the cap and a ``period_cap`` violation
+    past it, naming the period, the cap and by how much."""
+    one = PeriodicInstance(Platform(1, 1.0, 1.0), (Application("A", 1, 1.0, 1.0),))
+
+    def back_to_back(n, stretch=1.0):
+        T = 2.0 * n * stretch
+        return Pattern(T, ((tuple(Instance(2.0 * i, ((2.0 * i + 1, 2.0 * i + 2, 1.0),)) for i in range(n))),))
+
+    assert evaluate(one, back_to_back(10)).feasible
+    assert evaluate(one, back_to_back(10, 1 + 0.5 * REL_TOL)).feasible  # within the tolerance of times
+    ev = evaluate(one, back_to_back(11))
+    assert not ev.feasible and [v.constraint for v in ev.violations] == ["period_cap"]
+    v = ev.violations[0]
+    assert v.amount == pytest.approx(2.0) and "period 22.0 s" in v.where and "10 x 2.0 s = 20.0 s" in v.where
+    assert not evaluate(replace(one, k_prime=5), back_to_back(6)).feasible
+    assert evaluate(replace(one, k_prime=5.5), back_to_back(5)).feasible
 
 
 # --- Pattern serialisation --------------------------------------------------------------------------

@@ -230,6 +230,15 @@ BAD = [
     ("unknown_platform_field", edit(("platform", "latency"), 1.0), ["unknown field", "platform.latency"]),
     ("zero_t_min", edit(("t_min",), 0.0), ["t_min", "0.0"]),
     ("str_t_min", edit(("t_min",), "900"), ["t_min", "'900'"]),
+    ("str_k_prime", edit(("k_prime",), "10"), ["k_prime", "a number", "'10'"]),
+    ("bool_k_prime", edit(("k_prime",), True), ["k_prime", "True"]),
+    ("nan_k_prime", edit(("k_prime",), float("nan")), ["k_prime", "nan"]),
+    ("inf_k_prime", edit(("k_prime",), float("inf")), ["k_prime", "inf"]),
+    ("zero_k_prime", edit(("k_prime",), 0), ["k_prime", "got 0"]),
+    ("below_one_k_prime", edit(("k_prime",), 0.5), ["k_prime", "at least 1", "0.5"]),
+    ("huge_k_prime", edit(("k_prime",), 1e308), ["k_prime = 1e+308", "not a finite number"]),
+    # the applications' cycles: 10 + 1/2 = 10.5 s (a) and 5 + 3/1 = 8 s (b); a cap of 10 x 1 s holds no a
+    ("cap_below_cycle", edit(("t_min",), 1.0), ["k_prime = 10", "= 10.0 s", "shorter than", "10.5 s"]),
 ]
 
 
@@ -289,6 +298,51 @@ def test_constructors_validate_directly():
         Application("x", 1, float("nan"), 1.0)
     with pytest.raises(InstanceError, match=r"applications must be a non-empty list, got \[\]"):
         PeriodicInstance(Platform(4, 1.0, 1.0), ())
+
+
+# --- the period cap K' t_min --------------------------------------------------------------------------
+
+def test_period_cap_defaults_to_the_papers():
+    """K' = 10 unless given; t_min is the instance's where given, else max_k (w_k + time_io_k)."""
+    inst = PeriodicInstance.from_dict(good())  # t_min 20 s; cycles 10 + 1/2 = 10.5 and 5 + 3/1 = 8 s
+    assert inst.k_prime == 10 and inst.search_t_min() == 20.0 and inst.period_cap() == 200.0
+    d = good()
+    del d["t_min"]
+    inst = PeriodicInstance.from_dict(d)
+    assert inst.search_t_min() == inst.default_t_min() == 10.5 and inst.period_cap() == 105.0
+    d["k_prime"] = 2.5
+    assert PeriodicInstance.from_dict(d).period_cap() == 2.5 * 10.5
+    for k in range(1, 11):
+        assert paper_set(k).k_prime == 10 and paper_set(k).period_cap() == 10 * REF_SETS[k][1]
+    assert generate(3, 4).k_prime == 10 and generate(3, 4, k_prime=3).k_prime == 3
+
+
+def test_k_prime_written_only_when_not_the_default():
+    """A file without k_prime (every instance stored before the cap) reads as K' = 10 and writes back the
+    same JSON, so its hash stays; any other K' is written and read back."""
+    d = good()
+    inst = PeriodicInstance.from_dict(d)
+    assert "k_prime" not in inst.to_dict() and inst.to_dict() == {**d, "name": "g"}
+    assert "k_prime" not in PeriodicInstance.from_dict({**d, "k_prime": 10}).to_dict()
+    other = PeriodicInstance.from_dict({**d, "k_prime": 3})
+    assert other.to_dict()["k_prime"] == 3 and PeriodicInstance.from_json(other.to_json()) == other
+    assert other != inst
+
+
+def test_k_prime_is_in_the_field_table_the_docs_print():
+    """docs/formats/periodic.md and `iosched show` read periodic_fields.FIELDS: its k_prime row has the
+    loader's default, and an instance with every optional field loads and writes back exactly the table's
+    top-level keys (a key the loader takes but the table misses, or the other way round, fails here)."""
+    from iosched.instances.periodic import K_PRIME
+    from iosched.instances.periodic_fields import FIELDS
+
+    row = FIELDS.by_path["k_prime"]
+    assert row.default == K_PRIME == PeriodicInstance.from_dict(good()).k_prime and row.type == "number"
+    assert "K' t_min" in row.meaning
+    required, optional = FIELDS.keys()
+    full = {**good(), "k_prime": 3, "provenance": {"source": "test"}}
+    assert set(full) == set(required) | set(optional)
+    assert set(PeriodicInstance.from_dict(full).to_dict()) == set(full)
 
 
 def test_unknown_top_level_field():

@@ -1,6 +1,7 @@
 """PerSched: the paper's Table 4, and properties on generated instances."""
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -42,7 +43,7 @@ def test_set1_bounds_and_gap():
 
 def test_period_grid_is_the_authors():
     """T <- round(1000 T (1+eps)) / 1000 from t_min while T <= K' t_min."""
-    g = period_grid(900.0, 10, 0.01)
+    g = period_grid(900.0, 9000.0, 0.01)
     assert g[:3] == [900.0, 909.0, 918.09]
     assert g[-1] <= 9000 < round(g[-1] * 1.01 * 1000) / 1000
     assert all(b > a for a, b in zip(g, g[1:]))
@@ -107,3 +108,19 @@ def test_persched_patterns_are_feasible_and_within_bounds(inst, objective):
     assert ev.sys_efficiency <= longrun_bound(inst, "sys_efficiency") * (1 + 1e-9)
     assert longrun_bound(inst, "sys_efficiency") <= paper_bound(inst) * (1 + 1e-9)
     assert ev.dilation >= longrun_bound(inst, "dilation") * (1 - 1e-9)
+
+
+def test_the_search_stays_within_the_instance_period_cap():
+    """PerSched's k_prime and t_min default to the instance's; a larger k_prime stops at the instance's cap
+    (info says so), a smaller one narrows the search, and a t_min above the cap is refused."""
+    inst = replace(paper_set(10), k_prime=3)  # cap 48,000 s
+    res = iosched.solve("periodic", inst, "persched")
+    assert res.info["t_max"] == pytest.approx(48000.0) and "period_cap" not in res.info
+    assert res.solution.period <= 48000.0 and res.evaluation.feasible
+    wide = iosched.solve("periodic", inst, "persched", k_prime=20)
+    assert wide.info["t_max"] == pytest.approx(48000.0) and "48000 s" in wide.info["period_cap"]
+    assert wide.objective == res.objective
+    narrow = search(inst, k_prime=1.5)
+    assert narrow["t_max"] == pytest.approx(24000.0) and max(T for T, _ in narrow["trace"]) <= 24000.0
+    with pytest.raises(iosched.ParameterError, match="t_min = 50000.0 s is above the instance's period cap"):
+        iosched.solve("periodic", inst, "persched", t_min=50000.0)

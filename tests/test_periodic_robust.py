@@ -82,7 +82,7 @@ units, B = _card_units(variant(2, "io_volume", 1e-6))
 res["kernel"] = int(kernel()(16484.816, B, 1.5625e-12, *units, 500_000, 6_000_000, 0)[0])
 res["eps"] = outcome(lambda: persched(paper_set(2), eps=1e-9))
 res["t_min"] = outcome(lambda: persched(PeriodicInstance.from_dict({**paper_set(2).to_dict(), "t_min": 1e-4})))
-res["k_prime"] = outcome(lambda: persched(paper_set(2), k_prime=1e6))
+res["k_prime"] = outcome(lambda: persched(PeriodicInstance.from_dict({**paper_set(2).to_dict(), "k_prime": 1e6})))
 res["io_volume"] = outcome(lambda: persched(variant(2, "io_volume", 1e-12)))
 res["work"] = outcome(lambda: persched(variant(2, "work", 1e18, t_min=False)))
 print(json.dumps(res))
@@ -101,9 +101,10 @@ def test_persched_tiny_io_volumes_do_not_crash_the_kernel(runaway):
 def test_persched_never_runs_away(runaway):
     """eps=1e-9 and an instance t_min=1e-4 grew past 3 GB (the grid stopped advancing);
     k_prime=1e6, io_volume=1e-12 and work=1e18 ran for minutes inside compiled code."""
-    assert runaway["eps"]["what"].startswith("ParameterError: eps = 1e-09 with k_prime = 10")
-    assert runaway["t_min"]["what"] == "infeasible"  # periods up to 1e-3 s hold no 76.8 s compute
-    assert runaway["k_prime"]["what"].startswith("ParameterError: k_prime = 1000000.0")
+    assert runaway["eps"]["what"].startswith("ParameterError: eps = 1e-09 with the instance's k_prime = 10")
+    # periods up to 1e-3 s hold no 76.8 s compute: the instance itself is refused (its period cap)
+    assert runaway["t_min"]["what"].startswith("InstanceError: k_prime = 10: the period cap K' t_min = 10 x 0.0001 s")
+    assert runaway["k_prime"]["what"].startswith("ParameterError: the instance's k_prime = 1000000.0")
     assert "k_prime <= " in runaway["k_prime"]["what"]
     assert runaway["io_volume"]["what"].startswith("InstanceError: applications[T2-1].io_volume = 1e-12")
     assert runaway["work"]["what"].startswith("InstanceError: t_min (by default max_k work + I/O time)")

@@ -5,7 +5,8 @@ the compute phase (s, in [0, T)) and the I/O segments (start s, end s, rate
 data/s) that move that instance's volume before the next compute start of the
 same application (cyclically). Segments may run past T; they wrap.
 
-Violation kinds: ``period``, ``applications`` (wrong count), ``no_instance``,
+Violation kinds: ``period``, ``period_cap`` (a period above the instance's K' t_min:
+:meth:`~iosched.instances.periodic.PeriodicInstance.period_cap`), ``applications`` (wrong count), ``no_instance``,
 ``compute_start`` (outside [0, T)), ``compute_overlap`` (two computes of one
 application, or w_k > T), ``segment`` (end before start, negative rate, longer
 than T), ``app_rate`` (above β_k b), ``io_window`` (I/O outside the instance's
@@ -377,6 +378,8 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern | object, rel_tol: flo
     """Check ``pattern`` against ``instance`` and compute SysEfficiency and Dilation.
 
     SysEfficiency = Σ_k β_k n_k w_k / (N T); Dilation = max_k ρ_k T / (n_k w_k).
+    A period above the instance's cap K' t_min (by more than ``rel_tol``, the tolerance of every
+    time) is a ``period_cap`` violation: such patterns are outside the problem.
     Every number is read first: a period that is not a finite positive number, or a
     non-finite or malformed number anywhere, makes the pattern infeasible.
     """
@@ -396,6 +399,11 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern | object, rel_tol: flo
     t_tol = rel_tol * T
     B = instance.platform.bandwidth
     found: list[tuple[tuple, Violation]] = []  # (order key, violation): reported in the checker's order
+    cap = instance.period_cap()
+    if T > cap * (1 + rel_tol):  # the period's own tolerance, as every time
+        found.append(((-1,), Violation(
+            "period_cap", f"period {T!r} s above K' t_min = {instance.k_prime!r} x {instance.search_t_min()!r} s = "
+                          f"{cap!r} s", T - cap)))
     n_inst = len(data.c)
     pos_of = np.zeros(n_inst, dtype=np.int64)  # an instance's position in its application, by compute start
     lo, hi = np.zeros(n_inst), np.zeros(n_inst)  # its I/O window

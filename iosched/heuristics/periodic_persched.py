@@ -57,6 +57,11 @@ Three deliberate differences, none of which changes Table 4:
   precision, inside the evaluator's 1e-5), and the authors' P wherever min(β_k, B) >= 1
   card, as on the paper's sets and the generated instances.
 
+The period cap is the instance's (``k_prime``, t_min: :meth:`PeriodicInstance.period_cap`): PerSched's
+``k_prime`` and ``t_min`` default to the instance's and can only narrow the search, never take it past the
+cap (where they ask for more, the search stops at the cap and ``info["t_max"]`` says so). The paper's sets
+carry K' = 10 and the authors' t_min: their search is the paper's.
+
 Robustness (none of it changes Table 4): every parameter and the instance are checked
 before anything runs (:func:`plan_search`, naming what to change); the compiled insertion
 loop is bounded (at most MAX_INSTANCES instances and MAX_PIECES I/O pieces per pattern, one
@@ -114,7 +119,7 @@ THREADS_FROM = 2e-4  # s: with workers > 1, threads build the periods once three
 # (measured: the paper's sets 1 and 7-10, periods of 10-140 us, ran slower in two threads than in one)
 
 # parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
-KPrime = Annotated[float, Number(1)]
+KPrime = Annotated[float | None, Number(1)]  # None: the instance's k_prime
 Eps = Annotated[float, Number(0, 1, lo_open=True, hi_open=True)]
 Seconds = Annotated[float | None, Number(0, lo_open=True)]
 Workers = Annotated[int, Integer(1, 256)]
@@ -146,16 +151,14 @@ def _checked_instance(instance) -> PeriodicInstance:
 
 @dataclass(frozen=True)
 class Plan:
-    """A checked period search: [t_min, K' t_min] by factors (1 + eps), dates merged within ``precision``."""
+    """A checked period search: [t_min, t_max] by factors (1 + eps), dates merged within ``precision``;
+    t_max = min(K' t_min, the instance's period cap)."""
 
     t_min: float
     k_prime: float
     eps: float
     precision: float
-
-    @property
-    def t_max(self) -> float:
-        return self.k_prime * self.t_min
+    t_max: float
 
 
 def _largest_k_prime(t_min: float, k_prime: float, fits) -> float:
@@ -167,16 +170,19 @@ def _largest_k_prime(t_min: float, k_prime: float, fits) -> float:
     return lo
 
 
-def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, precision=None) -> Plan:
+def plan_search(instance: PeriodicInstance, k_prime=None, eps=0.01, t_min=None, precision=None) -> Plan:
     """Check PerSched's parameters against the instance before anything runs.
 
-    Raises :class:`ParameterError` (a parameter: its name and value, and what fits) or
-    :class:`InstanceError` (the instance itself: the field and value) when the search would
-    exceed the limits above: too many periods, patterns too large for memory or time, or I/O
+    ``k_prime`` and ``t_min`` default to the instance's; the search never goes past the instance's period
+    cap (a ``t_min`` above it is refused). Raises :class:`ParameterError` (a parameter: its name and value,
+    and what fits) or :class:`InstanceError` (the instance itself: the field and value) when the search
+    would exceed the limits above: too many periods, patterns too large for memory or time, or I/O
     times too short for double-precision dates at the longest period.
     """
     instance = _checked_instance(instance)
-    k_prime = number("k_prime", k_prime, 1, error=ParameterError)
+    own = k_prime is None
+    k_prime = instance.k_prime if own else number("k_prime", k_prime, 1, error=ParameterError)
+    k_name = f"the instance's k_prime = {k_prime!r}" if own else f"k_prime = {k_prime!r}"
     eps = number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
     apps = instance.applications
     if len(apps) > MAX_APPS:
@@ -193,10 +199,15 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
     t_max = k_prime * t_min
     if not math.isfinite(t_max):
         raise ParameterError(f"k_prime x t_min = {k_prime!r} x {t_min!r} s is not a finite number")
-    periods = 1 + math.log(k_prime) / math.log1p(eps)
+    cap = instance.period_cap()
+    if t_min > cap:
+        raise ParameterError(f"t_min = {t_min!r} s is above the instance's period cap K' t_min = "
+                             f"{instance.k_prime!r} x {instance.search_t_min()!r} s = {cap!r} s: no period to search")
+    t_max = min(t_max, cap)
+    periods = 1 + math.log(t_max / t_min) / math.log1p(eps)
     if periods > MAX_PERIODS:
-        need = math.expm1(math.log(k_prime) / (MAX_PERIODS - 1))
-        raise ParameterError(f"eps = {eps!r} with k_prime = {k_prime!r} makes about {periods:.3g} periods in the "
+        need = math.expm1(math.log(t_max / t_min) / (MAX_PERIODS - 1))
+        raise ParameterError(f"eps = {eps!r} with {k_name} makes about {periods:.3g} periods in the "
                              f"search, above the limit of {MAX_PERIODS}; eps >= {need:.3g} fits")
 
     def instances(T):
@@ -210,10 +221,10 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
         if count(t_max) <= limit:
             continue
         if count(t_min) <= limit:
-            fit = _largest_k_prime(t_min, k_prime, lambda T: count(T) <= limit)  # noqa: B023
+            fit = _largest_k_prime(t_min, t_max / t_min, lambda T: count(T) <= limit)  # noqa: B023
             raise ParameterError(
-                f"k_prime = {k_prime!r}: a period of K' t_min = {t_max:.6g} s can hold up to {count(t_max):.4g} "
-                f"{what}, above PerSched's limit of {limit}; k_prime <= {fit:.4g} fits")
+                f"{k_name}: a period of {t_max:.6g} s (K' t_min, at most the period cap) can hold up to "
+                f"{count(t_max):.4g} {what}, above PerSched's limit of {limit}; k_prime <= {fit:.4g} fits")
         short = min(range(len(apps)), key=lambda k: cycles[k])
         raise error(
             f"{source} = {t_min!r} s: a period that long can hold up to {count(t_min):.4g} {what} "
@@ -243,7 +254,7 @@ def plan_search(instance: PeriodicInstance, k_prime=10, eps=0.01, t_min=None, pr
             raise ParameterError(f"precision must be in [{floor:.4g}, {top:.4g}] s for this search (1e-13 of "
                                  f"K' t_min to {PRECISION_SHARE:g} of the shortest I/O time or work, so that a "
                                  f"pattern stays within the evaluator's tolerance), got {precision!r}")
-    return Plan(t_min, k_prime, eps, precision)
+    return Plan(t_min, k_prime, eps, precision, t_max)
 
 
 def _counts_at(args):
@@ -351,17 +362,18 @@ def build_pattern(instance: PeriodicInstance, period: float, precision: float | 
                                                      pc_bw[take] * b))
 
 
-def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
-    """The periods of the upward search: t_min, then x(1+eps) rounded to 1e-3 s, up to K' t_min.
+def period_grid(t_min: float, t_max: float, eps: float) -> list[float]:
+    """The periods of the upward search: t_min, then x(1+eps) rounded to 1e-3 s, up to t_max (K' t_min,
+    at most the instance's period cap).
 
     Where rounding to 1e-3 s would not advance (periods below 0.05 s at eps = 0.01), the
     unrounded x(1+eps) is taken instead; the grid stops with an error past 2 MAX_PERIODS.
     """
     grid: list[float] = []
     T = t_min
-    while T <= k_prime * t_min:
+    while T <= t_max:
         if len(grid) >= 2 * MAX_PERIODS:
-            raise ParameterError(f"eps = {eps!r} with k_prime = {k_prime!r} and t_min = {t_min!r} s makes more "
+            raise ParameterError(f"eps = {eps!r} with t_min = {t_min!r} s and t_max = {t_max!r} s makes more "
                                  f"than {2 * MAX_PERIODS} periods")
         grid.append(T)
         nxt = math.floor(T * (1 + eps) * 1000 + 0.5) / 1000
@@ -369,7 +381,7 @@ def period_grid(t_min: float, k_prime: float, eps: float) -> list[float]:
     return grid
 
 
-def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
+def search(instance: PeriodicInstance, k_prime: float | None = None, eps: float = 0.01,
            t_min: float | None = None, objective: str = "sys_efficiency",
            precision: float | None = None, workers: int = 1, deadline: Deadline | None = None,
            prune: bool = True) -> dict:
@@ -399,12 +411,13 @@ def search(instance: PeriodicInstance, k_prime: float = 10, eps: float = 0.01,
     choice("objective", objective, ("sys_efficiency", "dilation"), error=ParameterError)
     workers = integer("workers", workers, 1, 256, error=ParameterError)
     units, B = _card_units(instance)
-    grid = period_grid(plan.t_min, plan.k_prime, plan.eps)
+    grid = period_grid(plan.t_min, plan.t_max, plan.eps)
     periods = np.array(grid)
     se_bound, inv_dil_bound = period_bounds(instance, periods, plan.precision)
     small = count_caps(instance, periods, plan.precision).sum(axis=1) <= BATCH_INSTANCES
-    out: dict[str, Any] = {"t_min": plan.t_min, "precision": plan.precision, "periods_planned": len(grid),
-                           "stopped": None, "too_large_from": None, "broken": [], "pruned": 0}
+    out: dict[str, Any] = {"t_min": plan.t_min, "t_max": plan.t_max, "precision": plan.precision,
+                           "periods_planned": len(grid), "stopped": None, "too_large_from": None, "broken": [],
+                           "pruned": 0}
     trace = []
     last = 0.0  # how long the next period (or batch) and reading a pattern back will take, from the last
     best = [-1.0, -1.0]  # SysEfficiency and 1 / Dilation of the best pattern built so far
@@ -514,13 +527,17 @@ def check_time_limit(time_limit) -> float | None:
     return number("time_limit", time_limit, 0, 10**7, lo_open=True, error=ParameterError)
 
 
-def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_min=None, precision=None,
+def run_search(instance, objective, deadline: Deadline, k_prime=None, eps=0.01, t_min=None, precision=None,
                workers=1) -> MethodOutput:
     """The search and the chosen pattern under ``deadline``, as a method's output (parameters checked)."""
     found = search(instance, k_prime=k_prime, eps=eps, t_min=t_min, objective=objective,
                    precision=precision, workers=workers, deadline=deadline)
-    info = {"t_min": found["t_min"], "periods_tried": len(found["trace"]) + len(found["broken"]),
-            "periods_pruned": found["pruned"]}
+    info = {"t_min": found["t_min"], "t_max": found["t_max"],
+            "periods_tried": len(found["trace"]) + len(found["broken"]), "periods_pruned": found["pruned"]}
+    asked = (instance.k_prime if k_prime is None else k_prime) * found["t_min"]
+    if asked > found["t_max"]:
+        info["period_cap"] = (f"searched up to the instance's period cap K' t_min = {found['t_max']:.6g} s, below "
+                              f"k_prime x t_min = {asked:.6g} s")
     if found["stopped"]:
         info["stopped"] = (f"time limit ({deadline.seconds:g} s) after {info['periods_tried']} periods "
                            f"({found['periods_planned']} planned upward)")
@@ -537,7 +554,7 @@ def run_search(instance, objective, deadline: Deadline, k_prime=10, eps=0.01, t_
         if found["too_large_from"] == found["t_min"]:
             info["error"] = f"the pattern at t_min is above PerSched's size limits ({info['size_limit']})"
             return MethodOutput(None, Status.ERROR, info=info)
-        info["error"] = "no period in [t_min, K' t_min] holds an instance of every application"
+        info["error"] = "no period in [t_min, t_max] holds an instance of every application"
         return MethodOutput(None, Status.INFEASIBLE, info=info)
     pattern = build_pattern(instance, found["period"], found["precision"])
     return MethodOutput(pattern, Status.TIME_LIMIT if found["stopped"] else Status.FEASIBLE, info=info)
@@ -553,16 +570,19 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
     return run_search(instance, objective, deadline, k_prime, eps, t_min, precision, workers)
 
 
-@register("periodic", "persched", objective="sys_efficiency", exact_over=HEURISTIC, prepare=compile_kernel)
-def persched(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+@register("periodic", "persched", objective="sys_efficiency", exact_over=HEURISTIC,
+          prepare=compile_kernel)
+def persched(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
              workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
-    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search; stops after time_limit s."""
+    """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search (k_prime, t_min: the
+    instance's unless given, never past its period cap); stops after time_limit s."""
     return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
 
 
-@register("periodic", "persched-mindil", objective="dilation", exact_over=HEURISTIC, prepare=compile_kernel)
-def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = 10, eps: Eps = 0.01,
+@register("periodic", "persched-mindil", objective="dilation", exact_over=HEURISTIC,
+          prepare=compile_kernel)
+def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
                     workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
     """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation); stops after time_limit s."""

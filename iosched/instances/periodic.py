@@ -5,6 +5,14 @@ A platform of ``processors`` processors, each with an I/O card of
 (data/s). Each application uses ``processors`` dedicated processors and
 repeats: compute ``work`` seconds, then move ``io_volume`` data.
 Any consistent units work; the paper's data are in seconds, GB and GB/s.
+
+The period cap is part of the problem: a pattern's period T is at most K' t_min (JSON
+``k_prime``, K' >= 1, default 10 as in the paper's experiments, Section 4.4), where t_min is
+the instance's ``t_min`` where given and otherwise max_k (w_k + time_io_k), the shortest
+period that holds one instance of every application (Algorithm 2, lines 3-4): the range
+PerSched searches, [t_min, K' t_min]. Without a cap the supremum over periodic patterns is
+reached only at common multiples of the applications' cycles (astronomically long periods)
+or not at all, and no optimum could be proved.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from iosched.errors import InstanceError
 from iosched.instances import JsonInstance, build, check_top
 
 MAX_COUNT = 2**53  # processor counts: integers that floats still hold exactly
+K_PRIME = 10  # the paper's period cap K' = T_max / t_min (Section 4.4: "tested with K' = 10")
 
 
 def _positive(where: str, value, *, integer: bool = False) -> None:
@@ -75,7 +84,10 @@ class Application:
 
 @dataclass(frozen=True)
 class PeriodicInstance(JsonInstance):
-    """Applications sharing a platform; ``t_min`` (s) optionally fixes PerSched's first period.
+    """Applications sharing a platform, and the period cap: every pattern's period is at most
+    ``k_prime`` x t_min (:meth:`period_cap`), t_min being ``t_min`` (s) where given (the paper's
+    sets carry the authors' values), else max_k (w_k + time_io_k) (:meth:`search_t_min`). PerSched
+    searches [t_min, K' t_min].
 
     ``provenance``: where the instance came from (imported logs: names, SHA-256, what was
     assumed); methods ignore it."""
@@ -85,6 +97,7 @@ class PeriodicInstance(JsonInstance):
     name: str = "instance"
     t_min: float | None = None
     provenance: dict | None = field(default=None, compare=False)
+    k_prime: float = K_PRIME
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -109,6 +122,9 @@ class PeriodicInstance(JsonInstance):
             )
         if self.t_min is not None:
             _positive("t_min", self.t_min)
+        _positive("k_prime", self.k_prime)
+        if self.k_prime < 1:
+            raise InstanceError(f"k_prime must be at least 1 (the period cap is K' t_min), got {self.k_prime!r}")
         for k, a in enumerate(self.applications):
             # derived quantities every method uses: finite and positive, or the scales are unusable
             rate, io = self.max_rate(k), self.time_io(k)
@@ -118,6 +134,14 @@ class PeriodicInstance(JsonInstance):
                     f"applications[{a.name}]: io_volume {a.io_volume!r} at min(processors x processor_bandwidth, "
                     f"bandwidth) = {rate!r} data/s takes {io!r} s: not a finite positive time (the platform's and "
                     f"the application's scales are too far apart)")
+        cap, longest = self.period_cap(), self.default_t_min()
+        where = f"k_prime = {self.k_prime!r}: the period cap K' t_min = {self.k_prime!r} x {self.search_t_min()!r} s"
+        if not math.isfinite(cap):
+            raise InstanceError(f"{where} is not a finite number")
+        if cap < longest:
+            raise InstanceError(
+                f"{where} = {cap!r} s is shorter than the longest application cycle max_k (w_k + time_io_k) = "
+                f"{longest!r} s, so no pattern within it holds every application (a larger k_prime or t_min)")
 
     # --- derived quantities (same units as the data) -------------------------
     def max_rate(self, k: int) -> float:
@@ -138,6 +162,16 @@ class PeriodicInstance(JsonInstance):
         """max_k (w_k + time_io_k): the shortest period holding one instance of each app."""
         return max(a.work + self.time_io(k) for k, a in enumerate(self.applications))
 
+    def search_t_min(self) -> float:
+        """t_min (s) of the period cap and of PerSched's search: the instance's ``t_min`` where given,
+        else :meth:`default_t_min` (the paper's T_min = max_k (w_k + time_io_k), Algorithm 2 line 3)."""
+        return self.default_t_min() if self.t_min is None else self.t_min
+
+    def period_cap(self) -> float:
+        """K' t_min (s): the longest period a pattern of this instance may have (Algorithm 2 line 4's
+        T_max); a longer pattern is infeasible (the evaluator's ``period_cap`` violation)."""
+        return self.k_prime * self.search_t_min()
+
     # --- JSON ------------------------------------------------------------------
     def to_dict(self) -> dict:
         d: dict[str, object] = {
@@ -147,13 +181,15 @@ class PeriodicInstance(JsonInstance):
         }
         if self.t_min is not None:
             d["t_min"] = self.t_min
+        if self.k_prime != K_PRIME:  # written only when not the paper's 10, so that older files hash the same
+            d["k_prime"] = self.k_prime
         if self.provenance is not None:
             d["provenance"] = self.provenance
         return d
 
     @classmethod
     def from_dict(cls, d: dict, name: str = "instance") -> PeriodicInstance:
-        check_top(d, "periodic instance", ("platform", "applications"), ("name", "t_min", "provenance"))
+        check_top(d, "periodic instance", ("platform", "applications"), ("name", "t_min", "k_prime", "provenance"))
         platform = build(Platform, d["platform"], "platform")
         apps = d["applications"]
         if not isinstance(apps, list):
@@ -162,7 +198,7 @@ class PeriodicInstance(JsonInstance):
             build(Application, a, f"applications[{i}]") for i, a in enumerate(apps)
         )
         return cls(platform, applications, name=d.get("name", name), t_min=d.get("t_min"),
-                   provenance=d.get("provenance"))
+                   provenance=d.get("provenance"), k_prime=d.get("k_prime", K_PRIME))
 
 
 # --- the paper's instances ---------------------------------------------------------
@@ -226,7 +262,8 @@ PAPER_FIGURE7 = {3: (0.997, 1.05), 10: (0.999, 1.01)}
 
 
 def paper_set(k: int) -> PeriodicInstance:
-    """Scenario set k (1..10) of the paper, on Jupiter, with the authors' t_min."""
+    """Scenario set k (1..10) of the paper, on Jupiter, with the authors' t_min and the paper's K' = 10:
+    periods up to 10 t_min, the range the authors' PerSched searched for Table 4."""
     if k not in PAPER_SETS:
         raise InstanceError(f"paper set must be 1..10, got {k!r}")
     counts, t_min = PAPER_SETS[k]
@@ -234,7 +271,7 @@ def paper_set(k: int) -> PeriodicInstance:
     for kind, count in zip(PAPER_APPS, counts):
         w, vol, beta = PAPER_APPS[kind]
         apps += [Application(f"{kind}-{i + 1}", beta, w, vol) for i in range(count)]
-    return PeriodicInstance(JUPITER, tuple(apps), name=f"paper:set{k}", t_min=t_min)
+    return PeriodicInstance(JUPITER, tuple(apps), name=f"paper:set{k}", t_min=t_min, k_prime=K_PRIME)
 
 
 def generate(
@@ -242,8 +279,10 @@ def generate(
     n_apps: int = 4,
     platform: Platform = JUPITER,
     io_share: tuple[float, float] = (0.02, 0.5),
+    k_prime: float = K_PRIME,
 ) -> PeriodicInstance:
-    """A random instance: ``n_apps`` applications splitting the platform's processors.
+    """A random instance: ``n_apps`` applications splitting the platform's processors, periods
+    capped at ``k_prime`` max_k (w_k + time_io_k).
 
     Processor counts are powers of two; each application's I/O time alone,
     time_io / (w + time_io), is drawn uniformly from ``io_share``; work is
@@ -265,7 +304,7 @@ def generate(
         rate = min(beta * platform.processor_bandwidth, platform.bandwidth)
         vol = float(np.round(work * share / (1 - share) * rate, 4))
         apps.append(Application(f"A{i + 1}", beta, work, max(vol, 1e-3)))
-    return PeriodicInstance(platform, tuple(apps), name=f"random:{seed}:{n_apps}")
+    return PeriodicInstance(platform, tuple(apps), name=f"random:{seed}:{n_apps}", k_prime=k_prime)
 
 
 def load(spec: str) -> PeriodicInstance:
@@ -387,6 +426,6 @@ def _darshan_cycle(log, min_compute_s: float | None) -> dict:
             "spread": {"compute": cv(computes), "volume": cv(volumes)}}
 
 __all__ = [
-    "Application", "Platform", "PeriodicInstance", "paper_set", "generate", "load",
+    "Application", "Platform", "PeriodicInstance", "paper_set", "generate", "load", "K_PRIME",
     "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_FIGURE7", "BUILTIN",
 ]

@@ -9,7 +9,7 @@ these tables, are in seconds, GB and GB/s.
 from __future__ import annotations
 
 from iosched.instances.fields import Field, Fields
-from iosched.instances.periodic import Application, PeriodicInstance, Platform
+from iosched.instances.periodic import K_PRIME, Application, PeriodicInstance, Platform
 
 FIELDS = Fields(
     "periodic instance",
@@ -24,15 +24,18 @@ FIELDS = Fields(
           "most at min(β b, B)"),
     Field("applications[].work", "number", "s", "w, the compute time of one instance"),
     Field("applications[].io_volume", "number", "GB", "vol, the data one instance moves after computing"),
-    Field("t_min", "number", "s", "fixes PerSched's first period (absent: max over the applications of w + "
-          "vol / min(β b, B))", None),
+    Field("t_min", "number", "s", "fixes PerSched's first period and, with k_prime, the period cap (absent: max "
+          "over the applications of w + vol / min(β b, B))", None),
+    Field("k_prime", "number", "", "K', PerSched's period cap (at least 1): a pattern longer than K' t_min is "
+          "rejected, so an optimum exists (written only where not the paper's 10)", K_PRIME),
     Field("provenance", "object", "", "where the instance came from (imported logs: names, SHA-256, what was "
           "assumed); methods ignore it", None),
 )
 
 SOLUTION_FIELDS = Fields(
     "periodic pattern",
-    Field("period", "number", "s", "T, the pattern's period; the pattern repeats every T seconds"),
+    Field("period", "number", "s", "T, the pattern's period; the pattern repeats every T seconds; at most the "
+          "instance's period cap K' t_min (a longer pattern is rejected)"),
     Field("applications", "list", "", "per application, in the instance's order, its instances in the pattern "
           "(at least one each)"),
     Field("applications[].name", "string", "", "the application's name (written for the reader; the order is "

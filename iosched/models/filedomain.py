@@ -97,9 +97,9 @@ from iosched.models.filedomain_aggregated import (  # noqa: F401  (the public na
     writer_counts,
 )
 from iosched.models.filedomain_bounds import cheap_bound, counting_bound, data_bound  # noqa: F401
-from iosched.models.filedomain_cpsat import _cpsat, _cpsat_true_optimum, _read_cpsat, build_cpsat  # noqa: F401
+from iosched.models.filedomain_cpsat import _cpsat, _cpsat_true_optimum, build_cpsat, read_cpsat  # noqa: F401
 from iosched.models.filedomain_dp import dp_partition
-from iosched.models.filedomain_milp import _read_milp, build_milp
+from iosched.models.filedomain_milp import build_milp, read_milp
 from iosched.models.filedomain_relax import relaxation_point, time_bound
 from iosched.models.filedomain_units import (  # noqa: F401  (the public names stay importable from here)
     BOUND_SLACK,
@@ -227,7 +227,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
             return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
-        domains = _read_milp(instance, model, gran) if out.has_solution else None
+        domains = read_milp(instance, model, gran) if out.has_solution else None
         value, bound = _scaled(out, US)
     else:
         try:
@@ -236,7 +236,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             info["skipped"] = "the CP-SAT model was not solved: its build reached the time limit"
             return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
         out, solver = solve_cpsat(model, deadline.limit(prof))
-        domains = _read_cpsat(instance, solver, v, gran) if out.has_solution else None
+        domains = read_cpsat(instance, solver, v, gran) if out.has_solution else None
         value, bound = _scaled(out, 1e9)
         if bound is not None:
             bound = max(0.0, bound - 1e-9)

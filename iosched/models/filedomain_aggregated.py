@@ -105,7 +105,7 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
     return m
 
 
-def _read_aggregated(instance: FileDomainInstance, m: ConcreteModel) -> Domains:
+def read_aggregated(instance: FileDomainInstance, m: ConcreteModel) -> Domains:
     """Each server's stripes in object order, in blocks of c_as to aggregators 0, 1, ..."""
     from iosched.heuristics.filedomain import by_stripe
 
@@ -223,7 +223,7 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
         timed_out = True
     else:
         if out.has_solution:
-            candidates.append(("whole stripes", _read_aggregated(instance, model)))
+            candidates.append(("whole stripes", read_aggregated(instance, model)))
         value, scope_bound = _scaled(out, US)
         info.update(solver_status=out.status.value, solver_wall_s=out.wall_time_s, scope_bound=scope_bound,
                     scope_optimal=out.status == Status.OPTIMAL,

@@ -110,11 +110,15 @@ def _horizon(instance: FileDomainInstance) -> float:
 
 
 def build_cpsat(instance: FileDomainInstance, granularity: str = "byte"):
-    """The CP-SAT model (module docstring); T in nanoseconds. ``granularity``: byte or unit."""
-    return _cpsat(instance, granularity)[0]
+    """The CP-SAT model (module docstring); T in nanoseconds. ``granularity``: byte or unit. Its variables
+    by name (T, y, q, f, l, and the lock units) are in ``model.named``."""
+    model, named = _cpsat(instance, granularity)
+    model.named = named
+    return model
 
 
-def _read_cpsat(instance: FileDomainInstance, solver, v: dict, granularity: str) -> Domains:
+def read_cpsat(instance: FileDomainInstance, solver, v: dict, granularity: str) -> Domains:
+    """The domains of a solved CP-SAT model (``v``: its variables by name, ``model.named``)."""
     units: Units = v["units"]
     P = instance.aggregators
     owners, amounts = [], []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from iosched import lazy
+from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains
 from iosched.instances.filedomain import FileDomainInstance
 from iosched.models.filedomain_units import (
@@ -16,14 +17,34 @@ from iosched.models.filedomain_units import (
     _model_units,
     aggregator_classes,
 )
+from iosched.validate import choice
 
 pe = lazy.module("pyomo.environ")
 if TYPE_CHECKING:
     from pyomo.environ import ConcreteModel
 
 
-def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> ConcreteModel:
-    """The unit-level MILP (module docstring); T in microseconds. ``granularity``: byte or unit."""
+SYMMETRY = ("loads", "first", "none")
+
+
+def build_milp(instance: FileDomainInstance, granularity: str = "byte", symmetry: str = "loads") -> ConcreteModel:
+    """The unit-level MILP (module docstring); T in microseconds. ``granularity``: byte or unit.
+
+    ``symmetry`` orders the aggregators of each class of :func:`aggregator_classes` (interchangeable:
+    permuting a class's domains changes no cost, so some optimal solution lies in any one order of them):
+
+    * ``loads`` (the default): their loads non-increasing, ``symmetry_k``. Order a solution's class by load.
+    * ``first``: by the first unit each writes in (units in the model's order), ``first_k`` with the
+      continuous ``seen[u, a]`` <= seen[u-1, a] + y[u, a] (at most 1 once a has written by unit u) and
+      y[u, g_i] <= seen[u, g_(i-1)]: the i-th aggregator of the class writes in unit u only if the one
+      before it has written by then. Order a solution's class by the first unit each writes in (those
+      that write nothing last): then every row holds with seen = [a has written by u].
+    * ``none``: no ordering.
+
+    The two orders are alternatives, not to be combined (a solution in the order of first units need not
+    have its loads in order). Neither changes the optimum: each keeps, of every solution, the copy whose
+    class members are in its order (their effect on the LP bound and the solve: docs/formulations.md)."""
+    choice("symmetry", symmetry, SYMMETRY, error=ParameterError)
     units, U, P, w = _model_units(instance, granularity)
     bw = instance.bandwidth
     A, R = instance.acquire_s * US, instance.revoke_s * US
@@ -67,9 +88,17 @@ def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> Concr
         members = {n: [a for a in range(P) if instance.aggregator_nodes[a] == n] for n in range(instance.nodes)}
         m.N = pe.Set(initialize=[n for n in members if members[n]])
         m.node = pe.Constraint(m.N, rule=lambda m, n: sum(m.agg_load[a] for a in members[n]) <= bw.node[n] * 1e3 * m.T)
-    for k, group in enumerate(aggregator_classes(instance)):
-        setattr(m, f"symmetry_{k}", pe.Constraint(range(len(group) - 1),
-                                                  rule=lambda m, i, g=group: m.agg_load[g[i]] >= m.agg_load[g[i + 1]]))
+    for k, group in enumerate(aggregator_classes(instance) if symmetry != "none" else []):
+        if symmetry == "loads":
+            setattr(m, f"symmetry_{k}", pe.Constraint(range(len(group) - 1), rule=lambda m, i, g=group: (
+                m.agg_load[g[i]] >= m.agg_load[g[i + 1]])))
+            continue
+        if not hasattr(m, "seen"):
+            m.seen = pe.Var(m.U, m.A, bounds=(0, 1), doc="aggregator a has written in some unit up to u")
+            m.seen_rule = pe.Constraint(m.U, m.A, rule=lambda m, u, a: (
+                m.seen[u, a] <= (m.seen[u - 1, a] if u else 0) + m.y[u, a]))
+        setattr(m, f"first_{k}", pe.Constraint(m.U, range(1, len(group)), rule=lambda m, u, i, g=group: (
+            m.y[u, g[i]] <= m.seen[u, g[i - 1]])))
 
     def lock(seq, seq_pairs):  # the lock time (µs) of one sequence
         owners = sum(m.y[int(u), a] for u in seq for a in m.A)
@@ -88,7 +117,8 @@ def build_milp(instance: FileDomainInstance, granularity: str = "byte") -> Concr
     return m
 
 
-def _read_milp(instance: FileDomainInstance, m: ConcreteModel, granularity: str) -> Domains:
+def read_milp(instance: FileDomainInstance, m: ConcreteModel, granularity: str) -> Domains:
+    """The domains a solved :func:`build_milp` model encodes (its granularity given again)."""
     units: Units = m._filedomain_units  # noqa: SLF001
     P = instance.aggregators
     owners, amounts = [], []

@@ -80,7 +80,9 @@ class NodeClass:
     times: list[dict[str, float]]
 
 
-def _classes(instance: ForwardingInstance) -> dict[tuple, list[int]]:
+def node_groups(instance: ForwardingInstance) -> dict[tuple, list[int]]:
+    """The usable forwarding nodes (not dedicated to a running job) grouped by (capacity, the running jobs'
+    compute nodes on them): the nodes of a group are interchangeable, one class of the model each."""
     banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding or ()}  # (dedicated: mapped)
     running: dict[int, dict[str, int]] = {}
     for r in instance.running:
@@ -107,7 +109,7 @@ def node_classes(instance: ForwardingInstance, max_configurations: int = 20_000,
                             " (scope=dfra-space)")
     by_id = {j.id: j for j in instance.running}
     out: list[NodeClass] = []
-    for (_, running), nodes in _classes(instance).items():
+    for (_, running), nodes in node_groups(instance).items():
         cls = NodeClass(nodes, [], [])
         for config in itertools.product(*[range(j.nodes + 1) for j in instance.jobs]):
             if deadline is not None and deadline.expired():

@@ -204,15 +204,17 @@ class TupleModel:
 
 
 def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadline,
-                accept: Callable[[list[Fraction]], Fraction | None]) -> TupleResult:
+                accept: Callable[[list[Fraction]], Fraction | None], floor: Fraction | float = 0) -> TupleResult:
     """The branch and bound of the module docstring: the best schedule of the tuple below ``cut`` (which
     falls as better ones are found) and a lower bound on the tuple's minimum (at least ``cut`` where none
     is below it). Depth first; each LP on backend ``solver`` within what ``deadline`` leaves. A leaf's
     exact point becomes the incumbent where ``accept`` makes a schedule of it (its value, which may be
     below the point's: a job whose last run is empty ends before its last action); where it cannot (a
-    run of length 0 between two actions, in the closure only) the leaf's bound still counts."""
+    run of length 0 between two actions, in the closure only) the leaf's bound still counts. ``floor``: a
+    bound known beforehand on every point of the tuple below ``cut`` (the prices'), the root's bound that
+    every node inherits (past the deadline, the open nodes count at least that)."""
     out = TupleResult(math.inf)
-    root = sum(sh.skeleton.own for sh in model.shapes)  # every job at its own minimum: the root LP's optimum
+    root = max(sum(sh.skeleton.own for sh in model.shapes), floor)  # own minima: the root LP's optimum
     stack: list[tuple[list[Row], Fraction | float]] = [([], root)]
     session = Session(model.lp, solver)
     while stack:

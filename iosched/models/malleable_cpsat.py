@@ -31,9 +31,9 @@ from iosched.models.malleable_grid import (
     Grid,
     Objective,
     Unit,
-    _check_model_params,
     _exact_output,
     _start_plans,
+    check_model_params,
     make_grid,
 )
 from iosched.solvers import Deadline, SolveOutcome, load_profile, solve_cpsat
@@ -43,7 +43,7 @@ Segments = Annotated[int, Integer(1, 50)]
 Hint = Annotated[bool, Boolean()]
 
 
-def _cpsat(instance: MalleableInstance, grid: Grid, segments: int, objective: str, fixed=()):
+def cpsat_model(instance: MalleableInstance, grid: Grid, segments: int, objective: str, fixed=()):
     """The model (module docstring); ``fixed``: (start, end, nodes) blocks in grid units held by jobs
     outside it (the large-neighbourhood search's fixed part)."""
     from ortools.sat.python import cp_model
@@ -140,9 +140,13 @@ def _symmetric_plans(instance: MalleableInstance, grid: Grid, plans: list) -> li
 
 def build_cpsat(instance: MalleableInstance, segments: int = 3, unit: float | None = None,
                 objective: str = "mean_completion"):
-    """The CP-SAT model (module docstring) as a ``CpModel``."""
-    _check_model_params(segments, unit, objective)
-    return _cpsat(instance, make_grid(instance, unit), segments, objective)[0]
+    """The CP-SAT model (module docstring) as a ``CpModel``; ``model.named``: its grid (``grid``) and per job
+    its variables (``jobs``: used, x, rs, re, len, m, y by segment, as :func:`cpsat_model` names them)."""
+    check_model_params(segments, unit, objective)
+    grid = make_grid(instance, unit)
+    model, jobvars = cpsat_model(instance, grid, segments, objective)
+    model.named = {"grid": grid, "jobs": jobvars}
+    return model
 
 
 def _hint(m, instance: MalleableInstance, grid: Grid, jobvars, plans, segments: int) -> None:
@@ -166,7 +170,8 @@ def _hint(m, instance: MalleableInstance, grid: Grid, jobvars, plans, segments: 
                     m.add_hint(v, k + 1 < len(runs) and run[2] == p and runs[k + 1][2] == q)
 
 
-def _plans_from(solver, instance: MalleableInstance, jobvars) -> list[list[tuple[int, int, int]]]:
+def cpsat_plans(solver, instance: MalleableInstance, jobvars) -> list[list[tuple[int, int, int]]]:
+    """Per job its runs (start, end, size) in grid units, from a solved :func:`cpsat_model`."""
     plans = []
     for job, (used, x, rs, re, *_) in zip(instance.jobs, jobvars):
         runs = []
@@ -245,14 +250,15 @@ def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
         picked: dict[str, Any] = {f: [getattr(grid, f)[j] for j in free]
                                   for f in ("arrival", "period", "durations", "rate", "work", "cost")}
         sub_grid = replace(grid, **picked)
-        m, jobvars = _cpsat(sub, sub_grid, segments, objective, _blocks(plans[j] for j in range(n) if j not in free))
+        m, jobvars = cpsat_model(sub, sub_grid, segments, objective,
+                                 _blocks(plans[j] for j in range(n) if j not in free))
         _hint(m, sub, sub_grid, jobvars, _symmetric_plans(sub, sub_grid, [plans[j] for j in free]), segments)
         step = replace(deadline.limit(prof), time_limit=min(LNS_STEP_S, deadline.remaining()))
         outcome, solver = solve_cpsat(m, step)
         k = min(k + 1, n, LNS_MAX_JOBS) if outcome.message == "OPTIMAL" else max(2, k - 1)
         if outcome.has_solution:
             new = list(plans)
-            for j, runs in zip(free, _plans_from(solver, sub, jobvars)):
+            for j, runs in zip(free, cpsat_plans(solver, sub, jobvars)):
                 new[j] = runs
             key = _plans_key(new, objective)
             if key < best:
@@ -294,7 +300,7 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
         bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
         hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
         return _searched(instance, grid, segments, objective, prof, deadline, plans, hinted)
-    m, jobvars = _cpsat(instance, grid, segments, objective)
+    m, jobvars = cpsat_model(instance, grid, segments, objective)
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
         >= _bound_units(instance, grid, objective, deadline, prof.solver))
@@ -307,7 +313,7 @@ def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOu
     if hint:  # a share for the proof; the search from the best schedule found gets the rest
         limit = replace(limit, time_limit=max(0.01, WHOLE_SHARE * limit.time_limit))
     outcome, solver = solve_cpsat(m, limit)
-    plans = _plans_from(solver, instance, jobvars) if outcome.has_solution else None
+    plans = cpsat_plans(solver, instance, jobvars) if outcome.has_solution else None
     if hint and outcome.status == Status.TIME_LIMIT:
         return _searched(instance, grid, segments, objective, prof, deadline, plans or hinted_plans, hinted, outcome)
     out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")

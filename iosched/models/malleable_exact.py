@@ -26,7 +26,20 @@ solved, and past the deadline every unexplored level's next skeleton and every o
 lower bound on the sum of completions of the schedules in it; these regions cover every schedule that
 could beat U. So the least of these bounds and U is a lower bound on the sum of completions of every
 schedule (the closure's minimum is at most each schedule's value, since the models only relax the
-evaluator's strict inequalities). It is the bound of ``exact``, valid for every schedule; where the search
+evaluator's strict inequalities).
+
+**Past the time limit** (checked in every loop: the starts, the listing, the price ascent and evaluation,
+the enumeration, each tuple's branch and bound, whose LPs get the time left as their limit) the method
+returns the best schedule found (the search's, else the start's) and the least bound of the regions above,
+where the unexplored ones are: (a) at each level e of the depth-first path, the skeletons of its list not
+tried yet, from index k on: every tuple completing the chosen skeletons of levels < e with one of them has a
+sum at least the chosen ones' F, the least F from k on and the later levels' least F (and at least the same
+in g less the charge, the list being in order of g); these sets with the regions already closed cover
+every tuple, hence every schedule below the cut; (b) a tuple's open branch and bound nodes, each at its
+parent's proven bound (a child is a subset). Where the time limit comes while listing the skeletons, no
+region is closed: the bound is the sum of the jobs' shortest run times (each C_j - a_j is at least
+job j's), capped at U; while pricing, the skeletons not yet priced keep g = F (valid: g >= F under any
+prices >= 0). It is the bound of ``exact``, valid for every schedule; where the search
 ends it equals the value of the schedule found up to the exact proof of the last leaves (zero where
 their bases check out exactly). The schedule is built from the exact optimum in Fractions and goes
 through the evaluator like every method's.
@@ -47,7 +60,8 @@ import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Annotated, Any
+from itertools import accumulate
+from typing import Annotated
 
 from iosched.core import EVERY_SOLUTION, METHOD_START, MethodOutput, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
@@ -68,7 +82,7 @@ CPSAT_SHARE = 0.2  # of the budget: cpsat's start (it proves its grid scope's op
 CPSAT_MAX_S = 10.0  # s: at most, whatever the budget (the search makes better use of the rest)
 LIST_SHARE = 0.05  # of the budget: rigid-list's start
 MAX_SKELETONS = 200_000  # per job: beyond, the instance is refused as too large to enumerate
-PRICE_SHARE = 0.25  # of the time left after the skeletons: the search for Lagrangian prices, at most
+PRICE_SHARE = 0.25  # of the time left once the skeletons are listed and stacked: the price ascent's, at most
 
 Objective = Annotated[str, OneOf(("mean_completion",))]
 Skeletons = Annotated[int, Integer(1, 10**7)]
@@ -94,8 +108,7 @@ def _within(seconds: float, call):
 
 def serial_schedule(instance: MalleableInstance) -> Schedule:
     """Jobs in arrival order, one at a time, each at its fastest size: always feasible."""
-    out: dict[str, tuple[Interval, ...]] = {}
-    free = -math.inf
+    out, free = {}, -math.inf
     for job in sorted(instance.jobs, key=lambda j: (j.arrival, j.id)):
         p = job.sizes[job.times.index(min(job.times))]
         s = max(job.arrival, free)
@@ -107,12 +120,12 @@ def serial_schedule(instance: MalleableInstance) -> Schedule:
 def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tuple[Start, list[dict]]:
     """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget) and the
     serial schedule; and what each gave."""
-    tried: list[dict] = []
+    tried = []
     calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
              ("dmr", lambda s: dmr(instance, time_limit=s).solution, LIST_SHARE),
              ("serial", lambda s: serial_schedule(instance), 0.0)]
-    best: Start | None = None
+    best = None
     for name, call, share in calls:
         began, error = time.perf_counter(), None
         try:
@@ -120,15 +133,14 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
         except Exception as e:  # noqa: BLE001 - a start that fails (cpsat's grid refusing the instance) is skipped
             schedule, error = None, f"{type(e).__name__}: {e}"
         ev = evaluate(instance, schedule) if schedule is not None else None
-        value = ev.mean_completion if ev is not None and ev.feasible else None
-        tried.append({"heuristic": name, "value": value, "time_s": round(time.perf_counter() - began, 3),
-                      **({"error": error} if error else {})})
-        if value is None or schedule is None:  # (a value comes only with a schedule)
+        row = {"heuristic": name, "value": ev.mean_completion if ev is not None and ev.feasible else None,
+               "time_s": round(time.perf_counter() - began, 3), **({"error": error} if error else {})}
+        tried.append(row)
+        if row["value"] is None:
             continue
-        total = sum((Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs), Fraction(0))
+        total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
         if best is None or total < best.sum:
-            best = Start(name, schedule, total, value)
-    assert best is not None  # the serial schedule is always feasible
+            best = Start(name, schedule, total, row["value"])
     return best, tried
 
 
@@ -188,12 +200,8 @@ class Search:
         fastest = sum(j.fastest for j in self.jobs)
         self.lists = [skeletons(j, self.cut - (fastest - j.fastest), deadline, cap) for j in self.jobs]
         self.listed = [len(lst) for lst in self.lists]
-        self.charge, self.price_steps = 0.0, 0
-        self.priced_bound: float | None = None  # the Lagrangian bound, once priced
+        self.charge, self.priced_bound, self.price_steps = 0.0, None, 0
         self.g = [[float(s.own) for s in lst] for lst in self.lists]  # no prices: g = F (charge 0)
-        if all(self.lists):
-            self._price(Deadline(PRICE_SHARE * deadline.remaining()))
-        self.order = sorted(range(len(self.jobs)), key=lambda j: (len(self.lists[j]), j))
         self.shapes: dict[tuple[int, Skeleton], Shape] = {}
 
     def _accept(self, model: TupleModel, x: list[Fraction]) -> Fraction | None:
@@ -228,10 +236,11 @@ class Search:
             shapes.append(self.shapes[key])
         return which, shapes
 
-    def _tuple(self, chosen: list[Skeleton | None]) -> None:
+    def _tuple(self, chosen: list[Skeleton], priced: float) -> None:
+        """Solve the tuple ``chosen`` (its priced bound ``priced``: the root's of its branch and bound)."""
         _, shapes = self.shapes_of(chosen)
         model = TupleModel(self.jobs, shapes, self.instance.nodes, self.cut)
-        res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x))
+        res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x), priced)
         self._count(res)
         self.counts["tuples"] += 1
         self.lower = min(self.lower, res.lower)
@@ -244,24 +253,30 @@ class Search:
         self.notes.update(res.notes)
         self.stopped |= res.stopped
 
-    def _partial(self, chosen: list[Skeleton | None], rest: Fraction) -> Fraction | float:
-        """A lower bound on the sum of every completion of the partial tuple ``chosen``: the capacity
-        problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the other
-        jobs' least own minima; solved only to the extent of telling whether it reaches the cut."""
+    def _partial(self, chosen: list[Skeleton | None], rest: Fraction, priced: float) -> Fraction | float:
+        """A lower bound on the sum of every completion of the partial tuple ``chosen`` below the cut: the
+        capacity problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the
+        other jobs' least own minima, solved only to the extent of telling whether it reaches the cut; at
+        least ``priced``, its priced bound (its g, the other jobs' least g, less the charge)."""
         which, shapes = self.shapes_of(chosen)
-        if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:
-            return sum(sh.skeleton.own for sh in shapes) + rest  # no overload possible among them
+        if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:  # no overload possible among them
+            return max(sum(sh.skeleton.own for sh in shapes) + rest, priced)
         model = TupleModel([self.jobs[j] for j in which], shapes, self.instance.nodes, self.cut - rest)
         res = solve_tuple(model, self.cut - rest, self.solver, self.deadline, model.lp.objective)
         self._count(res)
         self.counts["partial"] += 1
-        return res.lower + rest
+        return max(res.lower + rest, priced)
 
-    def _price(self, deadline: Deadline) -> None:
-        """Lagrangian prices (:mod:`iosched.models.malleable_prices`): each job's skeletons get their priced
-        bound g, the lists are sorted by it, and a skeleton whose g with every other job's least g reaches
-        the cut is dropped (no tuple below the cut holds it)."""
-        priced = prices(self.jobs, self.lists, self.instance.nodes, float(self.cut), deadline)
+    def price(self) -> None:
+        """Lagrangian prices (:mod:`iosched.models.malleable_prices`), searched for in PRICE_SHARE of the time
+        left and evaluated on every skeleton by the deadline (past it, the rest keep their own minimum F <= g):
+        each job's skeletons get their priced bound g, the lists are sorted by it, and a skeleton whose g with
+        every other job's least g reaches the cut is dropped (no tuple below the cut holds it)."""
+        if not all(self.lists):
+            return
+        priced = prices(self.jobs, self.lists, self.instance.nodes, float(self.cut), self.deadline, PRICE_SHARE)
+        if not priced.complete:
+            self.notes.add("the time limit came while pricing the skeletons: the rest keep their own minimum")
         self.charge, self.priced_bound, self.price_steps = priced.charge, priced.bound, priced.iterations
         least = [float(v.min()) for v in priced.values]
         for j, (lst, values) in enumerate(zip(self.lists, priced.values)):
@@ -275,17 +290,16 @@ class Search:
         minimum F where there are no prices). A skeleton is passed over where the sum of F (its own, the
         chosen ones' and the later jobs' least) reaches the cut, and the level ends where the sum of g less
         the charge does (the later skeletons have larger g)."""
-        n, order, lists, g = len(self.jobs), self.order, self.lists, self.g
+        n, lists, g = len(self.jobs), self.lists, self.g
+        order = sorted(range(n), key=lambda j: (len(lists[j]), j))
         if not all(lists):  # a job with no skeleton below the cut: no schedule beats the incumbent
             return
-        rest = [sum((min(s.own for s in lists[order[e]]) for e in range(d, n)), Fraction(0)) for d in range(n + 1)]
+        rest = [sum(min(s.own for s in lists[order[e]]) for e in range(d, n)) for d in range(n + 1)]
         rest_g = [sum(g[order[e]][0] for e in range(d, n)) for d in range(n + 1)]
-        least_after: list[list[Fraction]] = []  # per level, the least F from each index on (the frontier's bound)
+        least_after = []  # per level, the least F from each index on (the frontier's bound), in linear time
         for e in range(n):
-            own = [s.own for s in lists[order[e]]]
-            least_after.append([min(own[k:]) for k in range(len(own))])
-        idx, part, part_g = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1)
-        chosen: list[Skeleton | None] = [None] * n
+            least_after.append(list(accumulate(reversed([s.own for s in lists[order[e]]]), min))[::-1])
+        idx, part, part_g, chosen = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1), [None] * n
         d = 0
         while d >= 0:
             level = lists[order[d]]
@@ -294,9 +308,8 @@ class Search:
                 for e in range(d + 1):
                     k = idx[e] + (e < d)
                     if k < len(lists[order[e]]):
-                        by_own: Fraction | float = part[e] + least_after[e][k] + rest[e + 1]
-                        by_g = part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge
-                        self.lower = min(self.lower, max(by_own, by_g))
+                        self.lower = min(self.lower, max(part[e] + least_after[e][k] + rest[e + 1],
+                                                         part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge))
                 return
             if idx[d] >= len(level):
                 chosen[order[d]] = None
@@ -305,9 +318,9 @@ class Search:
                     idx[d] += 1
                 continue
             sk, value = level[idx[d]], g[order[d]][idx[d]]
-            lb: Fraction | float = part_g[d] + value + rest_g[d + 1] - self.charge
-            if lb >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
-                self.lower = min(self.lower, lb)
+            priced = part_g[d] + value + rest_g[d + 1] - self.charge  # every completion's priced bound
+            if priced >= self.cut:  # this skeleton and the level's later ones (larger g) cannot beat the incumbent
+                self.lower = min(self.lower, priced)
                 idx[d] = len(level)
                 continue
             lb = part[d] + sk.own + rest[d + 1]
@@ -318,11 +331,11 @@ class Search:
             chosen[order[d]] = sk
             part[d + 1], part_g[d + 1] = part[d] + sk.own, part_g[d] + value
             if d == n - 1:
-                self._tuple(chosen)
+                self._tuple(chosen, priced)
                 idx[d] += 1
                 continue
             if d >= 1:
-                lb = self._partial(chosen, rest[d + 1])
+                lb = self._partial(chosen, rest[d + 1], priced)
                 if lb >= self.cut:  # no completion of this partial tuple beats the incumbent
                     self.lower = min(self.lower, lb)
                     idx[d] += 1
@@ -331,7 +344,7 @@ class Search:
             idx[d] = 0
 
 
-def _float_below(x: Fraction | float) -> float:
+def _float_below(x: Fraction) -> float:
     """The largest float at most ``x``."""
     f = float(x)
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
@@ -348,7 +361,7 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
     deadline = Deadline.for_method(prof.time_limit)
     start, tried = _starts(instance, profile, deadline)
     n = len(instance.jobs)
-    info: dict[str, Any] = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
+    info = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
     began = time.perf_counter()
     try:
         search = Search(instance, start, prof.solver, deadline, max_skeletons)
@@ -357,11 +370,11 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
         info.update(model_status="time_limit", model_bound=floor,
                     error="the time limit passed while listing the skeletons")
         return MethodOutput(start.schedule, Status.TIME_LIMIT, bound=floor, info=info)
+    search.price()
     info["skeletons"] = {j.id: [listed, len(lst)] for j, listed, lst in zip(instance.jobs, search.listed, search.lists)}
     lagrangian = search.priced_bound  # floating point, as found: the pruning uses it lowered by its margins
     finite = lagrangian is not None and math.isfinite(lagrangian)
-    info["prices"] = {"steps": search.price_steps,
-                      "lagrangian_mean": lagrangian / n if lagrangian is not None and finite else None}
+    info["prices"] = {"steps": search.price_steps, "lagrangian_mean": lagrangian / n if finite else None}
     search.run()
     if search.best is not None:
         schedule, total = search.best

@@ -210,7 +210,7 @@ def schedule_plans(instance: MalleableInstance, grid: Grid, schedule: Schedule, 
     return plans
 
 
-def _check_model_params(segments, unit, objective) -> None:
+def check_model_params(segments, unit, objective) -> None:
     """The builders' checks (the registered methods state the same in their signatures)."""
     integer("segments", segments, 1, 50, error=ParameterError)
     if unit is not None:
@@ -218,8 +218,9 @@ def _check_model_params(segments, unit, objective) -> None:
     choice("objective", objective, MODEL_OBJECTIVES, error=ParameterError)
 
 
-def _scope_values(instance: MalleableInstance, grid: Grid, objective: str, value: float | None) -> float | None:
-    """A model objective (units) as the problem's objective (s)."""
+def scope_value(instance: MalleableInstance, grid: Grid, objective: str, value: float | None) -> float | None:
+    """A model objective (units) as the problem's objective (s): the makespan's slots, or the sum of the
+    completion slots made the mean completion time."""
     if value is None:
         return None
     if objective == "makespan":
@@ -230,8 +231,8 @@ def _scope_values(instance: MalleableInstance, grid: Grid, objective: str, value
 def _exact_output(instance, grid, outcome, plans, objective, segments, model_name) -> MethodOutput:
     info = {"model": model_name, "scope": grid.scope(segments), "minimised": objective,
             "scope_status": outcome.status.value, "solver_status": outcome.message,
-            "scope_objective": _scope_values(instance, grid, objective, outcome.objective),
-            "scope_bound": _scope_values(instance, grid, objective, outcome.bound), "unit_s": grid.unit,
+            "scope_objective": scope_value(instance, grid, objective, outcome.objective),
+            "scope_bound": scope_value(instance, grid, objective, outcome.bound), "unit_s": grid.unit,
             "horizon_s": grid.horizon * grid.unit, "rates_exact": grid.exact,
             "solver_wall_s": outcome.wall_time_s}
     if plans is None:

@@ -16,14 +16,15 @@ import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.instances.malleable import MalleableInstance
+from iosched.models.covers import cardinality_cuts
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
 from iosched.models.malleable_grid import (
     Grid,
     Objective,
     Unit,
-    _check_model_params,
     _exact_output,
     _start_plans,
+    check_model_params,
     make_grid,
 )
 from iosched.models.matrix import Matrix
@@ -38,9 +39,10 @@ MAX_MILP_COLUMNS = 300_000
 
 def build_milp(instance: MalleableInstance, unit: float | None = None, objective: str = "mean_completion"):
     """The time-indexed cross-check (module docstring) as a Pyomo ``ConcreteModel`` (one variable
-    ``x[k]`` per column of :func:`_milp`'s arrays), to inspect or write as LP or MPS."""
-    _check_model_params(1, unit, objective)
-    return _milp(instance, make_grid(instance, unit, max_slots=MAX_SLOTS_MILP), objective)[0].pyomo("malleable-milp")
+    ``x[k]`` per column of :func:`milp_model`'s arrays), to inspect or write as LP or MPS."""
+    check_model_params(1, unit, objective)
+    grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
+    return milp_model(instance, grid, objective)[0].pyomo("malleable-milp")
 
 
 def milp_variables(instance: MalleableInstance, grid: Grid) -> int:
@@ -55,10 +57,11 @@ def milp_variables(instance: MalleableInstance, grid: Grid) -> int:
     return 3 * runs + arcs + checks
 
 
-def _milp(instance: MalleableInstance, grid: Grid, objective: str) -> tuple[Matrix, list[dict]]:
+def milp_model(instance: MalleableInstance, grid: Grid, objective: str, covers: bool = False,
+               earliest: bool = False) -> tuple[Matrix, list[dict]]:
     """The time-indexed MILP as arrays, and per job its columns: ``y``, ``s``, ``f`` (slots from its
     arrival x sizes), ``z`` (its check slots a + P ...) and ``g`` ((p, q) -> slots from its arrival,
-    columns).
+    columns). ``covers`` and ``earliest`` add valid inequalities (:func:`add_covers`, :func:`add_earliest`).
 
     Per job j, slot t >= a_j and size p: y (runs at p in slot t), s (starts at p with slot t),
     f (ends at p with slot t), binary; per resize p -> q at slot t (t - a_j >= P_j, t + cost < H)
@@ -119,10 +122,46 @@ def _milp(instance: MalleableInstance, grid: Grid, objective: str) -> tuple[Matr
             row = M.rows(1, lo=0)
             M.add(row, span, 1)
             M.add(row, f, -slot)
+    if covers:
+        add_covers(M, capacity, instance.nodes)
+    if earliest:
+        add_earliest(M, instance, grid, cols)
     return M, cols
 
 
-def _milp_plans(x: np.ndarray, instance: MalleableInstance, grid: Grid, cols) -> list[list[tuple[int, int, int]]]:
+def add_covers(M: Matrix, capacity: np.ndarray, nodes: int) -> int:
+    """The cover inequalities (:func:`iosched.models.covers.cardinality_cuts`) of each slot's node row
+    Σ p y + Σ max(p, q) g <= N: per slot and size w, the runs and resizes holding at least w nodes there
+    number at most floor(N / w). Valid for every schedule of the model (the row's binaries are a knapsack).
+    Returns how many rows were added."""
+    _, _, _, _, _, _, rows, cols, vals = M.arrays()
+    added = 0
+    inside = np.isin(rows, capacity)
+    order = np.argsort(rows[inside], kind="stable")
+    r, c, v = rows[inside][order], cols[inside][order], vals[inside][order]
+    for row in np.unique(r):
+        at = slice(np.searchsorted(r, row), np.searchsorted(r, row, side="right"))
+        for items, most in cardinality_cuts(v[at], nodes):
+            M.row(c[at][items], np.ones(len(items)), hi=most)
+            added += 1
+    return added
+
+
+def add_earliest(M: Matrix, instance: MalleableInstance, grid: Grid, cols: list[dict]) -> int:
+    """Per job j, no end before its shortest run: a job that ends with slot a_j + k has run in at most
+    k + 1 slots at no more than its fastest rate, so k + 1 >= ceil(W_j / max rate); the row sets its f
+    columns of earlier slots to 0. Valid for every schedule of the model. Returns the rows added."""
+    added = 0
+    for j, c in enumerate(cols):
+        shortest = math.ceil(grid.work[j] / max(grid.rate[j]))
+        early = c["f"][:shortest - 1].ravel()
+        if len(early):
+            M.row(early, np.ones(len(early)), hi=0)
+            added += 1
+    return added
+
+
+def milp_plans(x: np.ndarray, instance: MalleableInstance, grid: Grid, cols) -> list[list[tuple[int, int, int]]]:
     plans: list[list[tuple[int, int, int]]] = []
     for j, (job, c) in enumerate(zip(instance.jobs, cols)):
         runs: list[list[int]] = []
@@ -177,7 +216,7 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
             f"the MILP was not solved: {columns:,} columns, beyond the {MAX_MILP_COLUMNS:,} within which the solver "
             f"keeps its time limit (measured on HiGHS; cpsat solves the same scope; build_milp still writes the "
             f"model)")})
-    m, cols = _milp(instance, grid, objective)
+    m, cols = milp_model(instance, grid, objective)
     started = start = None
     plans: list | None
     for name, plans in _start_plans(instance, grid, MAX_SLOTS_MILP, objective, deadline):
@@ -186,7 +225,7 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
             started = name
             break
     outcome, x = solve_matrix(m, deadline.limit(prof), start)
-    plans = _milp_plans(x, instance, grid, cols) if outcome.has_solution and x is not None else None  # (x with it)
+    plans = milp_plans(x, instance, grid, cols) if outcome.has_solution and x is not None else None  # (x with it)
     out = _exact_output(instance, grid, outcome, plans, objective, None, "milp")
     out.info["start"] = None if start is None else {  # value: the model's objective (slots), as the backend's
         "heuristic": started, "value": float(m.arrays()[3] @ start), "solver": prof.solver,

@@ -53,6 +53,7 @@ class Priced:
     charge: float
     bound: float  # the best Lagrangian value found: sum_j min_s g_s - charge
     iterations: int
+    complete: bool = True  # False: the deadline came first, the skeletons not priced keep their own minimum
 
 
 def _blocks(job: JobData, sk: Skeleton) -> tuple[np.ndarray, np.ndarray]:
@@ -72,13 +73,16 @@ def _blocks(job: JobData, sk: Skeleton) -> tuple[np.ndarray, np.ndarray]:
 class JobPrices:
     """One job's skeletons, stacked for vectorised evaluation under prices."""
 
-    def __init__(self, job: JobData, skeletons: list[Skeleton], reach: float):
+    def __init__(self, job: JobData, skeletons: list[Skeleton], reach: float, deadline: Deadline | None = None):
+        """Raises TimeoutError past ``deadline`` (checked every CHUNK skeletons)."""
         self.arrival, self.reach = float(job.arrival), reach
         self.own = np.array([float(s.own) for s in skeletons])  # ascending: the lists are in order of F
         width = max(len(s.sizes) for s in skeletons) + 1 if skeletons else 1
         self.bounds = np.zeros((len(skeletons), width))  # padded: repeated last boundary, demand 0
         self.demand = np.zeros((len(skeletons), width - 1))
         for n, sk in enumerate(skeletons):
+            if deadline is not None and n % CHUNK == 0 and deadline.expired():
+                raise TimeoutError("pricing the skeletons")
             b, p = _blocks(job, sk)
             self.bounds[n, :len(b)] = b
             self.bounds[n, len(b):] = b[-1]
@@ -102,13 +106,16 @@ class JobPrices:
         at = np.arange(len(own))
         return value[at, arg], cand[at, arg]
 
-    def least(self, tau: np.ndarray, prefix: np.ndarray) -> tuple[float, int, float]:
+    def least(self, tau: np.ndarray, prefix: np.ndarray, deadline: Deadline) -> tuple[float, int, float] | None:
         """The least priced value over the skeletons, which one and its start: the skeletons are in order of
-        own minimum F and g >= F, so they are evaluated CHUNK at a time until F reaches the least g found."""
+        own minimum F and g >= F, so they are evaluated CHUNK at a time until F reaches the least g found;
+        None where ``deadline`` passes first."""
         best, row, start = np.inf, 0, self.arrival
         for first in range(0, len(self.own), CHUNK):
             if self.own[first] >= best:
                 break
+            if deadline.expired():
+                return None
             value, at = self.evaluate(tau, prefix, slice(first, first + CHUNK))
             n = int(np.argmin(value))
             if value[n] < best:
@@ -125,24 +132,34 @@ class JobPrices:
         return out
 
 
-def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: float, deadline: Deadline) -> Priced:
-    """Subgradient ascent on the Lagrangian dual (module docstring) until ITERATIONS, the deadline or a step
-    factor below 1e-3; the per-skeleton bounds at the best prices found, with their error margins."""
+def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: float, deadline: Deadline,
+           share: float = 1.0) -> Priced:
+    """Subgradient ascent on the Lagrangian dual (module docstring) until ITERATIONS, a step factor below 1e-3
+    or ``share`` of the time ``deadline`` leaves once the skeletons are stacked; the per-skeleton bounds at the
+    best prices found, with their error margins, evaluated by ``deadline``: past it, a skeleton not evaluated
+    yet keeps its own minimum F, lowered by its margin (any prices >= 0 give g_s >= F_s, so F_s is a weaker
+    value of the same bound; past it while stacking, every skeleton does, without prices)."""
     fastest = sum(min(float(s.own) for s in lst) for lst in lists)
     reach = cut - fastest  # a start later than this puts every completion sum above the cut
     first = min(float(j.arrival) for j in jobs)
     horizon = max(float(j.arrival) for j in jobs) + reach + max(float(s.own) for lst in lists for s in lst)
     tau = np.linspace(first, horizon, MAX_INTERVALS + 1)
     width = tau[1] - tau[0]
-    stacks = [JobPrices(j, lst, reach) for j, lst in zip(jobs, lists)]
+    try:
+        stacks = [JobPrices(j, lst, reach, deadline) for j, lst in zip(jobs, lists)]
+    except TimeoutError:  # no prices: every skeleton keeps its own minimum (prices 0: g = F, no charge)
+        return Priced([np.array([float(s.own) for s in lst]) * (1 - ERROR) for lst in lists], 0.0, -np.inf, 0, False)
+    ascent = Deadline(share * deadline.remaining())
     pi = np.zeros(MAX_INTERVALS)
     best, best_pi, factor, stale, done = -np.inf, pi.copy(), 2.0, 0, 0
-    while done < ITERATIONS and factor > 1e-3 and not deadline.expired():
+    while done < ITERATIONS and factor > 1e-3 and not ascent.expired():
         done += 1
         prefix = np.concatenate([[0.0], np.cumsum(pi * width)])
         total, used = 0.0, np.zeros(MAX_INTERVALS)
-        for st in stacks:
-            value, n, start = st.least(tau, prefix)
+        found = [st.least(tau, prefix, ascent) for st in stacks]
+        if any(f is None for f in found):  # the deadline came during this step: the best prices so far stand
+            break
+        for st, (value, n, start) in zip(stacks, found):
             total += value
             used += st.holding(n, start, tau)
         bound = total - nodes * width * pi.sum()
@@ -159,11 +176,17 @@ def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: fl
             break
         pi = np.maximum(0.0, pi + factor * (cut - bound) / norm * slope)
     prefix = np.concatenate([[0.0], np.cumsum(best_pi * width)])
-    values = []
+    values, complete = [], True
     for st in stacks:  # a thousand skeletons at a time: the candidates of 200,000 would not fit in memory
-        priced = np.concatenate([st.evaluate(tau, prefix, slice(first, first + 1024))[0]
-                                 for first in range(0, len(st.own), 1024)])
-        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(priced)
-        values.append(priced - ERROR * size)
+        parts = []
+        for first in range(0, len(st.own), 1024):
+            if deadline.expired():
+                complete = False
+                parts.append(st.own[first:])
+                break
+            parts.append(st.evaluate(tau, prefix, slice(first, first + 1024))[0])
+        value = np.concatenate(parts) if parts else np.zeros(0)
+        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(value)
+        values.append(value - ERROR * size)
     charge = nodes * width * float(best_pi.sum())
-    return Priced(values, charge * (1 + ERROR) + ERROR, float(best), done)
+    return Priced(values, charge * (1 + ERROR) + ERROR, float(best), done, complete)

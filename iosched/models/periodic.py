@@ -1,22 +1,22 @@
 """The periodic problem's exact side, one module per idea:
 
 * :mod:`iosched.models.periodic_bounds`: bounds valid for every schedule (the paper's eq. 5, the
-  long-run LP) or every periodic pattern (contiguity cuts), and the period-capped bound;
+  long-run LP) or every periodic pattern (contiguity cuts), and the problem's bound;
+* :mod:`iosched.models.periodic_counts`: the period-capped integer bound over count vectors
+  (cycles, volume, contiguity and blocking rows) and its best-first search;
 * :mod:`iosched.models.periodic_compaction`: the compaction LP and ``persched-compact``;
 * :mod:`iosched.models.periodic_milp`: the time-indexed MILP for a given period (``milp``);
-* :mod:`iosched.models.periodic_trace`: ``trace-compact``, windows of fluid runs compacted.
+* :mod:`iosched.models.periodic_trace`: ``trace-compact``, windows of fluid runs compacted;
+* :mod:`iosched.models.periodic_leaf` and :mod:`iosched.models.periodic_exact`: ``exact``, the branch and
+  bound over counts whose leaves' shortest periods are solved exactly.
 
 Importing this module registers every method; the public names are here as before.
 """
 
-from iosched.models import periodic_trace  # noqa: F401  (registers trace-compact)
+from iosched.models import periodic_exact, periodic_trace  # noqa: F401  (register exact, trace-compact)
 from iosched.models.periodic_bounds import (  # noqa: F401
-    CAPPED_K_PRIME,
-    MAX_CAPPED_CELLS,
-    MAX_CAPPED_TYPES,
     MAX_CUT_APPS,
     best_bound,
-    bound_scope,
     bounds,
     build_longrun_model,
     contiguity_bound,
@@ -25,7 +25,7 @@ from iosched.models.periodic_bounds import (  # noqa: F401
     longrun_bound,
     paper_bound,
     pe,  # noqa: F401  (pyomo.environ, imported when used)
-    period_capped_bound,
+    timeline_bound,
 )
 from iosched.models.periodic_compaction import (  # noqa: F401
     HANDOVER_LP,
@@ -42,6 +42,7 @@ from iosched.models.periodic_compaction import (  # noqa: F401
     persched_mindil_compact,
     warm_solver,
 )
+from iosched.models.periodic_counts import capped_bound, relaxation, t_lower  # noqa: F401
 from iosched.models.periodic_milp import (  # noqa: F401
     HANDOVER_MILP,
     MAX_MILP_CELLS,

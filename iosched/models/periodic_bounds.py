@@ -1,11 +1,18 @@
-"""Bounds for the periodic problem, valid for every schedule, periodic or not.
+"""Bounds for the periodic problem, each with its scope.
 
 * The paper's bound (eq. 5): SysEfficiency <= Σ_k β_k ρ_k / N, which ignores
-  that the applications share B.
+  that the applications share B (every schedule).
 * The long-run LP: application k completes at most x_k instances per second,
   x_k (w_k + time_io_k) <= 1, and all together move Σ_k x_k vol_k <= B data
   per second. Maximising Σ_k β_k x_k w_k / N bounds SysEfficiency from above;
-  maximising z with z <= x_k (w_k + time_io_k) bounds Dilation below by 1 / z.
+  maximising z with z <= x_k (w_k + time_io_k) bounds Dilation below by 1 / z
+  (every schedule).
+* The contiguity bound: the LP with cuts for transfers that cannot overlap as the LP
+  needs (every periodic pattern, of any period).
+* The period-capped integer bound (:mod:`iosched.models.periodic_counts`): the problem's bound,
+  valid for every pattern within the instance's period cap K' t_min, and the tightest: the
+  integer counts, the cap, the cycle, volume and contiguity rows and the blocking rows at once.
+  The others stay as information (``bounds``).
 """
 
 from __future__ import annotations
@@ -15,14 +22,16 @@ import math
 from iosched import lazy
 from iosched.errors import ParameterError
 from iosched.instances.periodic import PeriodicInstance
+from iosched.models.periodic_counts import MAX_CUT_APPS, capped_bound, contiguity_cuts  # noqa: F401
 from iosched.solvers import Profile, load_profile
-from iosched.validate import choice, number
+from iosched.validate import choice
 
 pe = lazy.module("pyomo.environ")
 
 
-def _profile(profile) -> Profile:
-    """A profile by name (solvers.toml) or a Profile."""
+def as_profile(profile) -> Profile:
+    """A profile by name (solvers.toml) or a Profile, as the periodic methods' ``profile`` parameter takes it
+    (a ParameterError naming it otherwise): one reading for the MILP, the compaction LP, trace-compact and exact."""
     if isinstance(profile, Profile):
         return profile
     if not isinstance(profile, str) or not profile:
@@ -85,126 +94,6 @@ def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
     return math.fsum(value) / instance.platform.processors
 
 
-CAPPED_K_PRIME = 10.0  # the period-capped bound covers periods up to this many t_min (PerSched's K')
-MAX_CAPPED_CELLS = 20_000_000  # count vectors x periods the period-capped bound may enumerate
-MAX_CAPPED_TYPES = 12  # distinct applications the period-capped bound enumerates at most
-MAX_CUT_APPS = 60  # applications up to which contiguity cuts are generated
-
-
-def period_capped_bound(instance: PeriodicInstance, k_prime: float = CAPPED_K_PRIME) -> dict | None:
-    """The exact maximum SysEfficiency of the integer relaxation over periods T in [t_min, K' t_min]:
-
-        max Σ_k β_k n_k w_k / (N T)  s.t.  n_k (w_k + time_io_k) <= T,  Σ_k n_k vol_k <= B T,
-                                          n_k >= 1 integer,  t_min <= T <= K' t_min,
-
-    t_min = max_k (w_k + time_io_k). Theorem: it bounds the SysEfficiency of every periodic
-    pattern of period T in that range with at least one instance of every application.
-    Proof: the n_k instances of k in a period follow each other cyclically, each computing
-    w_k and moving vol_k at most at min(β_k b, B), so n_k (w_k + time_io_k) <= T; the I/O
-    system moves at most B T per period. (Patterns whose period is below t_min cannot hold
-    every application; the bound says nothing about longer periods, where the long-run LP
-    bound holds.)
-
-    Exact, not a grid sample: for fixed counts the value decreases in T, so the supremum is
-    attained at T = max(L, Σ_k n_k vol_k / B), L the smallest T in the range with n_k (w_k +
-    time_io_k) <= T for all k. L is t_min or some m (w_k + time_io_k); on each such L the caps
-    floor(L / cycle) are fixed and every count vector within them is scored at that T.
-    Identical applications (same w, vol, β) are merged into one type whose total count lies
-    in [m, m cap]; all types but the one of widest range are enumerated, and for that one the
-    value is increasing in its count while Σ vol <= B L and monotone beyond, so the two counts
-    around B L and the ends of its range contain the optimum.
-
-    Returns {"value", "t_min", "t_max" (s), "period" (s) and "counts" per type where attained,
-    "k_prime"} (value 0, period and counts None, when no pattern in the range holds every
-    application), or None when the enumeration would exceed MAX_CAPPED_CELLS, or with more than
-    MAX_CAPPED_TYPES distinct applications.
-    """
-    import numpy as np
-
-    k_prime = number("k_prime", k_prime, 1, error=ParameterError)
-    apps = instance.applications
-    B, N = instance.platform.bandwidth, instance.platform.processors
-    kinds: dict[tuple, int] = {}
-    for k, a in enumerate(apps):
-        kinds.setdefault((a.work, a.io_volume, a.processors, a.work + instance.time_io(k)), 0)
-        kinds[(a.work, a.io_volume, a.processors, a.work + instance.time_io(k))] += 1
-    types = list(kinds)
-    if len(types) > MAX_CAPPED_TYPES:
-        return None
-    copies = np.array([kinds[t] for t in types], dtype=float)
-    gain = np.array([p * w for w, _, p, _ in types])  # β_k w_k per instance
-    vol = np.array([v for _, v, _, _ in types])
-    cyc = np.array([c for *_, c in types])
-    t_min = float(cyc.max())
-    t_max = k_prime * t_min
-    points = {t_min}
-    for c in cyc:
-        points.update(float(m * c) for m in range(2, int(t_max / c) + 1) if t_min < m * c <= t_max)
-    L = np.array(sorted(points))
-    caps = copies[:, None] * np.floor(L[None, :] / cyc[:, None] * (1 + 1e-12))  # types x periods
-    widest = int(np.argmax(caps[:, -1] - copies))
-    others = [i for i in range(len(types)) if i != widest]
-    grid = [np.arange(copies[i], caps[i, -1] + 1) for i in others]
-    size = math.prod(len(g) for g in grid)
-    if size * len(L) > MAX_CAPPED_CELLS:
-        return None
-    mesh = np.array(np.meshgrid(*grid, indexing="ij")).reshape(len(others), -1) if grid else np.zeros((0, 1))
-    inside = np.all(mesh[:, :, None] <= caps[others][:, None, :], axis=0) if others else np.ones((1, len(L)), bool)
-    A0 = (gain[others] @ mesh)[:, None]
-    V0 = (vol[others] @ mesh)[:, None]
-    a, v, lo = gain[widest], vol[widest], copies[widest]
-    hi = np.minimum(caps[widest][None, :], np.floor((B * t_max * (1 + 1e-12) - V0) / v))  # same slack as below
-    cross = np.floor((B * L[None, :] - V0) / v)
-    best = (-np.inf, None, None, None)
-    for n in (np.full_like(hi, lo), hi, cross, cross + 1):
-        n = np.clip(n, lo, None)
-        ok = inside & (n <= hi) & (V0 + v * n <= B * t_max * (1 + 1e-12))
-        T = np.maximum(L[None, :], (V0 + v * n) / B)
-        value = np.where(ok, (A0 + a * n) / (N * T), -np.inf)
-        i = np.unravel_index(int(np.argmax(value)), value.shape)
-        if value[i] > best[0]:
-            counts = np.zeros(len(types))
-            counts[others] = mesh[:, i[0]]
-            counts[widest] = n[i]
-            best = (float(value[i]), float(T[i]), counts, i)
-    if best[1] is None:  # even one instance each moves more than B K' t_min: no such pattern
-        return {"value": 0.0, "t_min": t_min, "t_max": t_max, "k_prime": k_prime, "period": None, "counts": None}
-    return {"value": best[0], "t_min": t_min, "t_max": t_max, "k_prime": k_prime, "period": best[1],
-            "counts": {f"{p:g} x {w:g} s, {v:g} GB": int(c) for (w, v, p, _), c in zip(types, best[2])}}
-
-
-def contiguity_cuts(instance: PeriodicInstance) -> list[tuple[list[int], list[int], float, float]]:
-    """Cuts (S, A, ℓ, g) for :func:`contiguity_bound`: A a class of identical applications or one
-    application, ℓ a breakpoint (some w_j, time_io_j) no longer than any time_io in S ∪ A, S the
-    other applications with time_io_j >= ℓ and w_j < ℓ, by increasing w_j, every prefix with
-    Σ_S r_j <= B; only cuts with g > 0 (the others are implied). None above MAX_CUT_APPS
-    applications (their number grows as K^3; the bound is then the LP's)."""
-    apps = instance.applications
-    K, B = len(apps), instance.platform.bandwidth
-    if K > MAX_CUT_APPS:
-        return []
-    r = [instance.max_rate(k) for k in range(K)]
-    tio = [instance.time_io(k) for k in range(K)]
-    key = [(a.work, a.io_volume, a.processors) for a in apps]
-    classes = {tuple(k for k in range(K) if key[k] == key[j]) for j in range(K)} | {(k,) for k in range(K)}
-    cuts = []
-    for A in sorted(classes):
-        others = [j for j in range(K) if j not in A]
-        for ell in sorted({apps[j].work for j in range(K)} | set(tio)):
-            if ell > min(tio[a] for a in A):
-                continue
-            S_all = sorted((j for j in others if tio[j] >= ell and apps[j].work < ell), key=lambda j: apps[j].work)
-            S = []
-            for j in S_all:
-                if sum(r[i] for i in S) + r[j] > B:
-                    break
-                S.append(j)
-                g = (sum(r[i] for i in S) + r[A[0]] - B) * ell - sum(r[i] * min(apps[i].work, ell) for i in S)
-                if g > 0:
-                    cuts.append((list(S), list(A), ell, g))
-    return cuts
-
-
 def contiguity_bound(instance: PeriodicInstance) -> dict:
     """The long-run LP with contiguity cuts: an upper bound on SysEfficiency that can lie strictly
     below the LP bound when that bound needs transfers to overlap in a way contiguous computes forbid.
@@ -261,38 +150,80 @@ def contiguity_bound(instance: PeriodicInstance) -> dict:
             "binding": binding}
 
 
-def bound_scope(cap: dict) -> str:
-    """The scope of the period-capped bound ``cap``, in words."""
-    return (f"optimal among periodic patterns of period in [t_min, {cap['k_prime']:g} t_min] = "
-            f"[{cap['t_min']:.6g}, {cap['t_max']:.6g}] s holding every application at least once "
-            f"(period-capped integer bound {cap['value']:.6f})")
+CAPPED_SECONDS = 10.0  # the capped bound's search, where no deadline is given (outside a method's budget)
+
+
+def capped(instance: PeriodicInstance, deadline=None) -> dict:
+    """:func:`iosched.models.periodic_counts.capped_bound` of ``instance`` by ``deadline``: by default the end of
+    the running method's budget when :func:`iosched.solve` attaches it (``BOUND_END``), else CAPPED_SECONDS.
+    Complete results are remembered per instance (a bound cut short by a deadline is still valid, only
+    weaker: the largest bound left in the search, and is not remembered)."""
+    from iosched.core import BOUND_END
+    from iosched.solvers import Deadline
+
+    known = _CAPPED.get(instance)
+    if known is not None:
+        return dict(known)
+    if deadline is None:
+        end = BOUND_END.get()
+        deadline = Deadline(CAPPED_SECONDS) if end is None else Deadline(0.0, end)
+    out = capped_bound(instance, deadline)
+    if out["complete"]:
+        if len(_CAPPED) >= 64:
+            del _CAPPED[next(iter(_CAPPED))]
+        _CAPPED[instance] = dict(out)
+    return out
+
+
+_CAPPED: dict = {}
 
 
 def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
-    """All bounds: the paper's SysEfficiency bound and the LP's two bounds (every schedule), and the
-    period-capped integer bound with its period range (patterns of period <= 10 t_min only)."""
-    cap = period_capped_bound(instance)
+    """All bounds: the paper's SysEfficiency bound and the LP's two bounds (every schedule), the contiguity
+    bound (every periodic pattern, any period), and the period-capped integer bound (every pattern within
+    the instance's cap K' t_min, the problem's: :func:`best_bound`) with the counts and period where its
+    relaxation peaks."""
+    cap = capped(instance)
     return {
         "paper_sys_efficiency": paper_bound(instance),
         "lp_sys_efficiency": longrun_bound(instance, "sys_efficiency", profile),
         "contiguity_sys_efficiency": contiguity_bound(instance)["value"],
         "lp_dilation": longrun_bound(instance, "dilation", profile),
-        "capped_sys_efficiency": None if cap is None else cap["value"],
-        "capped_period_min_s": None if cap is None else cap["t_min"],  # the capped bound's range of periods
-        "capped_period_max_s": None if cap is None else cap["t_max"],
+        "capped_sys_efficiency": cap["value"],
+        "capped_counts": cap["counts"],  # per type of identical applications, in order of first appearance
+        "capped_period_s": cap["period"],
+        "period_cap_s": instance.period_cap(),
     }
 
 
 def best_bound(instance: PeriodicInstance, objective: str) -> float | None:
-    """The tightest bound on ``objective``: min of paper and LP for SysEfficiency, LP for Dilation."""
+    """The tightest bound on ``objective`` valid for every pattern within the instance's period cap: for
+    SysEfficiency the period-capped integer bound (it includes the cycle, volume and contiguity rows, so it
+    is never above the LP, contiguity or paper bound: the min is taken all the same, against rounding),
+    for Dilation the long-run LP bound (valid for every schedule)."""
     lp = longrun_bound(instance, objective)
     if objective == "sys_efficiency":
-        return min(paper_bound(instance), lp) if lp is not None else paper_bound(instance)
+        return min(paper_bound(instance), lp, contiguity_bound(instance)["value"], capped(instance)["value"])
     return lp
 
 
 def gap_reference(instance: PeriodicInstance | None, objective: str) -> str:
     """What :func:`best_bound` is, in words: the bound a Result's gap is measured against."""
     if objective == "sys_efficiency":
-        return "the long-run LP bound (min with the paper's eq. 5), valid for every schedule"
+        cap = "K' t_min" if instance is None else f"{instance.period_cap():.6g} s (K' t_min)"
+        return (f"the period-capped integer bound (cycles, volume, contiguity cuts, blocking), valid for every "
+                f"pattern of period at most {cap}")
     return "the long-run LP bound on Dilation, valid for every schedule"
+
+
+def timeline_bound(instance: PeriodicInstance, objective: str, solution) -> tuple[float | None, str] | None:
+    """For a timeline (an online baseline's :class:`~iosched.evaluate.periodic.Trace`, not a periodic pattern,
+    so outside the problem's patterns within the cap, which it can beat), the long-run LP bound and what it
+    is; None for a pattern (the problem's bound applies)."""
+    from iosched.evaluate.periodic import Trace
+
+    if not isinstance(solution, Trace):
+        return None
+    return longrun_bound(instance, objective), (
+        f"the long-run LP bound on {objective.replace('_', ' ')}, valid for every schedule (a timeline is no "
+        f"pattern within the period cap: the problem's capped bound does not hold for it)")

@@ -14,7 +14,7 @@ from iosched.evaluate.periodic import Pattern
 from iosched.heuristics.periodic_kernel import compile_kernel
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_bounds import as_profile
 from iosched.solvers import Deadline, Profile, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
 from iosched.validate import integer
 
@@ -184,9 +184,10 @@ def check_compaction(instance: PeriodicInstance, plan) -> None:
     if size(plan.t_max) <= MAX_LP_VARIABLES:
         return
     if size(plan.t_min) <= MAX_LP_VARIABLES:
-        fit = _largest_k_prime(plan.t_min, plan.k_prime, lambda T: size(T) <= MAX_LP_VARIABLES)
+        fit = _largest_k_prime(plan.t_min, plan.t_max / plan.t_min, lambda T: size(T) <= MAX_LP_VARIABLES)
         raise ParameterError(
-            f"k_prime = {plan.k_prime!r}: the compaction LP of a pattern as long as K' t_min = {plan.t_max:.6g} s "
+            f"k_prime = {plan.k_prime!r}: the compaction LP of a pattern as long as {plan.t_max:.6g} s (K' t_min, at "
+            f"most the period cap) "
             f"could have up to {size(plan.t_max):.4g} variables, above the limit of {MAX_LP_VARIABLES}; "
             f"k_prime <= {fit:.4g} fits (or run persched)")
     raise InstanceError(
@@ -200,7 +201,7 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     from iosched.heuristics.periodic_persched import plan_search, run_search
 
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)
@@ -238,7 +239,7 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
 
 @register("periodic", "persched-compact", objective="sys_efficiency",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
-def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                      eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
     return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
@@ -246,7 +247,7 @@ def persched_compact(instance: PeriodicInstance, profile: str = "default", k_pri
 
 @register("periodic", "persched-mindil-compact", objective="dilation",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
-def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                             eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
     return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers)

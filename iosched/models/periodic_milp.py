@@ -15,7 +15,7 @@ from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import compile_kernel
 from iosched.heuristics.periodic_persched import Eps, KPrime
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile
+from iosched.models.periodic_bounds import as_profile
 from iosched.models.periodic_compaction import SEARCH_SHARE, warm_solver
 from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
@@ -31,6 +31,7 @@ MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_MILP_CELL = 1.3e-3  # building one time-indexed model and loading it into HiGHS (the first)
 HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (measured 3.4-6.0x)
 
+MILP_SCOPE = "a time grid at the given periods (by default PerSched's three best, all <= K' t_min)"
 Slots = Annotated[int | None, Integer(2)]
 PERIODS_CHECK = ListOf(Number(0, lo_open=True), MAX_PERIODS, scalar=True)
 Periods = Annotated[list | float | None, PERIODS_CHECK]  # s
@@ -312,13 +313,19 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     from iosched.heuristics.periodic_persched import plan_search, search
 
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     periods = _periods(periods)
     if periods is None:
         plan = plan_search(instance, k_prime, eps)
     else:  # not searched, but checked all the same
-        number("k_prime", k_prime, 1, error=ParameterError)
+        if k_prime is not None:
+            number("k_prime", k_prime, 1, error=ParameterError)
         number("eps", eps, 0, 1, lo_open=True, hi_open=True, error=ParameterError)
+        cap = instance.period_cap()
+        for i, T in enumerate(periods):
+            if T > cap:
+                raise ParameterError(f"periods[{i}] = {T!r} s is above the instance's period cap K' t_min = "
+                                     f"{instance.k_prime!r} x {instance.search_t_min()!r} s = {cap!r} s")
     if slots is not None:
         slots = integer("slots", slots, 2, error=ParameterError)
         check_milp_size(instance, slots)
@@ -329,7 +336,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     warm_solver()
     info = {}
     if periods is None:  # the best PerSched periods of the search
-        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,
+        found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,  # within the cap
                        deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
         if found["stopped"]:
             info["search"] = f"PerSched's search stopped by the time limit after {len(found['trace'])} periods"
@@ -381,7 +388,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
         if better:
             best, best_value = r, value
     # the relaxations bound patterns of their own period only: they stay in info, and the
-    # Result's bound is the one valid for every schedule (the long-run LP)
+    # Result's bound is the problem's, valid for every pattern within the period cap
     info["periods"] = runs
     if best is None:
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
@@ -390,16 +397,16 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
 
 
 @register("periodic", "milp", objective="sys_efficiency",
-          exact_over="a time grid at the given periods", prepare=compile_kernel)
+          exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-         profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
-    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones."""
+         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
 @register("periodic", "milp-dilation", objective="dilation",
-          exact_over="a time grid at the given periods", prepare=compile_kernel)
+          exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-                  profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01) -> MethodOutput:
+                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
     return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)

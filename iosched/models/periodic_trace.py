@@ -8,7 +8,9 @@ from sparse arrays, which is much faster than through Pyomo for the thousands of
 such windows hold) gives the shortest pattern with that order. The search runs over the
 priority rule, the stagger, the window start and n; every candidate goes through the
 evaluator, and PerSched's compacted pattern is one of the candidates, so the result is
-never worse than ``persched-compact`` (same parameters and time).
+never worse than ``persched-compact`` (same parameters and time). Every candidate is within the
+instance's period cap (the evaluator rejects the others); a window whose counts need a longer
+period than the cap (max_k n_k c_k or Σ_k n_k vol_k / B above it) is not compacted at all.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from iosched.fluid import priority_fill
 from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
-from iosched.models.periodic_bounds import _profile, bound_scope, contiguity_bound, longrun_bound, period_capped_bound
+from iosched.models.periodic_bounds import as_profile, best_bound, capped
 from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
 from iosched.solvers import Deadline, LicenceLimit
 from iosched.solvers.lp import LP
@@ -269,7 +271,7 @@ def _as_list(name, value, check) -> list:
 def _search(instance, objective, profile, k_prime, eps, t_min, workers, priorities, staggers, warmups,
             multiples, matched, candidates, max_instances):
     entry = time.perf_counter()
-    prof = _profile(profile)
+    prof = as_profile(profile)
     priorities = _as_list("priorities", priorities, PRIORITY_LIST)
     staggers = _as_list("staggers", staggers, STAGGERS)
     warmups = _as_list("warmups", warmups, WARMUPS)
@@ -279,10 +281,18 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     max_instances = integer("max_instances", max_instances, 1, MAX_EVENTS // 2, error=ParameterError)
     apps = instance.applications
     cyc = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
-    cap = period_capped_bound(instance) if objective == "sys_efficiency" else None
-    # the window length where the period-capped bound is attained: its best windows go first, so
-    # that the bound's range gets its best chance of a certified optimum
+    # the problem's bound, within a tenth of the budget (a search cut short still gives a valid bound)
+    cap = capped(instance, Deadline(0.1 * prof.time_limit, entry)) if objective == "sys_efficiency" else None
+    # the window length where the period-capped bound peaks: its best windows go first, so that the
+    # bound gets its best chance of being met
     at_cap = [max(round(cap["period"] / max(cyc)), 1)] if cap is not None and cap["period"] else []
+    t_cap, B = instance.period_cap(), instance.platform.bandwidth
+    vols = [a.io_volume for a in apps]
+
+    def within_cap(p: Pattern) -> bool:
+        """Whether the window's counts fit some period within the cap (else no compaction helps)."""
+        n = p.counts()
+        return max(max(m * c for m, c in zip(n, cyc)), sum(m * v for m, v in zip(n, vols)) / B) <= t_cap
     # windows too large to compact are not even cut (their instance count, contention aside)
     multiples = sorted(n for n in set(multiples) | set(matched_multiples(instance, matched)) | set(at_cap)
                        if sum(n * max(cyc) / c for c in cyc) <= max_instances) or [1]
@@ -311,15 +321,11 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     # seconds per (instances ** LP_GROWTH) of a compaction LP, as measured (the largest seen)
     rate = (time.perf_counter() - lp_start) / sum(found.solution.counts()) ** LP_GROWTH if base else 0.0
     best, best_value, best_from = None, -math.inf, None
-    in_range = None  # (value, period) of the best pattern of period within the capped bound's range
 
     def consider(candidate, value, name):
-        nonlocal best, best_value, best_from, in_range
-        if value > best_value:
+        nonlocal best, best_value, best_from
+        if value > best_value:  # the evaluator's verdict: -inf for a pattern past the cap
             best, best_value, best_from = candidate, value, name
-        if cap is not None and value > -math.inf and cap["t_min"] <= candidate.period <= cap["t_max"] * (1 + 1e-12):
-            if in_range is None or value > in_range[0]:
-                in_range = (value, candidate.period)
 
     for candidate, name in ((found.solution, "persched"), (base, "persched-compact")):
         if candidate is not None:
@@ -334,7 +340,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
                 for n in multiples:
                     for stretch in (False, True):
                         p = window(instance, starts, w0, n, stretch)
-                        if p is not None and sum(p.counts()) <= max_instances:
+                        if p is not None and sum(p.counts()) <= max_instances and within_cap(p):
                             raw = _raw_score(instance, p, objective)
                             score = raw - MISMATCH_PENALTY * abs(raw) * mismatch(instance, starts, w0, n)
                             windows.append((score, (priority, stagger, w0, n, stretch), p))
@@ -342,10 +348,9 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     first = [w for w in windows if w[1][3] in at_cap][:AT_CAP_FIRST]
     windows = first + [w for w in windows if not any(w is f for f in first)]
     tried, skipped, stopped = 0, 0, False
-    best_possible = longrun_bound(instance, objective)
-    best_possible = best_possible if objective == "sys_efficiency" else -best_possible
+    best_possible = cap["value"] if cap is not None else -best_bound(instance, objective)
     for _, params, p in windows[:candidates]:
-        if best_value >= best_possible - CERTIFIED_GAP * abs(best_possible):  # meets the bound for every schedule
+        if best_value >= best_possible - CERTIFIED_GAP * abs(best_possible):  # meets the problem's bound
             break
         if deadline.remaining() < 0.05:
             stopped = True
@@ -374,27 +379,14 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
         info["stopped"] = (f"time limit {prof.time_limit:g} s: {tried} of {min(len(windows), candidates)} windows "
                            f"compacted, {skipped} skipped as too large for the time left")
     status = Status.TIME_LIMIT if stopped else Status.FEASIBLE
-    if objective == "sys_efficiency":
-        contiguity = contiguity_bound(instance)["value"]
-        info["contiguity_bound"] = contiguity
-        if best_value >= contiguity * (1 - CERTIFIED_GAP):
-            info["optimal"] = f"optimal among all periodic patterns (contiguity bound {contiguity:.6f})"
-            status = Status.OPTIMAL
-    if cap is not None:
+    if cap is not None:  # iosched.solve calls the result optimal where it meets this bound
         info["capped_bound"] = cap["value"]
-        info["capped_period_range_s"] = [cap["t_min"], cap["t_max"]]
-        if in_range is not None:
-            info["best_in_range"] = {"sys_efficiency": in_range[0], "period": in_range[1]}
-            if in_range[0] >= cap["value"] * (1 - CERTIFIED_GAP):  # that pattern is optimal in the range
-                info["best_in_range"]["optimal"] = bound_scope(cap)
-                if best_value == in_range[0] and status != Status.OPTIMAL:
-                    info["optimal"] = bound_scope(cap)
-                    status = Status.OPTIMAL
+        info["period_cap_s"] = t_cap
     return MethodOutput(best, status, info=info)
 
 
 @register("periodic", "trace-compact", objective="sys_efficiency", exact_over=HEURISTIC, prepare=compile_kernel)
-def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10, eps: Eps = 0.01,
+def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
                   t_min: Seconds = None, workers: Workers = 1, priorities: Priorities = ("syseff", "fcfs"),
                   staggers: Staggers = (0.0, 1.0), warmups: Warmups = (2, 3),
                   multiples: Multiples = (1, 2, 3, 4, 5, 6), matched: Matched = 3, candidates: Candidates = 40,
@@ -405,7 +397,7 @@ def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime:
 
 
 @register("periodic", "trace-compact-dilation", objective="dilation", exact_over=HEURISTIC, prepare=compile_kernel)
-def trace_compact_dilation(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = 10,
+def trace_compact_dilation(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
                            priorities: Priorities = ("dilation", "fcfs"), staggers: Staggers = (0.0, 1.0),
                            warmups: Warmups = (2, 3), multiples: Multiples = (1, 2, 3, 4, 5, 6),

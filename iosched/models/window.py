@@ -19,7 +19,7 @@ last point's, until infeasible.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.window import FrontPoint
 from iosched.instances.window import WindowInstance
+from iosched.models.covers import cardinality_cuts
 from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat, solve_pyomo
 
 pe = lazy.module("pyomo.environ")
@@ -430,9 +431,12 @@ def pareto_ssd(instance: WindowInstance, deadline: Deadline | None = None) -> tu
 
 
 def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None,
-               max_nodes: int | None = None) -> ConcreteModel:
+               max_nodes: int | None = None, covers: bool = False) -> ConcreteModel:
     """The window MILP: x_i binary; Σ n_i x_i <= N (and <= ``max_nodes``), min_bb <= Σ b_i x_i <= B; maximise
-    nodes, or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step)."""
+    nodes, or with ``fix_nodes`` the nodes fixed and the burst buffer maximised (second lexicographic step).
+    With ``covers`` the :func:`~iosched.models.covers.cardinality_cuts` of both capacity rows are added
+    (``cover_nodes``, ``cover_bb``): valid for every selection, so the optimum is unchanged and the LP
+    relaxation no weaker."""
     nodes, bbs = instance.nodes(), instance.bbs()
     m = pe.ConcreteModel(name="window")
     m.J = pe.RangeSet(0, len(nodes) - 1)
@@ -442,6 +446,11 @@ def build_milp(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None 
     cap = instance.capacity.nodes if max_nodes is None else min(instance.capacity.nodes, max_nodes)
     m.nodes = pe.Constraint(expr=m.used_nodes <= cap)
     m.bb = pe.Constraint(expr=pe.inequality(min_bb, m.used_bb, instance.capacity.burst_buffer))
+    if covers:
+        for name, sizes, c in (("cover_nodes", nodes, cap), ("cover_bb", bbs, instance.capacity.burst_buffer)):
+            rows = cardinality_cuts(sizes, c)
+            setattr(m, name, pe.Constraint(range(len(rows)), rule=lambda m, k, rows=rows: (
+                sum(m.x[i] for i in rows[k][0]) <= rows[k][1])))
     if fix_nodes is None:
         m.obj = pe.Objective(expr=m.used_nodes, sense=pe.maximize)
     else:
@@ -487,29 +496,40 @@ def pareto_milp(instance: WindowInstance, profile: Profile) -> tuple[list[FrontP
     return front, True, ""
 
 
-def pareto_cpsat(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
-    """ε-constraint on CP-SAT: (the front points proved, whether the whole front was, why not)."""
+def build_cpsat(instance: WindowInstance, min_bb: int = 0, fix_nodes: int | None = None):
+    """The window MILP's model on CP-SAT (booleans ``x{j}``, in ``model.named["x"]``): within the capacities
+    and at least ``min_bb`` burst buffer, maximise nodes, or with ``fix_nodes`` the nodes fixed and the
+    burst buffer maximised."""
     from ortools.sat.python import cp_model
 
     nodes, bbs = instance.nodes().tolist(), instance.bbs().tolist()
+    model: Any = cp_model.CpModel()  # (Any: it carries its variables by name in ``named``, as every CP-SAT builder's)
+    model.name = "window-cpsat"
+    x = [model.new_bool_var(f"x{j}") for j in range(len(nodes))]
+    used_n = sum(n * v for n, v in zip(nodes, x))
+    used_b = sum(b * v for b, v in zip(bbs, x))
+    model.add(used_n <= instance.capacity.nodes)
+    model.add(used_b <= instance.capacity.burst_buffer)
+    model.add(used_b >= min_bb)
+    if fix_nodes is None:
+        model.maximize(used_n)
+    else:
+        model.add(used_n == fix_nodes)
+        model.maximize(used_b)
+    model.named = {"x": x}
+    return model
+
+
+def pareto_cpsat(instance: WindowInstance, profile: Profile) -> tuple[list[FrontPoint], bool, str]:
+    """ε-constraint on CP-SAT: (the front points proved, whether the whole front was, why not)."""
     front: list[FrontPoint] = []
     min_bb = 0
     deadline, exact = Deadline(profile.time_limit), replace(profile, rel_gap=0.0)
     while True:
         best = None
         for step in (0, 1):  # most nodes, then most burst buffer at those nodes
-            model = cp_model.CpModel()
-            x = [model.new_bool_var(f"x{j}") for j in range(len(nodes))]
-            used_n = sum(n * v for n, v in zip(nodes, x))
-            used_b = sum(b * v for b, v in zip(bbs, x))
-            model.add(used_n <= instance.capacity.nodes)
-            model.add(used_b <= instance.capacity.burst_buffer)
-            model.add(used_b >= min_bb)
-            if step == 0:
-                model.maximize(used_n)
-            else:
-                model.add(used_n == best)
-                model.maximize(used_b)
+            model = build_cpsat(instance, min_bb, None if step == 0 else best)
+            x = model.named["x"]
             out, solver = solve_cpsat(model, deadline.limit(exact))
             if out.status == Status.INFEASIBLE:
                 return front, True, ""

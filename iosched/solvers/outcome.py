@@ -82,6 +82,7 @@ class SolveOutcome:
     code: str | None = None
     root_bound: float | None = None
     root_why: str = ""
+    nodes: int | None = None  # branch-and-bound nodes the backend processed, where it reports them
 
     @property
     def stopped(self) -> str:
@@ -98,7 +99,8 @@ class SolveOutcome:
 class Answer:
     """What one backend call said, before :func:`verdict` and the clock make an outcome of it: the stop and
     the code behind it, whether a solution is held, its objective, the backend's bound, a message, its log
-    (for the MIP start report), the column values and row duals (array models and LPs) and the root node's bound."""
+    (for the MIP start report), the column values and row duals (array models and LPs), the root node's bound and
+    the nodes processed."""
 
     stop: Stop
     code: str
@@ -111,9 +113,10 @@ class Answer:
     duals: np.ndarray | None = None  # row duals, LPs only
     root_bound: float | None = None
     root_why: str = ""
+    nodes: int | None = None
 
     def outcome(self, wall_time_s: float, start: dict | None = None) -> SolveOutcome:
         obj = self.objective if self.has_solution else None
         return SolveOutcome(verdict(self.stop, self.has_solution), obj, self.bound, relative_gap(obj, self.bound),
                             wall_time_s, self.has_solution, self.message, start, self.stop, self.code,
-                            self.root_bound, self.root_why)
+                            self.root_bound, self.root_why, self.nodes)

@@ -196,6 +196,19 @@ class Backend:
         """An :class:`Answer` whose stop is ``code`` read through the table."""
         return Answer(self.stop(code), str(code), has_solution, message=message, **values)
 
+    def node_count(self, native) -> int | None:
+        """The branch-and-bound nodes the backend's solver object ``native`` processed (None where it does not
+        say, or for an LP): what a backend module overrides; callers ask :meth:`nodes`."""
+        return None
+
+    def nodes(self, native) -> int | None:
+        """:meth:`node_count`, None where reading it fails: a count is worth less than the solve it describes."""
+        try:
+            return self.node_count(native)
+        except Exception as e:  # each backend raises its own errors (a model without a solution ...)
+            log.debug("%s: no node count (%r)", self.name, e)
+            return None
+
     def no_root(self) -> str:
         """Why a solve asked for its root bound has none though the backend reports them."""
         return f"{self.label or self.name} reported no root node (an LP, or solved before branch and bound)"

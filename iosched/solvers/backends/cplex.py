@@ -125,6 +125,11 @@ class Cplex(LegacyPyomo):
     def pyomo_native(self, opt, res):
         return opt._solver_model  # Pyomo's cplex_direct keeps its cplex.Cplex there
 
+    def node_count(self, native) -> int | None:
+        if native.variables.get_num_integer() + native.variables.get_num_binary() == 0:
+            return None
+        return int(native.solution.progress.get_num_nodes_processed())
+
     # --- array models --------------------------------------------------------------------------------------
 
     def solve_mps(self, path: str, profile: Profile, log_file: str, start, root: RootWatch | None) -> Answer:
@@ -155,6 +160,7 @@ class Cplex(LegacyPyomo):
         answer.bound = c.solution.MIP.get_best_objective() if mip else (obj if answer.stop is Stop.OPTIMAL else None)
         answer.x = np.asarray(c.solution.get_values())[order] if has else None
         answer.root_bound = None if root is None else root.bound
+        answer.nodes = self.nodes(c)
         return answer
 
     # --- array LPs -----------------------------------------------------------------------------------------

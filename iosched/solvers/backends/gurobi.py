@@ -89,6 +89,9 @@ class Gurobi(ContribPyomo):
     def pyomo_native(self, opt, res):
         return res.solution_loader._solver_model  # Pyomo's loader keeps the gurobipy model
 
+    def node_count(self, native) -> int | None:
+        return int(native.NodeCount) if native.IsMIP else None
+
     # --- array models --------------------------------------------------------------------------------------
 
     def solve_mps(self, path: str, profile: Profile, log_file: str, start, root: RootWatch | None) -> Answer:
@@ -114,6 +117,7 @@ class Gurobi(ContribPyomo):
                              bound=m.ObjBound if m.IsMIP else (obj if m.Status == gp.GRB.OPTIMAL else None))
         answer.x = np.asarray(m.getAttr("X", cols)) if has else None
         answer.root_bound = None if root is None else root.bound
+        answer.nodes = self.nodes(m)
         return answer
 
     # --- array LPs -----------------------------------------------------------------------------------------

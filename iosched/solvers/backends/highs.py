@@ -146,6 +146,10 @@ class Highs(ContribPyomo):
     def pyomo_native(self, opt, res):
         return opt._solver_model  # Pyomo keeps its highspy.Highs there
 
+    def node_count(self, native) -> int | None:
+        nodes = native.getInfo().mip_node_count
+        return int(nodes) if nodes >= 0 else None  # -1: an LP
+
     # --- array models: highspy directly ----------------------------------------------------------------
 
     def solve_matrix(self, h, profile: Profile, columns: int, rows: int, start=None, root: bool = False,
@@ -175,6 +179,7 @@ class Highs(ContribPyomo):
         if watch is not None:
             answer.root_bound = watch.bound
             answer.root_why = "" if watch.bound is not None else self.no_root()
+        answer.nodes = self.nodes(h)
         x = np.asarray(h.getSolution().col_value) if has else None
         report = None
         if log is not None:

@@ -122,6 +122,7 @@ class ContribPyomo(PyomoPath):
                              bound=finite(res.objective_bound), log=res.solver_log or "")
         if root is not None:
             answer.root_bound = self.root_after(native, root)
+        answer.nodes = self.nodes(native)
         return answer, res.solution_loader.load_vars
 
     def root_after(self, native, root: RootWatch) -> float | None:
@@ -162,6 +163,7 @@ class LegacyPyomo(PyomoPath):
         answer.bound = finite(self.pyomo_bound(best, sense, answer))
         if root is not None:
             answer.root_bound = self.root_after(native, root, log, sense)
+        answer.nodes = self.nodes(native)
         return answer, self.pyomo_loader(opt, res, model)
 
     def legacy_solve(self, opt, model, warm: bool, logfile: str, folder: str):

@@ -107,6 +107,9 @@ class Scip(ContribPyomo):
     def pyomo_native(self, opt, res):
         return opt._solver_model  # Pyomo keeps its pyscipopt model there
 
+    def node_count(self, native) -> int | None:
+        return int(native.getNNodes())
+
     # --- array models --------------------------------------------------------------------------------------
 
     def solve_mps(self, path: str, profile: Profile, log_file: str, start, root: RootWatch | None) -> Answer:
@@ -133,6 +136,7 @@ class Scip(ContribPyomo):
         answer = self.answer(code, has, message, objective=m.getObjVal() if has else None, bound=m.getDualbound())
         answer.x = np.asarray([m.getVal(v) for v in cols]) if has else None
         answer.root_bound = None if root is None else root.bound
+        answer.nodes = self.nodes(m)
         return answer
 
     # --- array LPs (SoPlex through SCIP's LP interface) ---------------------------------------------------

@@ -100,6 +100,9 @@ class Xpress(LegacyPyomo):
     def pyomo_native(self, opt, res):
         return opt._solver_model  # Pyomo's xpress_direct keeps its xpress.problem there
 
+    def node_count(self, native) -> int | None:
+        return int(native.attributes.nodes) if native.attributes.mipents > 0 else None
+
     # --- array models --------------------------------------------------------------------------------------
 
     def solve_mps(self, path: str, profile: Profile, log_file: str, start, root: RootWatch | None) -> Answer:
@@ -127,6 +130,7 @@ class Xpress(LegacyPyomo):
         answer.bound = p.attributes.bestbound if mip else (obj if answer.stop is Stop.OPTIMAL else None)
         answer.x = np.asarray(p.getSolution())[order] if has else None
         answer.root_bound = None if root is None else root.bound
+        answer.nodes = self.nodes(p)
         return answer
 
     # --- array LPs -----------------------------------------------------------------------------------------
