@@ -595,8 +595,10 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         if gap is not None and own:
             proof = "the method's own bound"
             out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
-        elif gap is not None and (outside or prob.gap_reference is not None):
-            proof = out.info["gap_against"] = outside[1] if outside else prob.gap_reference(instance, name)
+        elif gap is not None and outside:
+            proof = out.info["gap_against"] = outside[1]
+        elif gap is not None and prob.gap_reference is not None:
+            proof = out.info["gap_against"] = prob.gap_reference(instance, name)
         status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
         return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
                       objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,

@@ -399,11 +399,11 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern | object, rel_tol: flo
     t_tol = rel_tol * T
     B = instance.platform.bandwidth
     found: list[tuple[tuple, Violation]] = []  # (order key, violation): reported in the checker's order
-    cap = instance.period_cap()
-    if T > cap * (1 + rel_tol):  # the period's own tolerance, as every time
+    top = instance.period_cap()
+    if T > top * (1 + rel_tol):  # the period's own tolerance, as every time
         found.append(((-1,), Violation(
             "period_cap", f"period {T!r} s above K' t_min = {instance.k_prime!r} x {instance.search_t_min()!r} s = "
-                          f"{cap!r} s", T - cap)))
+                          f"{top!r} s", T - top)))
     n_inst = len(data.c)
     pos_of = np.zeros(n_inst, dtype=np.int64)  # an instance's position in its application, by compute start
     lo, hi = np.zeros(n_inst), np.zeros(n_inst)  # its I/O window

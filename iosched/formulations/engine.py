@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,15 +26,15 @@ def _range(values) -> tuple[float | None, float | None]:
 
 def _stats(kinds: np.ndarray, rows: int, entries, rhs, cost, bounds) -> dict:
     """The size columns of a row of the study from arrays: ``kinds`` per column ("B", "I" or "C")."""
-    out = {"variables": int(len(kinds)), "binaries": int((kinds == "B").sum()),
-           "integers": int((kinds == "I").sum()), "continuous": int((kinds == "C").sum()), "constraints": int(rows),
-           "nonzeros": int(np.count_nonzero(entries))}
+    out: dict[str, Any] = {
+        "variables": int(len(kinds)), "binaries": int((kinds == "B").sum()), "integers": int((kinds == "I").sum()),
+        "continuous": int((kinds == "C").sum()), "constraints": int(rows), "nonzeros": int(np.count_nonzero(entries))}
     warn = []
     for key, values, what in (("coef", entries, "matrix"), ("rhs", rhs, "right-hand side"),
                               ("objective", cost, "objective"), ("bounds", bounds, "bounds")):
         lo, hi = _range(values)
         out[f"{key}_min"], out[f"{key}_max"] = lo, hi
-        if lo is not None and hi / lo > NUMERICS_RANGE:
+        if lo is not None and hi is not None and hi / lo > NUMERICS_RANGE:
             warn.append(f"{what} range [{lo:.1e}, {hi:.1e}]")
     out["numerics"] = ("wider than 1e6 (numerical trouble is likely): " + "; ".join(warn)) if warn else None
     return out

@@ -76,6 +76,8 @@ def build_model(problem: str, instance, name: str, **params):
 def make_model(f: Formulation, instance, params: dict):
     """``f``'s model of ``instance`` with ``params``, which it keeps (``model.iosched_params``): its reader, its
     scope and its objective depend on them, and :func:`solve_model` reads them back."""
+    if f.build is None:
+        raise ParameterError(f"{f.problem}/{f.name} is an algorithm: it has no model to build")
     model = f.build(instance, **params)
     setattr(model, PARAMS_ATTRIBUTE, dict(params))
     return model

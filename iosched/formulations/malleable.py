@@ -58,7 +58,9 @@ def _grid(model):
 
 
 def _value(instance, model, v: float, is_bound: bool) -> float:
-    return scope_value(instance, _grid(model), _objective(getattr(model, "iosched_params", {})), v)
+    out = scope_value(instance, _grid(model), _objective(getattr(model, "iosched_params", {})), v)
+    assert out is not None  # (None only for no value)
+    return out
 
 
 def _read_milp(instance, model, x):

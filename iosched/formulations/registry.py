@@ -106,6 +106,7 @@ class Formulation:
     def check(self, instance, params: dict) -> None:
         """The parameters bind to the builder (or the algorithm): else a ParameterError naming them."""
         fn = self.build if self.build is not None else self.run
+        assert fn is not None  # (register_formulation: a model has a builder, an algorithm a run)
         try:
             if self.build is not None:
                 inspect.signature(fn).bind(instance, **params)

@@ -334,8 +334,8 @@ def render(s: Study) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = [f"{s.problem} {s.instance}: {s.objective} ({s.sense}), profile {s.profile}"
              + (f", load {s.load_average:.2g}" if s.load_average is not None else "")]
-    for k, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for k, cells in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     lines.append("")

@@ -87,7 +87,7 @@ def contiguity_cuts(instance: PeriodicInstance) -> list[tuple[list[int], list[in
             if ell > min(tio[a] for a in A):
                 continue
             S_all = sorted((j for j in others if tio[j] >= ell and apps[j].work < ell), key=lambda j: apps[j].work)
-            S = []
+            S: list[int] = []
             for j in S_all:
                 if sum(r[i] for i in S) + r[j] > B:
                     break
@@ -372,8 +372,9 @@ class CountSearch:
         self.tie = 0
         self.nodes = 0
         self.seen: set[tuple] = set()
-        self.lp = None
-        self.pending = None  # where the peak fits: (counts, U, T_lb sorted by decreasing U, first not in the heap)
+        self.lp: NodeLP | None = None
+        # where the peak fits: (counts, U, T_lb sorted by decreasing U, first not in the heap)
+        self.pending: tuple | None = None
         hi = root_box(rel)
         if not (hi >= rel.copies).all():
             return
@@ -388,6 +389,7 @@ class CountSearch:
 
     def _more(self) -> None:
         """The next chunk of the breakpoint leaves into the heap."""
+        assert self.pending is not None  # (called only while chunks are left)
         points, bump, values, periods, i = self.pending
         counts = _breakpoint_counts(self.rel, points[i:i + CHUNK], bump[i:i + CHUNK])
         for m, v, T in zip(counts.tolist(), values[i:i + CHUNK].tolist(), periods[i:i + CHUNK].tolist()):
@@ -414,6 +416,7 @@ class CountSearch:
         if (lo == hi).all():
             self._leaf(tuple(int(x) for x in lo))
             return
+        assert self.lp is not None  # (boxes only where the peak does not fit: there is an LP)
         out = self.lp.solve(lo, hi)
         if out is None:
             return
@@ -440,12 +443,14 @@ class CountSearch:
             box = -self.boxes[0].key if self.boxes else 0.0
             if self.leaves and leaf * (1 + TIE) >= box:
                 item = heapq.heappop(self.leaves)
+                assert item.counts is not None  # (a leaf has its counts)
                 return item.counts, -item.key, item.period
             self._branch(heapq.heappop(self.boxes))
         return None
 
     def _branch(self, item: _Item) -> None:
         n, lo, hi = item.relaxed, item.lo, item.hi
+        assert n is not None and lo is not None and hi is not None  # (a box has them)
         frac = np.abs(n - np.round(n))
         frac[lo == hi] = -1.0
         k = int(np.argmax(frac))
@@ -484,6 +489,7 @@ def _breakpoint_counts(rel: Relaxation, points: np.ndarray | None = None, bump: 
     Without ``points``: every breakpoint, scored in blocks (memory of a block of points x units); returns
     (points, bump flags, U, T_lb), one entry per candidate. With ``points`` and ``bump``: their counts."""
     if points is not None:
+        assert bump is not None  # (given with points)
         n = np.floor(points[:, None] / rel.cycle[None, :])
         n = n + (bump[:, None] & (points[:, None] / rel.cycle[None, :] - n > 1 - 1e-9))
         return (np.maximum(n, 1) * rel.copies).astype(np.int64)
@@ -491,7 +497,7 @@ def _breakpoint_counts(rel: Relaxation, points: np.ndarray | None = None, bump: 
     for c in rel.cycle:
         parts.append(np.arange(1, math.floor(rel.t_max / c * (1 + 1e-12)) + 1) * c)
     T = np.unique(np.concatenate(parts))
-    out = {"points": [], "bump": [], "value": [], "period": []}
+    out: dict[str, list[np.ndarray]] = {"points": [], "bump": [], "value": [], "period": []}
     for lo in range(0, len(T), BLOCK):
         t = T[lo:lo + BLOCK]
         x = t[:, None] / rel.cycle[None, :]

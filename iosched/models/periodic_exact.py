@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -121,7 +121,8 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
                   "every pattern within the period cap for its bound; leaves are not solved (more than one "
                   "application's transfers compete): the incumbent is trace-compact's")
     best, best_value = None, 0.0
-    info = {"exact_over": exact_over, "leaves": 0, "leaves_solved": 0, "milps": 0, "solver_time_s": 0.0}
+    info: dict[str, Any] = {"exact_over": exact_over, "leaves": 0, "leaves_solved": 0, "milps": 0,
+                            "solver_time_s": 0.0}
 
     def consider(pattern, how):
         nonlocal best, best_value

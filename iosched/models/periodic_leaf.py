@@ -134,7 +134,7 @@ def build_leaf_milp(instance: PeriodicInstance, counts, t_lo: float, t_up: float
             e_next = beta[i + 1] if copy == 0 else beta[i + 1].plus(var_T)
             intervals.append(("C", i, s, s.shift(w[b])))
             intervals.append(("D", i, s.shift(w[b]), e_next))
-    budget = {i: [] for i in range(p)}  # the y columns inside b's window i
+    budget: dict[int, list[int]] = {i: [] for i in range(p)}  # the y columns inside b's window i
     starts = {}
     for k, n in enumerate(counts):
         if k == b or (keep is not None and k not in keep):
