@@ -274,3 +274,21 @@ def test_identical_applications_where_the_peak_fits_split_evenly():
     assert res.status == iosched.Status.OPTIMAL and res.info["best_from"] == "back to back"
     assert max(res.solution.counts()[:6]) - min(res.solution.counts()[:6]) <= 1
     assert res.objective == pytest.approx(iosched.get_problem("periodic").bound(inst, "sys_efficiency"), rel=1e-12)
+
+
+def test_the_start_runs_on_the_profiles_solver(monkeypatch):
+    """trace-compact's start gets the method's solver (it once went positionally into ``highs``, the HiGHS
+    options, so the start always ran on HiGHS): caught by the stand-in before anything is solved."""
+    import iosched.models.periodic_trace as trace
+    from iosched.models.periodic_exact import exact
+
+    seen = []
+
+    def stand_in(instance, profile, **kw):
+        seen.append(profile)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(trace, "trace_compact", stand_in)
+    with pytest.raises(RuntimeError, match="stop"):
+        exact(paper_set(3), profile=Profile("test", 5.0, 1e-4, 1, 0, solver="cbc"))
+    assert seen[0].solver == "cbc" and seen[0].highs == {} and seen[0].time_limit <= 5.0

@@ -139,7 +139,7 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
 
         part = START_SHARE if b is not None else OPEN_SHARE
         share = Profile("exact-start", max(part * deadline.remaining(), 0.01), prof.rel_gap, prof.threads, prof.seed,
-                        prof.solver)
+                        solver=prof.solver)
         # where no leaf can be solved, the incumbent is all there is: a wider search (measured on set 4 under
         # 500 s: 0.6558756 from a one-cycle window at stagger 0.5, warmup 5, against 0.6556580 by default)
         wide = {} if b is not None else WIDE_SEARCH
