@@ -20,7 +20,7 @@ from iosched.cli import main
 from iosched.core import EVERY_SOLUTION, get_problem
 from iosched.errors import ParameterError
 from iosched.formulations import KEYS, build_model, formulations_of, solve_model
-from iosched.formulations.registry import ALGORITHM
+from iosched.formulations.registry import ALGORITHM, PYOMO, Formulation, register_formulation
 from iosched.models.covers import cardinality_cuts
 from iosched.solvers import Profile
 from iosched.status import Status
@@ -334,3 +334,14 @@ def test_the_contiguity_cuts_keep_the_restrictions_optimum_and_tighten_the_relax
     assert rows["relaxation+"]["bound"] < rows["milp-relaxation"]["bound"] - 1e-4
     assert rows["contiguity"]["best"] == pytest.approx(17 / 72, rel=1e-6)
     _check_bounds(s)
+
+
+@pytest.mark.parametrize("kind, build, run", [(ALGORITHM, None, None), (PYOMO, None, None),
+                                              (PYOMO, dict, dict), (ALGORITHM, dict, None)])
+def test_a_formulation_has_a_builder_or_a_run_by_its_kind(kind, build, run):
+    """A model has a builder and no run, an algorithm a run and no builder: else refused when registered
+    (check and make_model call the one it has)."""
+    bad = Formulation("window", "bad", kind, EVERY_SOLUTION, "nodes", "a test", build=build, run=run)
+    with pytest.raises(ValueError, match="a model has a builder, an algorithm a run"):
+        register_formulation(bad)
+    assert "bad" not in formulations_of("window")

@@ -124,7 +124,8 @@ def register_formulation(formulation: Formulation) -> Formulation:
     """Add ``formulation`` to the registry (its kind checked)."""
     if formulation.kind not in KINDS:
         raise ValueError(f"{formulation.problem}/{formulation.name}: kind must be one of {KINDS}")
-    if (formulation.build is None) != (formulation.kind == ALGORITHM):
+    if (formulation.build is None) != (formulation.kind == ALGORITHM) or (formulation.run is None) == (
+            formulation.kind == ALGORITHM):
         raise ValueError(f"{formulation.problem}/{formulation.name}: a model has a builder, an algorithm a run")
     FORMULATIONS.setdefault(formulation.problem, {})[formulation.name] = formulation
     return formulation
