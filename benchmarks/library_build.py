@@ -18,7 +18,9 @@ summary.json is regenerated with every record.
 (profile, method) pairs its history says ran already and stopping at an instance once it is
 optimal; each run's solution, bound and run record go through the same checked path, with their
 provenance (method, params, profile, the solver backend and package versions, time).
-``--more-bounds`` only appends the bounds of :data:`MORE_BOUNDS` where they tighten the recorded ones.
+``--more-bounds`` only appends the problem's bound and those of :data:`MORE_BOUNDS` where they tighten the
+recorded ones; ``--restate WHY`` only voids the solutions of instances whose stored best known today's
+evaluator rejects (:func:`iosched.library.verdicts.restate`).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ METHODS_RUN: dict[str, list[tuple[str, dict]]] = {
     "malleable": [("dmr", {}), ("rigid-backfill", {}), ("rigid-list", {}), ("rigid-optimal", {"profile": "quick"}),
                   ("cpsat", {"profile": "quick"}), ("milp", {"profile": "quick"})],
 }
-EXACT = {"periodic": "milp", "window": "exact", "forwarding": "milp", "filedomain": "exact", "malleable": "cpsat"}
+EXACT = {"periodic": "exact", "window": "exact", "forwarding": "exact", "filedomain": "exact", "malleable": "cpsat"}
 # the problem's bound where Problem.gap_reference does not say what it is
 BOUND_NAMES = {
     "window": "the exact Pareto front's hypervolume (dynamic program), valid for every selection's front",
@@ -194,9 +196,21 @@ def more_bounds(e: library.Entry, inst) -> tuple[float, str, str, float] | None:
 
 
 def add_more_bounds(problem: str, log) -> None:
-    """Record a bound of :data:`MORE_BOUNDS` for every instance where it tightens the recorded one."""
+    """Record the problem's own bound (Problem.bound: it may have tightened since the build, as periodic's did
+    with the period cap) and a bound of :data:`MORE_BOUNDS` for every instance where they tighten the recorded
+    one."""
+    prob = get_problem(problem)
     for e in library.catalog(problem).values():
-        found = more_bounds(e, library.load(e.name))
+        inst = library.load(e.name)
+        t0 = time.perf_counter()
+        value = prob.bound(inst, e.objective)
+        if value is not None:
+            backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
+            method = f"iosched bound {e.problem} (Problem.bound)"
+            out = verdicts.record_bound(e.name, value, method=method, backed_by=backed,
+                                        time_s=time.perf_counter() - t0)
+            log(f"{e.name}: {method} {value}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
+        found = more_bounds(e, inst)
         if found is not None:
             value, method, backed, seconds = found
             out = verdicts.record_bound(e.name, value, method=method, backed_by=backed, time_s=seconds)
@@ -307,11 +321,20 @@ def main(argv=None) -> int:
     ap.add_argument("--again", action="store_true",
                     help="with --escalate: run the (profile, method) pairs the history says ran already (the method "
                          "improved since)")
+    ap.add_argument("--restate", metavar="WHY",
+                    help="only void the recorded solutions of every instance whose stored best known today's evaluator "
+                         "rejects (the problem's definition changed; WHY says how, and why its bounds still hold)")
     ap.add_argument("--more-bounds", action="store_true",
                     help="only record the bounds of MORE_BOUNDS where they tighten the recorded ones")
     args = ap.parse_args(argv)
     log = lambda text: print(text, flush=True)  # noqa: E731
     for problem in args.problem:
+        if args.restate:
+            for e in library.catalog(problem).values():
+                out = verdicts.restate(e.name, args.restate)
+                if out["restated"]:
+                    log(f"{e.name}: restated ({out['why']})")
+            continue
         if args.more_bounds:
             add_more_bounds(problem, log)
             continue

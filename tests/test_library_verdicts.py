@@ -406,3 +406,39 @@ def test_the_build_enters_a_new_instance_through_the_checked_path(tmp_path, monk
 
 def test_the_real_library_did_not_change():
     assert library.DATA == REAL and _digest(REAL) == REAL_DIGEST
+
+
+# --- restatement ---------------------------------------------------------------------------------------------
+
+def test_a_restatement_needs_a_stored_solution_the_evaluator_rejects(scratch):
+    """A best known that still passes cannot be voided: restate refuses and the history is unchanged."""
+    before = library.history_path("window").read_text()
+    answer = verdicts.restate("window/small-0", "testing")
+    assert answer == {"restated": False, "why": "the stored solution still passes the evaluator"}
+    assert library.history_path("window").read_text() == before
+    with pytest.raises(ParameterError, match="field 'why'"):
+        verdicts.restate("window/small-0", "")
+
+
+def test_a_restatement_voids_the_solutions_before_it_and_keeps_the_bounds(scratch):
+    """periodic/small-4's stored pattern stretched 3x passes no more (its period past K' t_min): restated,
+    the instance has no best known and no stored solution, its bound stays; a pattern within the cap that
+    scores below the voided value is then recorded as the best known, and the class is open again."""
+    name = "periodic/small-4"
+    e = library.entry(name)
+    best = _stored(name)
+    stale = _stretched_pattern(best, 3.0)
+    library.write_json_gz(e.solution_path, stale)  # as if the definition had changed under a stored solution
+    bound = library.summarize("periodic")["instances"][name]["bound"]
+    answer = verdicts.restate(name, "the period cap K' now bounds every pattern (issue 47)")
+    assert answer["restated"] is True and "period" in answer["why"], answer
+    rec = library.summarize("periodic")["instances"][name]
+    assert rec["best_known"] is None and rec["bound"] == bound and rec["status"] == "open"
+    assert rec["restated"]["why"].startswith("the period cap") and not e.solution_path.exists()
+    lower = _stretched_pattern(best, 1.1)
+    got = verdicts.record(name, lower, method="test")
+    assert got["recorded"] is True and got["verdict"] == "improves", got
+    rec = library.summarize("periodic")["instances"][name]
+    prob = get_problem("periodic")
+    value = prob.objective(prob.evaluate(library.load(name), prob.read_solution(lower)), e.objective)
+    assert rec["best_known"] == pytest.approx(value, rel=1e-12) and rec["class"] == "open"

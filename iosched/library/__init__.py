@@ -274,7 +274,8 @@ def summarize(problem: str) -> dict:
     known value (the first record of the best value) with its solution hash and who found it, the
     tightest bound with what backs it, the status (``optimal`` where the best known meets the bound
     within the catalogue's tolerance) and gap, and the class: ``PROFILE/METHOD``, the cheapest profile
-    and method known to close the instance, or ``open`` exactly when the status is."""
+    and method known to close the instance, or ``open`` exactly when the status is. Solutions and runs
+    recorded before the instance's last ``restate`` record do not count (see :func:`verdicts.restate`)."""
     entries = _catalog(_problem_name(problem))
     by_name: dict[str, list[dict]] = {name: [] for name in entries}
     for r in read_history(problem):
@@ -282,8 +283,13 @@ def summarize(problem: str) -> dict:
             raise InstanceError(f"{history_path(problem)}: a record of {r['instance']!r}, not in the catalogue")
         by_name[r["instance"]].append(r)
     out = {}
-    for name, records in by_name.items():
+    for name, all_records in by_name.items():
         e = entries[name]
+        restated = [i for i, r in enumerate(all_records) if r["kind"] == "restate"]
+        # a restatement voids the solutions and runs before it (the problem's definition changed under them);
+        # bounds stay: each was proved for a problem whose solutions include every solution of today's
+        records = [r for i, r in enumerate(all_records)
+                   if not restated or i > restated[-1] or r["kind"] == "bound"]
         best = None
         for r in records:
             if r["kind"] == "solution" and (best is None or better(e.sense, r["value"], best["value"])):
@@ -311,6 +317,8 @@ def summarize(problem: str) -> dict:
             "closed_by": closed,
             "class_tried": sorted({f"{p}/{c['method']}" for c in records if c["kind"] == "class"
                                    for p in c.get("tried", [])}),
+            "restated": {k: all_records[restated[-1]].get(k) for k in ("date", "why", "version")}
+            if restated else None,
         }
     return {"problem": problem, "instances": out}
 

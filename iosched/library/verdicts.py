@@ -396,6 +396,32 @@ def record_bound(name: str, value: float, *, method: str, backed_by: str, profil
     return {"recorded": True, "why": f"tightens {old!r}"}
 
 
+def restate(name: str, why: str, problem: str | None = None) -> dict:
+    """Void the solutions recorded so far for ``name``, where the stored best known no longer passes today's
+    evaluator (the problem's definition changed: periodic's period cap K', issue 47): a ``restate`` record
+    is appended and the stale solution file removed, under the folder's lock. The history stays append-only;
+    its bounds stay, valid because a definition that rejects a solution it used to accept only narrows the
+    set the bounds were proved over (each restatement must say so in ``why``). A stored solution that
+    still passes is refused: a restatement cannot hide a valid best known. ``{"restated": bool, "why": ...}``."""
+    e = lib.entry(name, problem)
+    if not isinstance(why, str) or not 0 < len(why) <= MAX_TEXT or not why.isprintable():
+        raise ParameterError(f"field 'why': printable text of 1-{MAX_TEXT} characters is needed")
+    prob = get_problem(e.problem)
+    with lib.locked(e.problem):
+        if not e.solution_path.exists():
+            return {"restated": False, "why": "no stored solution"}
+        ev = prob.evaluate(lib.load(e.name), prob.read_solution(lib.read_json_gz(e.solution_path)))
+        if ev.feasible:
+            return {"restated": False, "why": "the stored solution still passes the evaluator"}
+        rejected = "; ".join(str(v) for v in ev.violations[:3])[:MAX_TEXT]
+        lib.append_history(e.problem, [{
+            "instance": e.name, "kind": "restate", "why": why, "rejected": rejected, "version": __version__,
+            "date": lib.now(), "machine": lib.machine()}])
+        e.solution_path.unlink()
+        lib.write_summary(e.problem)
+    return {"restated": True, "why": rejected}
+
+
 def record_run(name: str, *, method: str, profile: str, met: bool, note: str, problem: str | None = None) -> None:
     """Append a ``class`` record: ``method`` ran under ``profile`` and its value met the bound (``met``) or not;
     the summary derives the instance's class from these and from its best known and bound."""
