@@ -395,7 +395,6 @@ def settle(status: Status, objective, bound, gap, tolerance: float, proof: str, 
     return status
 
 
-
 @dataclass
 class Result:
     """One run of one method on one instance, scored by the problem's evaluator."""
