@@ -21,16 +21,17 @@ meets capacity has a disjoint pair in F; with (a, b) the first such pair, the pa
 feasible points. A node whose optimum meets capacity is a leaf: its exact optimum is the node's minimum
 and a schedule of the tuple (its block order as found).
 
-**What is proven.** Each LP is solved by the profile's backend in floating point and certified
-exactly: a safe lower bound (always), an exact optimal vertex (where the backend's basis checks out) or
-infeasibility (phase one). A node whose lower bound is at least ``cut`` (the incumbent's sum, or a
-start's) is pruned: nothing in it is better. The tuple's ``lower`` is the least lower bound over the
-leaves, the pruned and the unresolved nodes (and, past the deadline, the open ones: each inherits its
-parent's bound, valid since a child is a subset), which cover the tuple's feasible set: a lower bound on
-the tuple's minimum, or at least ``cut`` where nothing below ``cut`` exists. Non-strict rows relax the
-evaluator's strict ones (positive lengths), so this minimum is over the closure of the tuple's
-schedules: a lower bound on each of them. The order rows hold no big constants: the LPs stay as exact as
-their data.
+**What is proven.** Each LP is solved by the profile's backend in floating point and certified: a safe lower
+bound (on HiGHS first in floating point with a proven error allowance, and in exact arithmetic where that
+falls short of ``cut`` while the backend's optimum comes within NEAR of it: a tie the allowance could hide),
+an exact optimal vertex (where the backend's basis checks out) or infeasibility (a Farkas ray, in floating
+point or exactly, or phase one). A node whose lower bound is at least ``cut`` (the incumbent's sum, or a
+start's) is pruned: nothing in it is better. The tuple's ``lower`` is the least lower bound over the leaves,
+the pruned and the unresolved nodes (and, past the deadline, the open ones: each inherits its parent's
+bound, valid since a child is a subset), which cover the tuple's feasible set: a lower bound on the tuple's
+minimum, or at least ``cut`` where nothing below ``cut`` exists. Non-strict rows relax the evaluator's
+strict ones (positive lengths), so this minimum is over the closure of the tuple's schedules: a lower bound
+on each of them. The order rows hold no big constants: the LPs stay as exact as their data.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ from iosched.models.rational_lp import RationalLP, Row, Session, prove
 from iosched.solvers import Deadline
 
 FLOAT_OVERLAP = 1e-6  # s: without an exact point, overlaps shorter than this are not branched on
-NEAR = 1e-7  # relative: a node whose floating-point optimum comes this near the cut gets its safe bound
-#              (elsewhere it is branched on and its children inherit its parent's proven bound)
+NEAR = 1e-7  # relative: a node whose floating-point optimum comes this near the cut, and whose bound proven in
+#              floating point does not reach it, gets its exact safe bound (elsewhere it is branched on)
 
 
 @dataclass
@@ -231,9 +232,14 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             out.lower = min(out.lower, inherited)
             out.notes.append(cert.message)
             continue
-        if cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # a pruning candidate: prove its bound
+        lower = inherited
+        if cert.lower is not None:  # proven exactly (a backend other than HiGHS)
+            lower = max(lower, cert.lower)
+        elif cert.floor > lower:  # proven in floating point: exact as a Fraction
+            lower = Fraction(cert.floor)
+        if lower < cut and cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # not proven in floats: exactly
             prove(lp, cert)
-        lower = inherited if cert.lower is None else max(inherited, cert.lower)
+            lower = max(lower, cert.lower)
         if lower >= cut:
             out.lower = min(out.lower, lower)
             continue
@@ -241,7 +247,7 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
         chosen = model.overload(x, False)
         if chosen is None:  # capacity holds at the backend's point: find the exact one
             lp.certify_vertex(cert)  # proves the node's bound too
-            lower = max(inherited, cert.lower)
+            lower = max(lower, cert.lower)
             if lower >= cut:
                 out.lower = min(out.lower, lower)
                 continue
