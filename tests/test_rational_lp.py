@@ -44,7 +44,7 @@ def test_the_float_safe_bound_never_exceeds_the_exact_one(lp, data):
     allowance of it: at most 1e-12 of the magnitudes involved below."""
     y = data.draw(st.lists(DUALS, min_size=len(lp.rows), max_size=len(lp.rows)))
     session = Session(lp, "highs")
-    floor = session.floor([], y)
+    floor = float_safe_bound(y, session.forms, session.cost, session.constant, session.lower, session.upper)
     exact = lp.safe_bound({r: Fraction(v) for r, v in enumerate(y) if v})
     assert floor <= exact
     size = abs(lp.constant) + sum(abs(Fraction(v)) * (abs(lo or 0) + abs(hi or 0))

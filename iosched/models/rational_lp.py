@@ -330,7 +330,7 @@ class Session:
         self._floats: dict[int, tuple] = {}  # id(row) -> its float form (rows live as long as their model)
         self.cost, self.constant = [float(c) for c in base.cost], float(base.constant)
         self.lower, self.upper = [float(v) for v in base.lower], [float(v) for v in base.upper]
-        self.base_forms = [self._form(row) for row in base.rows]
+        self.forms = [self._form(row) for row in base.rows]  # on HiGHS, its rows' (base rows, then the extra)
         if solver == "highs":
             lo, hi, starts, index, value = self._float_rows(base.rows)
             csr = sp.csr_matrix((value, index, starts), shape=(len(base.rows), base.n)).tocsc()
@@ -349,41 +349,37 @@ class Session:
                                              list(coefs), [float(c) for c in coefs.values()])
         return known
 
-    def _float_rows(self, rows: list[Row]):
-        """Rows as floats (:meth:`_form`): lower and upper sides and CSR (starts, columns, values)."""
+    def _float_rows(self, rows: list[Row], big: float = math.inf):
+        """Rows as floats (:meth:`_form`): lower and upper sides (infinite ones as -``big``, ``big``) and CSR
+        (starts, columns, values)."""
         lo, hi, starts, index, value = [], [], [0], [], []
         for row in rows:
             known = self._form(row)
-            lo.append(known[0])
-            hi.append(known[1])
+            lo.append(max(known[0], -big))
+            hi.append(min(known[1], big))
             index += known[2]
             value += known[3]
             starts.append(len(index))
         return (np.array(lo), np.array(hi), np.array(starts, dtype=np.int32), np.array(index, dtype=np.int32),
                 np.array(value))
 
-    def floor(self, extra: list[Row], duals: np.ndarray) -> float:
-        """:func:`float_safe_bound` of the LP with ``extra`` rows for the backend's ``duals`` (base rows first)."""
-        forms = self.base_forms + [self._form(row) for row in extra]
-        return float_safe_bound(duals, forms, self.cost, self.constant, self.lower, self.upper)
-
     def _load(self, extra: list[Row]) -> None:
-        """Make HiGHS's extra rows ``extra``: the rows after the prefix it shares with the last node's go."""
+        """Make HiGHS's extra rows ``extra``: the rows after the prefix it shares with the last node's go;
+        ``forms`` follows (every row's :meth:`_form`, base rows first)."""
         import highspy
 
-        h, same = self.highs, 0
+        h, same, nb = self.highs, 0, len(self.base.rows)
         for old, new in zip(self.rows, extra):
             if old is not new:
                 break
             same += 1
-        first = len(self.base.rows) + same
         if len(self.rows) > same:
-            h.deleteRows(len(self.rows) - same, np.arange(first, len(self.base.rows) + len(self.rows), dtype=np.int32))
+            h.deleteRows(len(self.rows) - same, np.arange(nb + same, nb + len(self.rows), dtype=np.int32))
+            del self.forms[nb + same:]
         if len(extra) > same:
-            lo, hi, starts, index, value = self._float_rows(extra[same:])
-            big = highspy.kHighsInf
-            h.addRows(len(extra) - same, np.clip(lo, -big, big), np.clip(hi, -big, big), len(index), starts[:-1],
-                      index, value)
+            lo, hi, starts, index, value = self._float_rows(extra[same:], highspy.kHighsInf)
+            h.addRows(len(extra) - same, lo, hi, len(index), starts[:-1], index, value)
+            self.forms.extend(self._form(row) for row in extra[same:])
         self.rows = list(extra)
 
     def solve(self, extra: list[Row], time_limit: float) -> tuple[Certified, RationalLP]:
@@ -405,8 +401,7 @@ class Session:
             _, has, ray = h.getDualRay()
             if has and np.abs(ray).max() > 0:  # sum y b + sum min(d l, d u) > 0 = 0 x (d = -A^T y): no point
                 ray = np.asarray(ray) / np.abs(ray).max()
-                forms = self.base_forms + [self._form(row) for row in extra]
-                if float_safe_bound(ray, forms, [0.0] * lp.n, 0.0, self.lower, self.upper) > 0:
+                if float_safe_bound(ray, self.forms, [0.0] * lp.n, 0.0, self.lower, self.upper) > 0:
                     return Certified("infeasible", math.inf, message="proven infeasible (a Farkas ray, in floats)"), lp
                 if lp.safe_bound(rational(ray), phase_one=True) > 0:
                     return Certified("infeasible", math.inf, message="proven infeasible (a Farkas ray)"), lp
@@ -417,7 +412,8 @@ class Session:
         duals = np.array(sol.row_dual)
         return Certified("optimal", None, point=np.array(sol.col_value), duals=duals,
                          estimate=h.getInfo().objective_function_value + float(lp.constant),
-                         floor=self.floor(extra, duals)), lp
+                         floor=float_safe_bound(duals, self.forms, self.cost, self.constant, self.lower,
+                                                self.upper)), lp
 
 
 def prove(lp: RationalLP, cert: Certified) -> None:
