@@ -10,16 +10,18 @@ half-open intervals, so two of them are disjoint exactly when one ends by the ot
 line). Hence capacity holds exactly when every set F of blocks of different jobs (two blocks of one job
 never overlap) whose demands sum to more than N holds a disjoint pair. Minimise the sum of C_j - a_j.
 
-**Branch and bound, no big-M.** A node is the jobs' rows plus order rows ``e_b <= s_b'`` ("b before
-b'") and overlap rows ``s_b <= e_b', s_b' <= e_b`` (their closure). At a node's optimum, a sweep over
-the blocks (ends before starts at equal times) finds an instant where the demands exceed N, and from
-the blocks holding it the fewest largest whose demands exceed N: a set F = {f_1 .. f_r}, all pairwise
-overlapping. The children split on F's pairs (f_a, f_b) in order: child (a, b, dir) adds the order of
-that pair in direction dir and the overlap rows of the pairs before it. Every point of the node that
-meets capacity has a disjoint pair in F; with (a, b) the first such pair, the pairs before it overlap
-(strictly, so also in the closure), so the point lies in one child: the children cover the node's
-feasible points. A node whose optimum meets capacity is a leaf: its exact optimum is the node's minimum
-and a schedule of the tuple (its block order as found).
+**Branch and bound, no big-M.** A node is the jobs' rows plus order rows ``e_b <= s_b'`` ("b before b'") and
+overlap rows ``s_b <= e_b', s_b' <= e_b`` (their closure). At a node's optimum, a sweep over the blocks
+(ends before starts at equal times) finds the instants where the demands exceed N, and from the blocks
+holding each the fewest largest whose demands exceed N: of these sets the smallest (the first of them where
+several tie), F = {f_1 .. f_r}, all pairwise overlapping; it has r (r - 1) children, so the smallest set
+makes the fewest (the first overloaded instant's set instead took grid6-2 5.5 times the nodes:
+benchmarks/malleable_exact.md). The children split on F's pairs (f_a, f_b) in order: child (a, b, dir) adds
+the order of that pair in direction dir and the overlap rows of the pairs before it. Every point of the node
+that meets capacity has a disjoint pair in F; with (a, b) the first such pair, the pairs before it overlap
+(strictly, so also in the closure), so the point lies in one child: the children cover the node's feasible
+points. A node whose optimum meets capacity is a leaf: its exact optimum is the node's minimum and a
+schedule of the tuple (its block order as found).
 
 **What is proven.** Each LP is solved by the profile's backend in floating point and certified: a safe lower
 bound (on HiGHS first in floating point with a proven error allowance, and in exact arithmetic where that
@@ -154,8 +156,8 @@ class TupleModel:
         return self._overlap[(a, b)]
 
     def overload(self, x, exact: bool) -> list[int] | None:
-        """The fewest largest blocks over N at the first overloaded instant of point ``x`` (module
-        docstring), or None. ``exact``: x in Fractions, compared exactly; else floats, overlaps shorter
+        """The fewest largest blocks over N at the overloaded instant of point ``x`` where they are fewest
+        (module docstring), or None. ``exact``: x in Fractions, compared exactly; else floats, overlaps shorter
         than FLOAT_OVERLAP ignored."""
         shrink = 0 if exact else FLOAT_OVERLAP / 2
         events = []
@@ -168,7 +170,7 @@ class TupleModel:
                 events.append((e, 0, k))
                 events.append((s, 1, k))
         events.sort()
-        active, load = set(), 0
+        active, load, best = set(), 0, None
         for _, kind, k in events:
             if kind == 0:
                 active.discard(k)
@@ -182,8 +184,12 @@ class TupleModel:
                     chosen.append(i)
                     total += self.blocks[i].demand
                     if total > self.nodes:
-                        return sorted(chosen)
-        return None
+                        break
+                if best is None or len(chosen) < len(best):
+                    best = sorted(chosen)
+                    if len(best) == 2:
+                        break
+        return best
 
     def children(self, chosen: list[int], x) -> list[list[Row]]:
         """The children's extra rows for an overloaded set (module docstring), the one whose order the
