@@ -10,27 +10,30 @@ half-open intervals, so two of them are disjoint exactly when one ends by the ot
 line). Hence capacity holds exactly when every set F of blocks of different jobs (two blocks of one job
 never overlap) whose demands sum to more than N holds a disjoint pair. Minimise the sum of C_j - a_j.
 
-**Branch and bound, no big-M.** A node is the jobs' rows plus order rows ``e_b <= s_b'`` ("b before
-b'") and overlap rows ``s_b <= e_b', s_b' <= e_b`` (their closure). At a node's optimum, a sweep over
-the blocks (ends before starts at equal times) finds an instant where the demands exceed N, and from
-the blocks holding it the fewest largest whose demands exceed N: a set F = {f_1 .. f_r}, all pairwise
-overlapping. The children split on F's pairs (f_a, f_b) in order: child (a, b, dir) adds the order of
-that pair in direction dir and the overlap rows of the pairs before it. Every point of the node that
-meets capacity has a disjoint pair in F; with (a, b) the first such pair, the pairs before it overlap
-(strictly, so also in the closure), so the point lies in one child: the children cover the node's
-feasible points. A node whose optimum meets capacity is a leaf: its exact optimum is the node's minimum
-and a schedule of the tuple (its block order as found).
+**Branch and bound, no big-M.** A node is the jobs' rows plus order rows ``e_b <= s_b'`` ("b before b'") and
+overlap rows ``s_b <= e_b', s_b' <= e_b`` (their closure). At a node's optimum, a sweep over the blocks
+(ends before starts at equal times) finds the instants where the demands exceed N, and from the blocks
+holding each the fewest largest whose demands exceed N: of these sets the smallest (the first of them where
+several tie), F = {f_1 .. f_r}, all pairwise overlapping; it has r (r - 1) children, so the smallest set
+makes the fewest (the first overloaded instant's set instead took grid6-2 5.5 times the nodes:
+benchmarks/malleable_exact.md). The children split on F's pairs (f_a, f_b) in order: child (a, b, dir) adds
+the order of that pair in direction dir and the overlap rows of the pairs before it. Every point of the node
+that meets capacity has a disjoint pair in F; with (a, b) the first such pair, the pairs before it overlap
+(strictly, so also in the closure), so the point lies in one child: the children cover the node's feasible
+points. A node whose optimum meets capacity is a leaf: its exact optimum is the node's minimum and a
+schedule of the tuple (its block order as found).
 
-**What is proven.** Each LP is solved by the profile's backend in floating point and certified
-exactly: a safe lower bound (always), an exact optimal vertex (where the backend's basis checks out) or
-infeasibility (phase one). A node whose lower bound is at least ``cut`` (the incumbent's sum, or a
-start's) is pruned: nothing in it is better. The tuple's ``lower`` is the least lower bound over the
-leaves, the pruned and the unresolved nodes (and, past the deadline, the open ones: each inherits its
-parent's bound, valid since a child is a subset), which cover the tuple's feasible set: a lower bound on
-the tuple's minimum, or at least ``cut`` where nothing below ``cut`` exists. Non-strict rows relax the
-evaluator's strict ones (positive lengths), so this minimum is over the closure of the tuple's
-schedules: a lower bound on each of them. The order rows hold no big constants: the LPs stay as exact as
-their data.
+**What is proven.** Each LP is solved by the profile's backend in floating point and certified: a safe lower
+bound (on HiGHS first in floating point with a proven error allowance, and in exact arithmetic where that
+falls short of ``cut`` while the backend's optimum comes within NEAR of it: a tie the allowance could hide),
+an exact optimal vertex (where the backend's basis checks out) or infeasibility (a Farkas ray, in floating
+point or exactly, or phase one). A node whose lower bound is at least ``cut`` (the incumbent's sum, or a
+start's) is pruned: nothing in it is better. The tuple's ``lower`` is the least lower bound over the leaves,
+the pruned and the unresolved nodes (and, past the deadline, the open ones: each inherits its parent's
+bound, valid since a child is a subset), which cover the tuple's feasible set: a lower bound on the tuple's
+minimum, or at least ``cut`` where nothing below ``cut`` exists. Non-strict rows relax the evaluator's
+strict ones (positive lengths), so this minimum is over the closure of the tuple's schedules: a lower bound
+on each of them. The order rows hold no big constants: the LPs stay as exact as their data.
 """
 
 from __future__ import annotations
@@ -49,8 +52,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 FLOAT_OVERLAP = 1e-6  # s: without an exact point, overlaps shorter than this are not branched on
-NEAR = 1e-7  # relative: a node whose floating-point optimum comes this near the cut gets its safe bound
-#              (elsewhere it is branched on and its children inherit its parent's proven bound)
+NEAR = 1e-7  # relative: a node whose floating-point optimum comes this near the cut, and whose bound proven in
+#              floating point does not reach it, gets its exact safe bound (elsewhere it is branched on)
 
 
 @dataclass
@@ -157,8 +160,8 @@ class TupleModel:
         return self._overlap[(a, b)]
 
     def overload(self, x, exact: bool) -> list[int] | None:
-        """The fewest largest blocks over N at the first overloaded instant of point ``x`` (module
-        docstring), or None. ``exact``: x in Fractions, compared exactly; else floats, overlaps shorter
+        """The fewest largest blocks over N at the overloaded instant of point ``x`` where they are fewest
+        (module docstring), or None. ``exact``: x in Fractions, compared exactly; else floats, overlaps shorter
         than FLOAT_OVERLAP ignored."""
         shrink = 0 if exact else FLOAT_OVERLAP / 2
         events = []
@@ -171,7 +174,7 @@ class TupleModel:
                 events.append((e, 0, k))
                 events.append((s, 1, k))
         events.sort()
-        active, load = set(), 0
+        active, load, best = set(), 0, None
         for _, kind, k in events:
             if kind == 0:
                 active.discard(k)
@@ -185,8 +188,12 @@ class TupleModel:
                     chosen.append(i)
                     total += self.blocks[i].demand
                     if total > self.nodes:
-                        return sorted(chosen)
-        return None
+                        break
+                if best is None or len(chosen) < len(best):
+                    best = sorted(chosen)
+                    if len(best) == 2:
+                        break
+        return best
 
     def children(self, chosen: list[int], x) -> list[list[Row]]:
         """The children's extra rows for an overloaded set (module docstring), the one whose order the
@@ -236,10 +243,14 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             out.lower = min(out.lower, inherited)
             out.notes.append(cert.message)
             continue
-        assert cert.estimate is not None and cert.point is not None  # set on an "optimal" one (RationalLP.solve)
-        if cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # a pruning candidate: prove its bound
+        lower = inherited
+        if cert.lower is not None:  # proven exactly (a backend other than HiGHS)
+            lower = max(lower, cert.lower)
+        elif cert.floor > lower:  # proven in floating point: exact as a Fraction
+            lower = Fraction(cert.floor)
+        if lower < cut and cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # not proven in floats: exactly
             prove(lp, cert)
-        lower = inherited if cert.lower is None else max(inherited, cert.lower)
+            lower = max(lower, cert.lower)
         if lower >= cut:
             out.lower = min(out.lower, lower)
             continue
@@ -247,8 +258,7 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
         chosen = model.overload(x, False)
         if chosen is None:  # capacity holds at the backend's point: find the exact one
             lp.certify_vertex(cert)  # proves the node's bound too
-            assert cert.lower is not None  # (certify_vertex proves it)
-            lower = max(inherited, cert.lower)
+            lower = max(lower, cert.lower)
             if lower >= cut:
                 out.lower = min(out.lower, lower)
                 continue

@@ -1,5 +1,6 @@
 """``exact``: the least mean completion time over EVERY schedule the evaluator accepts (no time grid, no
-segment cap), by skeleton enumeration and a continuous-time capacity model, certified in exact arithmetic.
+segment cap), by skeleton enumeration and a continuous-time capacity model, every bound proven (exact arithmetic,
+or floating point with a proven error allowance).
 
 **The method.** With an incumbent of sum U (the best of ``cpsat``, ``rigid-list`` and ``dmr``, each
 given a share of the budget, or jobs one after another at their fastest size), every schedule of sum
@@ -19,7 +20,7 @@ minima leave 61,551 tuples below U, the prices 14. A partial tuple of two jobs o
 branch and bound below, on its jobs alone (a relaxation: the others' blocks dropped), plus the others' least
 F reaches U. Each remaining tuple is solved by the branch and bound of
 :mod:`iosched.models.malleable_capacity` (continuous start times and stalls, block orders, LPs on the
-profile's backend certified exactly); a better schedule lowers U at once.
+profile's backend, their bounds proven); a better schedule lowers U at once.
 
 **The bound.** Every region of the search (a tuple cut by its sum, a branch and bound node pruned or
 solved, and past the deadline every unexplored level's next skeleton and every open node) has a proven
@@ -355,7 +356,7 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
           max_skeletons: Skeletons = MAX_SKELETONS) -> MethodOutput:
     """Exact over every schedule (no grid, no segment cap); its bound is valid for every schedule.
 
-    Skeleton enumeration and a continuous-time capacity model, proven in exact arithmetic (module docstring);
+    Skeleton enumeration and a continuous-time capacity model, every bound proven (module docstring);
     mean completion only; refuses an instance with more than ``max_skeletons`` skeletons for a job."""
     prof = load_profile(profile)
     deadline = Deadline.for_method(prof.time_limit)

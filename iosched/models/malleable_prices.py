@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iosched.models.malleable_skeleton import JobData, Skeleton, shape
+from iosched.models.malleable_skeleton import JobData, Skeleton
 from iosched.solvers import Deadline
 
-MAX_INTERVALS = 100  # price intervals over the horizon
+MAX_INTERVALS = 50  # price intervals over the horizon (twice as many: twice the time, no better bound on grid6-2)
 ITERATIONS = 200  # subgradient steps at most
 CHUNK = 64  # skeletons evaluated at a time while looking for a job's least priced value
 STALL = 8  # steps without a better bound before the step factor halves
@@ -57,17 +57,29 @@ class Priced:
 
 
 def _blocks(job: JobData, sk: Skeleton) -> tuple[np.ndarray, np.ndarray]:
-    """d_min of the module docstring relative to S: block boundaries (m + 2, clipped to F) and demands."""
-    sh = shape(job, sk)
+    """d_min of the module docstring relative to S: block boundaries (m + 2, clipped to F, non-decreasing:
+    an action's window ends by the next check, its run after it being non-negative) and demands. The
+    stall bounds are :func:`iosched.models.malleable_skeleton.shape`'s, without its affine forms."""
+    P, m, sizes, checks = job.period, len(sk.checks), sk.sizes, sk.checks
     bounds = [0.0]
-    for i in range(1, len(sk.sizes)):
-        k = sk.checks[i - 1] * job.period
-        if sk.sizes[i] > sk.sizes[i - 1]:  # the old size over the stall window, at most
-            bounds.append(float(k + (sh.stall_max[sh.stalls.index(i)] if i in sh.stalls else 0)))
+    for i in range(1, m + 1):
+        k, c = checks[i - 1] * P, job.cost[(sizes[i - 1], sizes[i])]
+        if sizes[i] > sizes[i - 1]:  # the old size over the stall window, at most
+            stall = min(job.timeout, (checks[i] - checks[i - 1]) * P - c if i < m else job.timeout)
+            bounds.append(float(k + max(stall, 0)))
         else:  # a shrink holds the old size during its reconfiguration
-            bounds.append(float(k + job.cost[(sk.sizes[i - 1], sk.sizes[i])]))
+            bounds.append(float(k + c))
     bounds.append(float(sk.own))
-    return np.minimum(np.array(bounds), float(sk.own)), np.array(sk.sizes, dtype=float)
+    return np.minimum(np.array(bounds), float(sk.own)), np.array(sizes, dtype=float)
+
+
+def integral(x: np.ndarray, tau: np.ndarray, prefix: np.ndarray) -> np.ndarray:
+    """Pi(x): ``np.interp(x, tau, prefix)`` (0 before tau_0, prefix's last after the horizon) on the uniform
+    grid ``tau``, by the interval's index instead of a binary search."""
+    last = len(tau) - 1
+    t = np.clip((x - tau[0]) * (last / (tau[-1] - tau[0])), 0, last)
+    k = np.minimum(t.astype(np.intp), last - 1)
+    return prefix[k] + (t - k) * (prefix[k + 1] - prefix[k])
 
 
 class JobPrices:
@@ -77,9 +89,11 @@ class JobPrices:
         """Raises TimeoutError past ``deadline`` (checked every CHUNK skeletons)."""
         self.arrival, self.reach = float(job.arrival), reach
         self.own = np.array([float(s.own) for s in skeletons])  # ascending: the lists are in order of F
+        self.smallest = float(min(job.sizes))  # every block of d_min holds at least this many nodes
         width = max(len(s.sizes) for s in skeletons) + 1 if skeletons else 1
         self.bounds = np.zeros((len(skeletons), width))  # padded: repeated last boundary, demand 0
         self.demand = np.zeros((len(skeletons), width - 1))
+        self.width = np.zeros(len(skeletons), dtype=np.intp)  # boundaries before the padding
         for n, sk in enumerate(skeletons):
             if deadline is not None and n % CHUNK == 0 and deadline.expired():
                 raise TimeoutError("pricing the skeletons")
@@ -87,32 +101,49 @@ class JobPrices:
             self.bounds[n, :len(b)] = b
             self.bounds[n, len(b):] = b[-1]
             self.demand[n, :len(p)] = p
+            self.width[n] = len(b)
         # Pi(S + b) enters with coefficient: -p_0 at b_0, p_(i-1) - p_i at b_i, p_m at b_(m+1)
         left = np.concatenate([np.zeros((len(skeletons), 1)), self.demand], axis=1)
         right = np.concatenate([self.demand, np.zeros((len(skeletons), 1))], axis=1)
         self.coef = left - right
 
     def evaluate(self, tau: np.ndarray, prefix: np.ndarray, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
-        """Per skeleton (of ``rows``), the least priced value over its candidate starts and that start."""
-        bounds, coef, own = self.bounds[rows], self.coef[rows], self.own[rows]
+        """Per skeleton (of ``rows``), the least priced value over its candidate starts and that start (the
+        padding past the rows' widest skeleton left out: its boundaries repeat the last one, coefficient 0)."""
+        own = self.own[rows]
+        if not len(own):
+            return np.zeros(0), np.zeros(0)
+        wide = int(self.width[rows].max())
+        bounds, coef = self.bounds[rows, :wide], self.coef[rows, :wide]
         a, hi = self.arrival, self.arrival + max(self.reach, 0.0)
         cand = (tau[None, None, :] - bounds[:, :, None]).reshape(len(own), -1)
         cand = np.clip(cand, a, hi)  # outside the range: its ends, candidates anyway
         cand = np.concatenate([cand, np.full((len(own), 1), a), np.full((len(own), 1), hi)], axis=1)
         value = (cand - a) + own[:, None]
-        for i in range(bounds.shape[1]):
-            value += coef[:, i:i + 1] * np.interp(cand + bounds[:, i:i + 1], tau, prefix)
+        for i in range(wide):
+            value += coef[:, i:i + 1] * integral(cand + bounds[:, i:i + 1], tau, prefix)
         arg = np.argmin(value, axis=1)
         at = np.arange(len(own))
         return value[at, arg], cand[at, arg]
 
+    def floor(self, own: float, tau: np.ndarray, prefix: np.ndarray) -> float:
+        """A lower bound on the priced value g of every skeleton of own minimum ``own`` or more: d_min covers
+        [S, S + F) with blocks of at least ``smallest`` nodes, so g >= min over S of (S - a) + F + smallest
+        (Pi(S + F) - Pi(S)), least at S = a, the range's end, a tau_k or a tau_k - F (the kinks), and
+        non-decreasing in F (Pi is: the prices are >= 0). Only the search for the least g uses it (to stop
+        early), never a bound."""
+        a, hi = self.arrival, self.arrival + max(self.reach, 0.0)
+        cand = np.clip(np.concatenate([tau, tau - own, [a, hi]]), a, hi)
+        value = (cand - a) + own + self.smallest * (integral(cand + own, tau, prefix) - integral(cand, tau, prefix))
+        return float(value.min())
+
     def least(self, tau: np.ndarray, prefix: np.ndarray, deadline: Deadline) -> tuple[float, int, float] | None:
         """The least priced value over the skeletons, which one and its start: the skeletons are in order of
-        own minimum F and g >= F, so they are evaluated CHUNK at a time until F reaches the least g found;
-        None where ``deadline`` passes first."""
+        own minimum F, and :meth:`floor` bounds g from below, non-decreasing in F, so they are evaluated CHUNK
+        at a time until that floor reaches the least g found; None where ``deadline`` passes first."""
         best, row, start = np.inf, 0, self.arrival
         for first in range(0, len(self.own), CHUNK):
-            if self.own[first] >= best:
+            if self.own[first] >= best or self.floor(float(self.own[first]), tau, prefix) >= best:
                 break
             if deadline.expired():
                 return None

@@ -11,7 +11,10 @@ floats). :meth:`RationalLP.solve` hands it to a backend in floating point throug
   ``c x = y A x + (c - A^T y) x >= sum_r y_r b_r + sum_j min(d_j l_j, d_j u_j)``, d = c - A^T y,
   b_r the row's side that y_r's sign selects. Computed exactly from the backend's duals (rounded to
   rationals of small denominator, which keeps the inequality: it holds for every y of the right signs),
-  it is a lower bound on the LP's optimum whatever the backend's tolerances did;
+  it is a lower bound on the LP's optimum whatever the backend's tolerances did. :func:`float_safe_bound`
+  computes it in floating point for the duals as they are, less an allowance proven to cover every
+  rounding: no Fractions, and as valid, where a bound a little below the exact one will do (a branch
+  and bound node far from its cut, a Farkas ray's bound far above 0);
 * **an exact vertex**: the constraints tight at the backend's point (within a tolerance), greedily
   those with non-zero multipliers first, until n are linearly independent; that square system solved
   exactly gives a point, kept only if it satisfies every row and bound exactly; the same basis's exact
@@ -55,6 +58,7 @@ class Certified:
     point: np.ndarray | None = None
     duals: np.ndarray | None = None
     estimate: float | None = None  # the backend's optimum, in floating point (a guide, never a proof)
+    floor: float = -math.inf  # a lower bound on the LP's optimum proven in floating point (float_safe_bound)
     message: str = ""
 
 
@@ -68,6 +72,66 @@ def rational(values) -> dict[int, Fraction]:
             if q:
                 out[r] = q
     return out
+
+
+def float_safe_bound(y, rows: list[tuple], cost: list[float], constant: float, lower: list[float],
+                     upper: list[float]) -> float:
+    """The safe bound of the module docstring for the float multipliers ``y``, computed in floating point and
+    lowered by an allowance that covers every rounding, so that it is a lower bound on the exact LP's
+    optimum (Neumaier and Shcherbina 2004, section 3, by an explicit error term instead of directed
+    rounding); ``-math.inf`` where it cannot be (a non-finite number on the way).
+
+    The data: each number the nearest float to the exact one (relative error <= u = 2^-53; Python's
+    ``float(Fraction)`` rounds correctly): ``rows`` as (lower side, upper side, columns, coefficients), an
+    absent side infinite, the objective ``cost`` x + ``constant``, bounds ``lower <= x <= upper`` (all
+    finite). y is taken as it is (a float is an exact number): y_r where its sign selects a finite side,
+    else 0; the bound holds for that y whatever the backend's tolerances did.
+
+    **The error allowance.** With m rows and n columns, gamma_k = k u / (1 - k u) <= 1.01 k u (k u <= 0.01):
+    a sum of k terms, each a product of at most two numbers rounded once before and once after their
+    product, computed in floating point in any order, is within gamma_(k+2) of the sum of their
+    magnitudes (Higham, Accuracy and Stability of Numerical Algorithms, 2002, 3.1 and 4.2). So
+
+    * the computed reduced cost d~_j = fl(c_j - sum_r y_r A_rj) is within E_j = gamma_(m+3) M_j of the
+      exact d_j, M_j = abs(c_j) + sum_r abs(y_r A_rj);
+    * min(d l_j, d u_j) is 1-Lipschitz in d times w_j = max(abs(l_j), abs(u_j)) (l_j <= u_j), so the
+      exact bound is at least B~ - sum_j E_j w_j, B~ = c0 + sum_r y_r b_r + sum_j min(d~_j l_j, d~_j u_j)
+      in exact arithmetic (the side that d~_j's sign picks is that minimum's);
+    * B~ computed as a float sum of m + n + 1 terms is within gamma_(m+n+3) (abs(c0) + sum abs(y_r b_r)
+      + sum_j abs(d~_j) w_j) of it, and abs(d~_j) <= (1 + gamma_(m+3)) M_j;
+
+    hence the computed value is within 2.1 * 1.01 (m + n + 3) u T of the exact bound, T = abs(c0) +
+    sum abs(y_r b_r) + sum_j M_j w_j, itself at most 1.02 times its computed value T~ (a sum of
+    2 m + n + 4 non-negative terms, so within gamma_(2m+n+6)). The allowance 8 (m + n + 3) u T~ covers
+    that with room for its own rounding, plus an absolute (m + n + 3) 1e-300 for products that underflow
+    (each off by at most 2^-1075); the last subtraction is rounded to nearest and then stepped one float
+    down, which puts it below the exact difference."""
+    m, n = len(rows), len(cost)
+    if (2 * m + n + 6) * 2.0**-53 > 0.01:
+        return -math.inf
+    d, magnitude = list(cost), [abs(c) for c in cost]
+    value, size = constant, abs(constant)
+    for r in np.flatnonzero(y).tolist():  # rows of multiplier 0 add nothing, exactly
+        lo, hi, columns, coefs = rows[r]
+        yr = float(y[r])
+        if yr > 0 and lo > -math.inf:
+            side = lo
+        elif yr < 0 and hi < math.inf:
+            side = hi
+        else:
+            continue
+        value += yr * side
+        size += abs(yr * side)
+        for j, a in zip(columns, coefs):
+            t = yr * a
+            d[j] -= t
+            magnitude[j] += abs(t)
+    for j in range(n):
+        value += d[j] * (lower[j] if d[j] > 0 else upper[j])
+        size += magnitude[j] * max(abs(lower[j]), abs(upper[j]))
+    allowance = (m + n + 3) * (2.0**-50 * size + 1e-300)
+    out = math.nextafter(value - allowance, -math.inf)
+    return out if math.isfinite(out) and math.isfinite(allowance) else -math.inf
 
 
 class RationalLP:
@@ -138,17 +202,15 @@ class RationalLP:
 
     def certify_vertex(self, out: Certified) -> None:
         """Fill ``out``'s exact vertex (and, where its basis proves it optimal, its exact bound)."""
-        prove(self, out)
-        assert out.point is not None and out.duals is not None and out.lower is not None  # solved: see solve
         found = self.vertex(out.point, out.duals)
-        if found is None:
-            return
-        x, multipliers = found
-        out.x, out.value = x, self.objective(x)
-        if multipliers is not None:  # the exact basis is optimal: its value is the optimum
+        if found is not None and found[1] is not None:  # the exact basis is optimal: its value is the optimum
+            out.x, out.value = found[0], self.objective(found[0])
             out.lower, out.exact = out.value, True
-        elif out.lower > out.value:  # never: a feasible point's value bounds the optimum from above
-            out.lower = out.value
+            return
+        prove(self, out)
+        if found is not None:
+            out.x, out.value = found[0], self.objective(found[0])
+            out.lower = min(out.lower, out.value)  # never lower: a feasible point's value bounds the optimum
 
     def _infeasible(self, solver: str, time_limit: float) -> Certified:
         """The backend found no point: prove it with the phase-one LP's safe bound, or say it is unproven."""
@@ -256,80 +318,105 @@ def solve_exact(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Fract
 
 class Session:
     """The LPs of one branch and bound: ``base`` and, per node, extra rows. On HiGHS one model is kept and
-    only the extra rows change between nodes, so each solve starts from the last basis (the rows of a
-    child extend its parent's); other backends build each node's LP through :class:`LP`. The backend is
-    trusted for nothing: its point, duals and rays only guide the exact proofs of :class:`RationalLP`."""
+    only the extra rows that differ from the last node's change (a depth-first search's next node shares a
+    prefix of its rows with the last one: its parent's, or an ancestor's), so each solve starts from the
+    last basis; other backends build each node's LP through :class:`LP`. The backend is trusted for
+    nothing: its point, duals and rays only guide the proofs, in exact arithmetic or by
+    :func:`float_safe_bound`."""
 
     def __init__(self, base: RationalLP, solver: str):
         import scipy.sparse as sp  # here, not at import: import iosched loads no SciPy
 
         self.base, self.solver = base, solver
-        self.extra = 0
+        self.rows: list[Row] = []  # the extra rows HiGHS's model holds after the base rows
         self.highs = None
         self._floats: dict[int, tuple] = {}  # id(row) -> its float form (rows live as long as their model)
+        self.cost, self.constant = [float(c) for c in base.cost], float(base.constant)
+        self.lower, self.upper = [float(v) for v in base.lower], [float(v) for v in base.upper]
+        self.forms = [self._form(row) for row in base.rows]  # on HiGHS, its rows' (base rows, then the extra)
         if solver == "highs":
-            n = base.n
             lo, hi, starts, index, value = self._float_rows(base.rows)
-            csr = sp.csr_matrix((value, index, starts), shape=(len(base.rows), n)).tocsc()
-            self.highs = highs_model(np.array([float(c) for c in base.cost]),
-                                     np.array([float(v) for v in base.lower]),
-                                     np.array([float(v) for v in base.upper]), lo, hi, csr.indptr, csr.indices,
-                                     csr.data)
+            csr = sp.csr_matrix((value, index, starts), shape=(len(base.rows), base.n)).tocsc()
+            self.highs = highs_model(np.array(self.cost), np.array(self.lower), np.array(self.upper), lo, hi,
+                                     csr.indptr, csr.indices, csr.data)
             self.highs.setOptionValue("threads", 1)
             self.highs.setOptionValue("presolve", "off")  # tiny LPs, solved again and again from the last basis
 
-    def _float_rows(self, rows: list[Row]):
-        """Rows as floats: lower and upper sides (infinite where absent) and CSR (starts, columns, values)."""
+    def _form(self, row: Row) -> tuple:
+        """The row as floats, each number the nearest float to the exact one: (lower side, upper side,
+        columns, coefficients), an absent side infinite."""
+        known = self._floats.get(id(row))
+        if known is None:
+            coefs, a, b = row
+            known = self._floats[id(row)] = (-math.inf if a is None else float(a), math.inf if b is None else float(b),
+                                             list(coefs), [float(c) for c in coefs.values()])
+        return known
+
+    def _float_rows(self, rows: list[Row], big: float = math.inf):
+        """Rows as floats (:meth:`_form`): lower and upper sides (infinite ones as -``big``, ``big``) and CSR
+        (starts, columns, values)."""
         lo, hi, starts, index, value = [], [], [0], [], []
         for row in rows:
-            known = self._floats.get(id(row))
-            if known is None:
-                coefs, a, b = row
-                known = self._floats[id(row)] = (-math.inf if a is None else float(a),
-                                                 math.inf if b is None else float(b), list(coefs),
-                                                 [float(c) for c in coefs.values()])
-            lo.append(known[0])
-            hi.append(known[1])
+            known = self._form(row)
+            lo.append(max(known[0], -big))
+            hi.append(min(known[1], big))
             index += known[2]
             value += known[3]
             starts.append(len(index))
         return (np.array(lo), np.array(hi), np.array(starts, dtype=np.int32), np.array(index, dtype=np.int32),
                 np.array(value))
 
+    def _load(self, extra: list[Row]) -> None:
+        """Make HiGHS's extra rows ``extra``: the rows after the prefix it shares with the last node's go;
+        ``forms`` follows (every row's :meth:`_form`, base rows first)."""
+        import highspy
+
+        h, same, nb = self.highs, 0, len(self.base.rows)
+        for old, new in zip(self.rows, extra):
+            if old is not new:
+                break
+            same += 1
+        if len(self.rows) > same:
+            h.deleteRows(len(self.rows) - same, np.arange(nb + same, nb + len(self.rows), dtype=np.int32))
+            del self.forms[nb + same:]
+        if len(extra) > same:
+            lo, hi, starts, index, value = self._float_rows(extra[same:], highspy.kHighsInf)
+            h.addRows(len(extra) - same, lo, hi, len(index), starts[:-1], index, value)
+            self.forms.extend(self._form(row) for row in extra[same:])
+        self.rows = list(extra)
+
     def solve(self, extra: list[Row], time_limit: float) -> tuple[Certified, RationalLP]:
         """The node with ``extra`` rows: its certificate and its exact LP. On HiGHS an optimal node's
-        ``lower`` is left to :meth:`prove` (the caller asks where it needs it), infeasibility is proven
-        from HiGHS's dual ray (a Farkas certificate, checked exactly) or else by phase one."""
+        ``lower`` is left to :meth:`prove` (the caller asks where it needs it) and its ``floor`` is
+        :func:`float_safe_bound`'s; infeasibility is proven from HiGHS's dual ray (a Farkas certificate,
+        checked exactly) or else by phase one."""
         lp = self.base.with_rows(extra)
         if self.highs is None:
             return lp.solve(self.solver, time_limit, False), lp
         import highspy
 
         h = self.highs
-        if self.extra:
-            first = len(self.base.rows)
-            h.deleteRows(self.extra, np.arange(first, first + self.extra, dtype=np.int32))
-        self.extra = len(extra)
-        if extra:
-            lo, hi, starts, index, value = self._float_rows(extra)
-            big = highspy.kHighsInf
-            h.addRows(len(extra), np.clip(lo, -big, big), np.clip(hi, -big, big), len(index), starts[:-1], index,
-                      value)
+        self._load(extra)
         h.setOptionValue("time_limit", float(max(time_limit, 0.01)) + h.getRunTime())
         h.run()
         st = h.getModelStatus()
         if st == highspy.HighsModelStatus.kInfeasible:
             _, has, ray = h.getDualRay()
-            if has and np.abs(ray).max() > 0:
-                y = rational(np.asarray(ray) / np.abs(ray).max())
-                if lp.safe_bound(y, phase_one=True) > 0:  # sum y b + sum min(d l, d u) > 0 = 0 x: no point
+            if has and np.abs(ray).max() > 0:  # sum y b + sum min(d l, d u) > 0 = 0 x (d = -A^T y): no point
+                ray = np.asarray(ray) / np.abs(ray).max()
+                if float_safe_bound(ray, self.forms, [0.0] * lp.n, 0.0, self.lower, self.upper) > 0:
+                    return Certified("infeasible", math.inf, message="proven infeasible (a Farkas ray, in floats)"), lp
+                if lp.safe_bound(rational(ray), phase_one=True) > 0:
                     return Certified("infeasible", math.inf, message="proven infeasible (a Farkas ray)"), lp
             return lp._infeasible(self.solver, time_limit), lp
         if st != highspy.HighsModelStatus.kOptimal:
             return Certified("unproven", None, message=f"the LP backend stopped: {h.modelStatusToString(st)}"), lp
         sol = h.getSolution()
-        return Certified("optimal", None, point=np.array(sol.col_value), duals=np.array(sol.row_dual),
-                         estimate=h.getInfo().objective_function_value + float(lp.constant)), lp
+        duals = np.array(sol.row_dual)
+        return Certified("optimal", None, point=np.array(sol.col_value), duals=duals,
+                         estimate=h.getInfo().objective_function_value + float(lp.constant),
+                         floor=float_safe_bound(duals, self.forms, self.cost, self.constant, self.lower,
+                                                self.upper)), lp
 
 
 def prove(lp: RationalLP, cert: Certified) -> None:
