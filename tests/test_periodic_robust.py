@@ -353,3 +353,13 @@ def test_longrun_bound_in_closed_form_is_the_lp_optimum(inst):
         out = solve_pyomo(build_longrun_model(inst, objective), load_profile("default"), load=False)
         highs = out.objective if objective == "sys_efficiency" else 1 / out.objective
         assert longrun_bound(inst, objective) == pytest.approx(highs, rel=1e-9)
+
+
+def test_a_work_of_1e300_does_not_reach_highs():
+    """The fuzz tests found it: the period-capped bound's LP got a column bound of 1e-301 and HiGHS crashed
+    the process (a segmentation fault). The bound is now refused by name and the solve goes on."""
+    text = ('{"platform": {"processors": 4, "processor_bandwidth": 1.0, "bandwidth": 2.0}, "applications": ['
+            '{"name": "A", "processors": 2, "work": 4.0, "io_volume": 4.0},'
+            '{"name": "B", "processors": 1, "work": 1e+300, "io_volume": 2.0}]}')
+    res = iosched.solve("periodic", iosched.load_instance("periodic", text), "persched", time_limit=0.3)
+    assert res.bound is None and "count relaxation's LP" in res.info["bound_error"], res.info

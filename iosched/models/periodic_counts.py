@@ -263,6 +263,24 @@ def upper(rel: Relaxation, m) -> tuple[float, float]:
     return float(rel.gain @ np.asarray(m, float)) / T, T
 
 
+LP_RANGE = 100  # |nonzero| of every coefficient and finite bound within 1e-100..1e100, else no LP is built
+MAX_LP_COUNTS = 500_000  # instances in one pattern of K' t_min, as PerSched's MAX_INSTANCES: past it, no LP
+
+
+def _in_range(*arrays: np.ndarray, infinite: bool = True) -> bool:
+    """Whether every entry is 0 or of magnitude within 1e-LP_RANGE..1e+LP_RANGE (infinite ones allowed as
+    bounds where ``infinite``). HiGHS takes its data unchecked: an instance with a work of 1e300 s made a
+    column bound of 1e-301 and crashed the process (a segmentation fault, found by the fuzz tests)."""
+    for a in arrays:
+        v = np.abs(np.asarray(a, dtype=float).ravel())
+        if np.isnan(v).any() or (not infinite and np.isinf(v).any()):
+            return False
+        v = v[(v > 0) & np.isfinite(v)]
+        if v.size and (v.min() < 10.0 ** -LP_RANGE or v.max() > 10.0 ** LP_RANGE):
+            return False
+    return True
+
+
 class NodeLP:
     """The linear relaxation over a box of counts lo <= n <= hi (and T <= T_max), kept in one HiGHS model
     whose box rows change per node (warm-started from the last basis). Charnes-Cooper: columns x y with
@@ -276,6 +294,11 @@ class NodeLP:
 
     def __init__(self, rel: Relaxation):
         from iosched.solvers.backends.highs import highs_model
+
+        most = float(root_box(rel).sum())
+        if not most <= MAX_LP_COUNTS:  # a t_min of 4.5e17 s (counts to 1e16, a y bound of 2e-19) crashed HiGHS
+            raise ValueError(f"the count relaxation's LP would count up to {most:.3g} application instances in "
+                             f"one pattern, past {MAX_LP_COUNTS}: the applications' time scales are too far apart")
 
         self.rel = rel
         K, width = rel.units, rel.rows.shape[1]
@@ -304,6 +327,9 @@ class NodeLP:
         cost[1:1 + K] = -rel.gain
         self.A, self.lo, self.hi, self.cost = A, lo, hi, cost
         self.row_lo, self.row_hi = np.full(len(A), -np.inf), np.zeros(len(A))
+        if not _in_range(A, cost, lo, hi):
+            raise ValueError("the count relaxation's LP would hold a number past what HiGHS takes (an instance's "
+                             f"values span more than 1e{-LP_RANGE}..1e{LP_RANGE})")
         csc = __import__("scipy.sparse", fromlist=["csc_matrix"]).csc_matrix(A)
         self.h = highs_model(cost, lo, hi, self.row_lo, self.row_hi, csc.indptr, csc.indices, csc.data)
         for key, value in (("threads", 1), ("primal_feasibility_tolerance", 1e-10),
@@ -316,6 +342,8 @@ class NodeLP:
         import highspy
 
         K = self.rel.units
+        if not _in_range(lo[:K], hi[:K], infinite=False):  # they become coefficients of the box rows
+            raise ValueError("the count relaxation's box holds a number past what HiGHS takes")
         for k in range(K):
             r = self.first_box + 2 * k
             self.h.changeCoeff(r, self.y, -float(hi[k]))
