@@ -28,6 +28,7 @@ import numpy as np
 
 from iosched.evaluate.forwarding import trait_indices
 from iosched.instances.forwarding import TRAITS, ForwardingInstance, Job
+from iosched.models.forwarding_every import node_groups
 
 
 @dataclass(frozen=True)
@@ -42,21 +43,11 @@ class NodeClass:
 
 def node_classes(instance: ForwardingInstance) -> list[NodeClass]:
     """The usable forwarding nodes (all but those dedicated to a running job) in classes of interchangeable
-    ones, in the instance's order of their first node."""
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
-    on: dict[int, dict[str, int]] = {}
+    ones, in the instance's order of their first node: the every-allocation MILP's classes
+    (:func:`iosched.models.forwarding_every.node_groups`) with the running jobs themselves."""
     by_id = {r.id: r for r in instance.running}
-    for r in instance.running:
-        for f, c in instance.groups(r):
-            on.setdefault(f, {})
-            on[f][r.id] = on[f].get(r.id, 0) + c
-    classes: dict[tuple, list[int]] = {}
-    for f in instance.forwarding_nodes:
-        if f.id not in banned:
-            key = (instance.capacity(f.id), tuple(sorted(on.get(f.id, {}).items())))
-            classes.setdefault(key, []).append(f.id)
     return [NodeClass(cap, tuple((by_id[r], c) for r, c in running), tuple(nodes))
-            for (cap, running), nodes in classes.items()]
+            for (cap, running), nodes in node_groups(instance).items()]
 
 
 @dataclass

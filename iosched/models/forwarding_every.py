@@ -83,16 +83,10 @@ class NodeClass:
 def node_groups(instance: ForwardingInstance) -> dict[tuple, list[int]]:
     """The usable forwarding nodes (not dedicated to a running job) grouped by (capacity, the running jobs'
     compute nodes on them): the nodes of a group are interchangeable, one class of the model each."""
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding or ()}  # (dedicated: mapped)
-    running: dict[int, dict[str, int]] = {}
-    for r in instance.running:
-        for f, c in instance.groups(r):
-            running.setdefault(f, {})
-            running[f][r.id] = running[f].get(r.id, 0) + c
     out: dict[tuple, list[int]] = {}
     for node in instance.forwarding_nodes:
-        if node.id not in banned:
-            key = (instance.capacity(node.id), tuple(sorted(running.get(node.id, {}).items())))
+        if node.id not in instance.reserved:
+            key = (instance.capacity(node.id), tuple(sorted(instance.running_users.get(node.id, {}).items())))
             out.setdefault(key, []).append(node.id)
     return out
 
