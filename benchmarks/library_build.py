@@ -195,25 +195,31 @@ def more_bounds(e: library.Entry, inst) -> tuple[float, str, str, float] | None:
     return best
 
 
+def record_bounds(e: library.Entry, inst) -> list[tuple[str, float, dict]]:
+    """Record the problem's own bound (Problem.bound) and the tightest of :data:`MORE_BOUNDS` on ``e`` where
+    they tighten the recorded one: (method, value, record_bound's answer) for each."""
+    prob = get_problem(e.problem)
+    out = []
+    t0 = time.perf_counter()
+    value = prob.bound(inst, e.objective)
+    if value is not None:
+        backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
+        method = f"iosched bound {e.problem} (Problem.bound)"
+        out.append((method, value, verdicts.record_bound(e.name, value, method=method, backed_by=backed,
+                                                         time_s=time.perf_counter() - t0)))
+    found = more_bounds(e, inst)
+    if found is not None:
+        value, method, backed, seconds = found
+        out.append((method, value, verdicts.record_bound(e.name, value, method=method, backed_by=backed,
+                                                         time_s=seconds)))
+    return out
+
+
 def add_more_bounds(problem: str, log) -> None:
-    """Record the problem's own bound (Problem.bound: it may have tightened since the build, as periodic's did
-    with the period cap) and a bound of :data:`MORE_BOUNDS` for every instance where they tighten the recorded
-    one."""
-    prob = get_problem(problem)
+    """:func:`record_bounds` on every instance of ``problem`` (the problem's bound may have tightened since the
+    build, as periodic's did with the period cap)."""
     for e in library.catalog(problem).values():
-        inst = library.load(e.name)
-        t0 = time.perf_counter()
-        value = prob.bound(inst, e.objective)
-        if value is not None:
-            backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
-            method = f"iosched bound {e.problem} (Problem.bound)"
-            out = verdicts.record_bound(e.name, value, method=method, backed_by=backed,
-                                        time_s=time.perf_counter() - t0)
-            log(f"{e.name}: {method} {value}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
-        found = more_bounds(e, inst)
-        if found is not None:
-            value, method, backed, seconds = found
-            out = verdicts.record_bound(e.name, value, method=method, backed_by=backed, time_s=seconds)
+        for method, value, out in record_bounds(e, library.load(e.name)):
             log(f"{e.name}: {method} {value}: {'recorded' if out['recorded'] else 'not recorded'} ({out['why']})")
 
 
@@ -259,17 +265,7 @@ def _met(e: library.Entry, res) -> bool:
 
 def run_instance(e: library.Entry, log) -> None:
     """Bound ``e`` and run the methods of :data:`METHODS_RUN` on it, all through the library's checked path."""
-    prob = get_problem(e.problem)
-    inst = library.load(e.name)
-    t0 = time.perf_counter()
-    problem_bound = prob.bound(inst, e.objective)
-    if problem_bound is not None:
-        backed = prob.gap_reference(inst, e.objective) if prob.gap_reference else BOUND_NAMES[e.problem]
-        verdicts.record_bound(e.name, problem_bound, method=f"iosched bound {e.problem} (Problem.bound)",
-                             backed_by=backed, time_s=time.perf_counter() - t0)
-    found = more_bounds(e, inst)
-    if found is not None:
-        verdicts.record_bound(e.name, found[0], method=found[1], backed_by=found[2], time_s=found[3])
+    record_bounds(e, library.load(e.name))
     exact = EXACT[e.problem]
     for method, params in METHODS_RUN[e.problem]:
         if SKIP.get((e.problem, method), lambda _: False)(e):
