@@ -133,8 +133,11 @@ def test_time_limit_gives_incumbent_and_bound(tmp_path, monkeypatch):
                                  'params = { periods = [126680], slots = 400 }\n')))
     run_suite(suite, tmp_path / "out", progress=False)
     (r,) = results(tmp_path / "out")
-    # the problem's bound: set 10's period-capped bound (the long-run LP's 0.98822 is past every pattern of K' t_min)
-    assert r["status"] == "TIME_LIMIT" and r["bound"] == pytest.approx(0.98651, abs=1e-5)
+    # the problem's bound: set 10's period-capped bound 0.98651 (= the library's proved optimum 0.98650837, so no
+    # valid bound is lower), or, where the 1 s budget cuts its search short (two CPU burners beside the test
+    # did), the largest bound left, at most the long-run LP's 0.98822 (best_bound takes the least of them)
+    assert r["status"] == "TIME_LIMIT"
+    assert 0.9865083693594479 * (1 - 1e-9) <= r["bound"] <= 0.98822 + 1e-5, r
     if r["objective"] is not None:  # an incumbent within 1 s on a busy machine is likely, not certain
         assert r["feasible"] and r["objective"] <= r["bound"]
 
