@@ -201,6 +201,14 @@ class PeriodicInstance(JsonInstance):
                    provenance=d.get("provenance"), k_prime=d.get("k_prime", K_PRIME))
 
 
+def checked_instance(instance: object) -> PeriodicInstance:
+    """``instance`` itself where it is a :class:`PeriodicInstance`, else an InstanceError naming its type: the
+    evaluator and the heuristics are public functions that may be handed any problem's instance."""
+    if not isinstance(instance, PeriodicInstance):
+        raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
+    return instance
+
+
 # --- the paper's instances ---------------------------------------------------------
 JUPITER = Platform(processors=640, processor_bandwidth=0.01, bandwidth=3.0)
 

@@ -42,7 +42,7 @@ def warm_solver() -> None:
     pyomo_highs().available()  # imports highspy
 
 
-def _events(instance: PeriodicInstance, pattern: Pattern) -> tuple[list[float], Spans]:
+def pattern_events(instance: PeriodicInstance, pattern: Pattern) -> tuple[list[float], Spans]:
     """The compute starts and ends of ``pattern`` in cyclic order, and each instance's event indices.
 
     Returns (times, per application a list of (start index, end index) by compute start).
@@ -67,7 +67,7 @@ def _cyclic(a: int, b: int, n: int) -> list[int]:
     return [(a + j) % n for j in range((b - a) % n or n)]
 
 
-def _spans_to_intervals(spans: Spans, n: int) -> tuple[Intervals, Intervals]:
+def spans_to_intervals(spans: Spans, n: int) -> tuple[Intervals, Intervals]:
     """Per instance (application k, interval indices): its compute, and the window up to the next
     instance of k in which its transfer must happen (cyclically over the n intervals)."""
     computes: Intervals = []
@@ -88,14 +88,14 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> Conc
     finer subdivision would not help. Both objectives improve as the period shrinks with
     the instance counts fixed, so one LP serves SysEfficiency and Dilation.
     """
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
     apps = instance.applications
     B = instance.platform.bandwidth
     m = pe.ConcreteModel(name="periodic-compaction")
     m.J = pe.RangeSet(0, n - 1)
     m.t = pe.Var(m.J, domain=pe.NonNegativeReals, doc="length of interval j (s)")
-    computes, windows = _spans_to_intervals(spans, n)
+    computes, windows = spans_to_intervals(spans, n)
     io_index = sorted({(k, j) for k, js in windows for j in js})
     m.IO = pe.Set(initialize=io_index, dimen=2)
     m.v = pe.Var(m.IO, domain=pe.NonNegativeReals, doc="volume moved by k in interval j")
@@ -123,7 +123,7 @@ def compaction_pattern(instance: PeriodicInstance, model: ConcreteModel) -> Patt
 def assemble_pattern(instance: PeriodicInstance, spans: Spans, t: list[float],
                      volumes: dict[tuple[int, int], float]) -> Pattern:
     """The pattern of compaction interval lengths ``t`` (s) and ``volumes`` {(k, j): data moved by
-    k in interval j}, starting the period at the first event; ``spans`` as :func:`_events` gives.
+    k in interval j}, starting the period at the first event; ``spans`` as :func:`pattern_events` gives.
 
     Rates are v / t, clipped to β_k b and scaled so their sum stays within B (solver
     tolerances); intervals shorter than 1e-12 of the period carry nothing.
@@ -170,7 +170,7 @@ def compact(instance: PeriodicInstance, pattern: Pattern,
 
 def compaction_size(instance: PeriodicInstance, pattern: Pattern) -> int:
     """The number of volume variables of ``pattern``'s compaction LP, without building it."""
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
     cells: set[tuple[int, int]] = set()
     for k, sp in enumerate(spans):
@@ -183,7 +183,7 @@ def check_compaction(instance: PeriodicInstance, plan: Plan) -> None:
     """Refuse, before anything runs, a search whose patterns could give a compaction LP above
     MAX_LP_VARIABLES: K applications x 2 N intervals, N the most instances a pattern of
     K' t_min can hold."""
-    from iosched.heuristics.periodic_persched import _largest_k_prime
+    from iosched.heuristics.periodic_persched import largest_k_prime
 
     apps = instance.applications
     cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
@@ -194,7 +194,7 @@ def check_compaction(instance: PeriodicInstance, plan: Plan) -> None:
     if size(plan.t_max) <= MAX_LP_VARIABLES:
         return
     if size(plan.t_min) <= MAX_LP_VARIABLES:
-        fit = _largest_k_prime(plan.t_min, plan.t_max / plan.t_min, lambda T: size(T) <= MAX_LP_VARIABLES)
+        fit = largest_k_prime(plan.t_min, plan.t_max / plan.t_min, lambda T: size(T) <= MAX_LP_VARIABLES)
         raise ParameterError(
             f"k_prime = {plan.k_prime!r}: the compaction LP of a pattern as long as {plan.t_max:.6g} s (K' t_min, at "
             f"most the period cap) "

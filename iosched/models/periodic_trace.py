@@ -29,7 +29,7 @@ from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_bounds import as_profile, best_bound, capped
-from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
+from iosched.models.periodic_compaction import assemble_pattern, pattern_events, spans_to_intervals
 from iosched.solvers import Deadline, LicenceLimit, Profile
 from iosched.solvers.lp import LP
 from iosched.validate import Integer, ListOf, Number, OneOf, integer
@@ -199,11 +199,11 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
     import numpy as np
     from scipy.sparse import coo_matrix, vstack
 
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
     apps = instance.applications
     B = instance.platform.bandwidth
-    computes, windows = _spans_to_intervals(spans, n)
+    computes, windows = spans_to_intervals(spans, n)
     cells = sorted({(k, j) for k, js in windows for j in js})
     col = {c: n + i for i, c in enumerate(cells)}
     nv = n + len(cells)
