@@ -353,9 +353,34 @@ def from_darshan(logs, bandwidth: float | None = None, processor_bandwidth: floa
     ``bandwidth`` B (GB/s) must be given; ``processor_bandwidth`` b defaults to B (no per-processor
     cap) and ``processors`` N to the applications' sum.
 
-    A log without a DXT timeline, with a partial one, or without compute between its bursts is
-    refused (InstanceError naming it); in a batch it is left out and listed in
-    ``provenance["refused"]``.
+    Parameters
+    ----------
+    logs : str, Path, DarshanLog or list of them
+        A log or a folder of logs (read with the DXT modules), or logs already read.
+    bandwidth : float
+        The file system's bandwidth B (GB/s): required, a log does not hold it.
+    processor_bandwidth : float, optional
+        b (GB/s per processor); default B.
+    processors : int, optional
+        N; default the applications' sum.
+    min_compute_s : float, optional
+        The shortest gap read as compute (s); default 1 % of each job's run time.
+    name : str, optional
+        The instance's name; default ``darshan:<n>-apps``.
+
+    Returns
+    -------
+    PeriodicInstance
+        One application per log accepted; every assumption in ``provenance["assumed"]``.
+
+    Raises
+    ------
+    ParameterError
+        ``bandwidth`` missing.
+    InstanceError
+        A bad number, or a log without a DXT timeline, with a partial one, or without compute between its
+        bursts (naming it). In a batch such a log is left out and listed in ``provenance["refused"]``; the
+        batch is refused only when every log is.
     """
     from iosched.errors import ParameterError
     from iosched.importers import darshan as dx
