@@ -27,7 +27,8 @@ def load_instance(problem: str, spec):
 
     Returns
     -------
-    The problem's frozen instance dataclass (``iosched.instances.<problem>``).
+    instance
+        The problem's frozen instance dataclass (``iosched.instances.<problem>``).
 
     Raises
     ------
@@ -60,8 +61,9 @@ def evaluate(problem: str, instance, solution):
 
     Returns
     -------
-    The problem's Evaluation: ``feasible``, ``violations`` (each naming the constraint, where and by how much)
-    and every objective.
+    Evaluation
+        The problem's: ``feasible``, ``violations`` (each naming the constraint, where and by how much) and
+        every objective.
 
     Raises
     ------
