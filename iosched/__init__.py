@@ -27,7 +27,8 @@ def load_instance(problem: str, spec):
 
     Returns
     -------
-    The problem's frozen instance dataclass (``iosched.instances.<problem>``).
+    instance
+        The problem's frozen instance dataclass (``iosched.instances.<problem>``).
 
     Raises
     ------
@@ -35,6 +36,13 @@ def load_instance(problem: str, spec):
         The spec names nothing, or a field is missing or out of range (the message names it).
     ParameterError
         The problem is unknown.
+
+    Examples
+    --------
+    >>> import iosched
+    >>> inst = iosched.load_instance("periodic", "paper:set1")
+    >>> inst.name, len(inst.applications)
+    ('paper:set1', 10)
     """
     return get_problem(problem).read_instance(spec)
 
@@ -53,28 +61,79 @@ def evaluate(problem: str, instance, solution):
 
     Returns
     -------
-    The problem's Evaluation: ``feasible``, ``violations`` (each naming the constraint, where and by how much)
-    and every objective.
+    Evaluation
+        The problem's: ``feasible``, ``violations`` (each naming the constraint, where and by how much) and
+        every objective.
 
     Raises
     ------
     InstanceError
         The instance or the solution cannot be read (not a solution of this instance's shape).
+    ParameterError
+        The problem is unknown.
+
+    Notes
+    -----
+    An infeasible solution is no error: its Evaluation says ``feasible=False`` and lists the violations.
+
+    Examples
+    --------
+    >>> import iosched
+    >>> inst = iosched.load_instance("window", {"capacity": {"nodes": 8, "burst_buffer": 10},
+    ...                                         "jobs": [{"id": "a", "nodes": 4, "burst_buffer": 6}]})
+    >>> iosched.evaluate("window", inst, {"selected": ["a"]}).feasible
+    True
     """
     prob = get_problem(problem)
     return prob.evaluate(prob.read_instance(instance), prob.read_solution(solution))
 
 
 def plot(problem: str, instance, solution, path=None, title: str = ""):
-    """The picture of ``solution`` on ``instance`` as a matplotlib Figure, saved to ``path`` (png,
-    svg, pdf ...) when given; instance and solution may be JSON dicts (see iosched.plots)."""
+    """The picture of ``solution`` on ``instance`` as a matplotlib Figure (see :mod:`iosched.plots`).
+
+    Parameters
+    ----------
+    problem : str
+        The problem's name.
+    instance : instance, dict or spec
+        As :func:`load_instance` takes it.
+    solution : solution object or dict
+        The problem's solution, or its JSON dict (as :func:`evaluate` takes it).
+    path : str or Path, optional
+        Where to save the picture too; its suffix chooses the format (png, svg, pdf ...).
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The picture (not shown: display it in a notebook, or save it with ``path``).
+
+    Raises
+    ------
+    ParameterError
+        The problem is unknown.
+    InstanceError
+        The instance or the solution cannot be read.
+    """
     from iosched.plots import plot as draw
 
     return draw(problem, instance, solution, path, title)
 
 
 def methods(problem: str) -> list[str]:
-    """Names of the registered methods of ``problem``."""
+    """Names of the registered methods of ``problem``, sorted (:func:`describe` tells each one's parameters).
+
+    Parameters
+    ----------
+    problem : str
+        The problem's name; an unknown one has no methods.
+
+    Returns
+    -------
+    list of str
+        The names :func:`solve` takes as ``method``.
+    """
     return sorted(m.name for m in METHODS.values() if m.problem == problem)
 
 

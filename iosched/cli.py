@@ -18,7 +18,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
-from iosched.commands.common import _clean, _dump, _fmt, _params, _progress
+from iosched.commands.common import dump_json, fmt, json_safe, parse_params, show_progress
 from iosched.commands.library import cmd_library
 from iosched.commands.simulate import cmd_simulate
 from iosched.core import (
@@ -83,11 +83,11 @@ def _brief(value, width: int = 300) -> str:
     one (--json gives it whole)."""
     if not isinstance(value, (list, dict)):
         return str(value)
-    whole = json.dumps(_clean(value), default=str)
+    whole = json.dumps(json_safe(value), default=str)
     if len(whole) <= width:
         return whole
-    items = [json.dumps(_clean(v), default=str) for v in value] if isinstance(value, list) else \
-        [f"{json.dumps(k)}: {json.dumps(_clean(v), default=str)}" for k, v in value.items()]
+    items = [json.dumps(json_safe(v), default=str) for v in value] if isinstance(value, list) else \
+        [f"{json.dumps(k)}: {json.dumps(json_safe(v), default=str)}" for k, v in value.items()]
     shown: list[str] = []
     size = 0
     for item in items:
@@ -104,7 +104,7 @@ def cmd_solve(args) -> int:
     _writable(args.plot, "--plot", PLOT_FORMATS)
     _writable(args.output, "-o/--output")
     get_problem(args.problem)
-    params = _params(args.param)
+    params = parse_params(args.param)
     if "seed" in params:
         raise ParameterError("give the seed with --seed, not --param seed=...")
     if args.profile:
@@ -119,7 +119,7 @@ def cmd_solve(args) -> int:
     with _stdout_to_stderr(args.json):
         res = solve(args.problem, args.instance, args.method, seed=args.seed, **params)  # loading counts
     if args.output or args.json:  # (a large solution's JSON costs memory: only when asked for)
-        data = _clean(res.to_dict(res.instance_data))
+        data = json_safe(res.to_dict(res.instance_data))
         if args.output:
             with atomic_path(args.output) as tmp, open(tmp, "w", encoding="utf-8") as f:
                 _stream(data, f)
@@ -128,8 +128,8 @@ def cmd_solve(args) -> int:
     if not args.json:  # the readable summary, also beside -o (the file holds the whole result)
         ev = res.evaluation
         print(f"{res.problem} / {res.instance} / {res.method}: {res.status.value}")
-        print(f"  {res.objective_name} ({res.sense}): {_fmt(res.objective)}   bound: {_fmt(res.bound)}"
-              f"   gap: {_fmt(res.gap, '.3%') if res.gap is not None else '-'}")
+        print(f"  {res.objective_name} ({res.sense}): {fmt(res.objective)}   bound: {fmt(res.bound)}"
+              f"   gap: {fmt(res.gap, '.3%') if res.gap is not None else '-'}")
         if ev is not None:
             print(f"  feasible: {ev.feasible}" + "".join(f"\n    {v}" for v in ev.violations[:10]))
             for key, value in ev.to_dict().items():
@@ -159,10 +159,10 @@ def cmd_bound(args) -> int:
     finally:
         BOUND_SOLVER.reset(token)
     if args.json:
-        print(_dump({"problem": args.problem, "instance": inst.name, "bounds": b}))
+        print(dump_json({"problem": args.problem, "instance": inst.name, "bounds": b}))
     else:
         for key, value in b.items():
-            print(f"{key}: {_fmt(value)}")
+            print(f"{key}: {fmt(value)}")
     return 0
 
 
@@ -185,7 +185,7 @@ def cmd_formulations(args) -> int:
 def cmd_generate(args) -> int:
     _writable(args.output, "-o/--output")
     prob = get_problem(args.problem)
-    size = _params(args.param)
+    size = parse_params(args.param)
     inst = prob.generate_instance(args.seed, **size)
     text = inst.to_json(args.output)
     if not args.output:
@@ -206,7 +206,7 @@ def cmd_import(args) -> int:
 
     _writable(args.out, "--out")
     build = import_module(f"iosched.instances.{IMPORT_PROBLEMS[args.problem]}").from_darshan
-    params = _params(args.param)
+    params = parse_params(args.param)
     accepted = [n for n in inspect.signature(build).parameters if n not in ("log", "logs", "file")]
     for key in params:
         if key not in accepted:
@@ -240,7 +240,7 @@ def cmd_show(args) -> int:
     if args.template and template is None:  # (every problem registers one)
         raise ParameterError(f"{args.problem} has no template")
     inst = template() if template is not None else prob.read_instance(args.instance)
-    print(_dump(inst.to_dict()))
+    print(dump_json(inst.to_dict()))
     return 0
 
 
@@ -344,7 +344,7 @@ def cmd_reproduce(args) -> int:
 
     named = args.problem or ["all"]
     problems = sorted(PROBLEMS) if named == ["all"] else list(dict.fromkeys(get_problem(p).name for p in named))
-    options = _params(args.param)
+    options = parse_params(args.param)
     if args.sets is not None:
         if problems != ["periodic"]:
             raise ParameterError("--sets applies to 'reproduce periodic' only")
@@ -373,7 +373,7 @@ def cmd_reproduce(args) -> int:
             signature.bind(**own)
         except TypeError as e:
             raise ParameterError(f"reproduce {name}: {e}") from None
-        runs[name] = (name, own, args.workers, _progress(args), figures_dir)
+        runs[name] = (name, own, args.workers, show_progress(args), figures_dir)
     ok, out, reps = True, [], {}
     if not args.json:
         print(paper_report.SEED_LEGEND + "\n", flush=True)
@@ -405,7 +405,7 @@ def cmd_reproduce(args) -> int:
         print(f"report: {written['report']}, {written['json']} and {len(written) - 2} figures in "
               f"{Path(args.report) / 'figures'}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
-        print(_dump(out if len(out) > 1 else out[0]))
+        print(dump_json(out if len(out) > 1 else out[0]))
     return 0 if ok else 1
 
 
@@ -430,7 +430,7 @@ def cmd_bench(args) -> int:
             raise ParameterError("--slurm-opt is for --slurm only")
         slurm = dict(parse_opt(text) for text in args.slurm_opt)
     counts = run_suite(suite, args.out, workers=args.workers, scheduler=args.scheduler, memory_mb=args.memory_mb,
-                       progress=_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved,
+                       progress=show_progress(args), retry_failed=args.retry_failed, retry_starved=args.retry_starved,
                        slurm=slurm)
     print(f"{suite.name}: {counts['done']} run ({counts['failed']} failed), {counts['skipped']} already done;"
           f" results in {Path(args.out) / 'results'}")

@@ -303,7 +303,32 @@ class MethodDescription:
 
 def describe(problem: str, method: str) -> MethodDescription:
     """``problem/method``'s objective, one-line description and parameters (defaults, accepted
-    values, units); ``print`` it for the same text as ``iosched list PROBLEM METHOD``."""
+    values, units); ``print`` it for the same text as ``iosched list PROBLEM METHOD``.
+
+    Parameters
+    ----------
+    problem : str
+        The problem's name (``periodic``, ``window``, ``forwarding``, ``filedomain``, ``malleable``).
+    method : str
+        One of its methods (``iosched.methods(problem)``).
+
+    Returns
+    -------
+    MethodDescription
+        The objective, the description, whether the method is randomised, what it is exact over, and
+        each parameter's name, default, accepted values and unit, as :func:`solve` checks them.
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem or method (the message lists the known ones).
+
+    Examples
+    --------
+    >>> import iosched
+    >>> [p.name for p in iosched.describe("periodic", "persched").parameters][:3]
+    ['k_prime', 'eps', 't_min']
+    """
     m = get_method(problem, method)
     return MethodDescription(problem, method, m.objective, m.description, m.randomized, parameters(problem, method),
                              m.exact_over)
@@ -397,7 +422,28 @@ def settle(status: Status, objective, bound, gap, tolerance: float, proof: str, 
 
 @dataclass
 class Result:
-    """One run of one method on one instance, scored by the problem's evaluator."""
+    """One run of one method on one instance, scored by the problem's evaluator (what :func:`solve` returns).
+
+    Attributes
+    ----------
+    status : Status
+        ``optimal`` only where the evaluated objective meets a bound valid for every solution; else
+        ``feasible``, ``time_limit``, ``infeasible`` or ``error`` (the method's message in ``info``).
+    objective : float or None
+        The evaluator's value of the solution (None without a feasible one), in the sense ``sense``
+        (``max`` or ``min``) of ``objective_name``.
+    bound, gap : float or None
+        The best bound valid for every solution (the method's own or the problem's) and the relative
+        gap to it.
+    solution, evaluation
+        The method's solution and the evaluator's verdict on it (``feasible``, ``violations``, every
+        objective).
+    info : dict
+        What the method reports besides (its scope, the solver's status and bound, where it stopped).
+    wall_time_s, method_time_s, bound_time_s, prepare_time_s, method_cpu_s : float
+        The whole call, the method alone, the problem's bound, the method's one-off preparation, and the
+        CPU seconds of the loading and the method.
+    """
 
     problem: str
     instance: str
@@ -516,8 +562,17 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     InstanceError
         The instance cannot be read.
 
+    Notes
+    -----
     A method that fails while running is a result with status ``error`` (its message in ``info``), not an
     exception.
+
+    Examples
+    --------
+    >>> import iosched
+    >>> res = iosched.solve("periodic", "paper:set1", "persched", time_limit=10)
+    >>> res.evaluation.feasible, res.objective <= res.bound
+    (True, True)
     """
     prob = get_problem(problem)
     m = get_method(problem, method)

@@ -186,15 +186,16 @@ def test_json_output_has_no_nan_and_copies_nothing_it_need_not():
     import json
     import math
 
-    from iosched.cli import _clean, _stream
+    from iosched.cli import _stream
+    from iosched.commands.common import json_safe
 
     finite = {"a": [1.0, (2, 3.5)], "b": "x"}
-    assert _clean(finite) is finite
+    assert json_safe(finite) is finite
     odd = {"a": [1.0, math.nan, (math.inf, 2)], "b": {"c": -math.inf}, "d": 4}
-    assert _clean(odd) == {"a": [1.0, None, [None, 2]], "b": {"c": None}, "d": 4}
+    assert json_safe(odd) == {"a": [1.0, None, [None, 2]], "b": {"c": None}, "d": 4}
     out = io.StringIO()
-    _stream(_clean(odd), out)
-    assert json.loads(out.getvalue()) == _clean(odd) and out.getvalue().endswith("\n")
+    _stream(json_safe(odd), out)
+    assert json.loads(out.getvalue()) == json_safe(odd) and out.getvalue().endswith("\n")
 
 
 def test_generated_instance_names_from_reports_load(capsys):

@@ -104,10 +104,28 @@ def _int(text: str, where: str) -> int:
 
 
 def read_swf(path: str | Path, nodes: int | None = None, burst_buffer: int | None = None) -> Trace:
-    """Read an (extended) SWF file; ``nodes`` / ``burst_buffer`` (GB) override or supply the header's.
+    """Read an (extended) Standard Workload Format file (the Parallel Workloads Archive's, with up to two
+    extra columns: burst buffer and SSD per node, GB).
 
-    Rejects, naming line and field: a wrong number of fields, a non-integer, a duplicate
-    job number, a negative submit time, a run time or node count that is not positive.
+    Parameters
+    ----------
+    path : str or Path
+        The SWF file.
+    nodes, burst_buffer : int, optional
+        The machine's nodes and burst buffer (GB): override or supply the header's ``MaxNodes`` and
+        ``BurstBuffer``.
+
+    Returns
+    -------
+    Trace
+        The jobs in submit order and the machine's capacities; jobs left out with their reason in
+        ``dropped``.
+
+    Raises
+    ------
+    InstanceError
+        No such file, or, naming line and field: a wrong number of fields, a non-integer, a duplicate job
+        number, a negative submit time, a run time or node count that is not positive.
     """
     path = Path(path)
     if not path.is_file():
@@ -187,8 +205,17 @@ def _trace(fields, bb, ssd, nodes, bb_capacity, extra, comments=()) -> Trace:
 
 
 def write_swf(trace: Trace, path: str | Path, start: np.ndarray | None = None) -> None:
-    """Write the trace as extended SWF (header with the capacities); with ``start`` (s, one per job)
-    the wait field (3) becomes start - submit, as a simulated schedule."""
+    """Write the trace as extended SWF (header with the capacities), readable by :func:`read_swf`.
+
+    Parameters
+    ----------
+    trace : Trace
+        The jobs and the machine.
+    path : str or Path
+        The file written.
+    start : numpy.ndarray, optional
+        Start times (s, one per job): the wait field (3) becomes start - submit, as a simulated schedule.
+    """
     fields = trace.fields.copy()
     if start is not None:
         fields[:, 2] = np.asarray(start, dtype=np.int64) - fields[:, 1]

@@ -6,6 +6,7 @@ need not import :mod:`iosched.cli`, which imports them.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -25,8 +26,9 @@ def _param(text: str) -> tuple[str, object]:
         raise ParameterError(f"--param {key}: a number of more than {sys.get_int_max_str_digits()} digits") from None
 
 
-def _params(texts: list[str]) -> dict:
-    """``--param key=value`` options as a dict; a key given twice is refused (which one was meant?)."""
+def parse_params(texts: list[str]) -> dict:
+    """``--param key=value`` options as a dict, each value read as JSON where it parses (else the string); a
+    key given twice is refused (which one was meant?). ParameterError names a malformed option."""
     params: dict = {}
     for text in texts:
         key, value = _param(text)
@@ -36,29 +38,31 @@ def _params(texts: list[str]) -> dict:
     return params
 
 
-def _clean(o):
+def json_safe(o: object) -> object:
     """``o`` with every non-finite float as None (JSON has no NaN or infinity), in one pass; ``o``
     itself, not a copy, where nothing in it changes."""
     if isinstance(o, float):
         return o if math.isfinite(o) else None
     if isinstance(o, dict):
-        cleaned = {k: _clean(v) for k, v in o.items()}
+        cleaned = {k: json_safe(v) for k, v in o.items()}
         return o if all(cleaned[k] is v for k, v in o.items()) else cleaned
     if isinstance(o, (list, tuple)):
-        items = [_clean(v) for v in o]
+        items = [json_safe(v) for v in o]
         return o if all(a is b for a, b in zip(items, o)) else items
     return o
 
 
-def _dump(obj) -> str:
-    return json.dumps(_clean(obj), indent=2)
+def dump_json(obj: object) -> str:
+    """``obj`` as indented JSON, non-finite floats as null (:func:`json_safe`)."""
+    return json.dumps(json_safe(obj), indent=2)
 
 
-def _fmt(x, spec=".6g"):
+def fmt(x: object, spec: str = ".6g") -> str:
+    """A number as ``spec`` formats it, None as \"-\" (a missing figure in a table), anything else as str."""
     return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
 
 
-def _progress(args) -> bool:
+def show_progress(args: argparse.Namespace) -> bool:
     """Whether to draw progress bars on stderr: always with --progress, never with --quiet, otherwise only
     on a terminal (as tqdm's disable=None and pip do), so logs and pipes stay free of them."""
     return args.progress or (not args.quiet and sys.stderr.isatty())

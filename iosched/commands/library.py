@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-from iosched.commands.common import _dump, _fmt
+from iosched.commands.common import dump_json, fmt
 from iosched.errors import InstanceError, ParameterError
 
 
@@ -49,8 +49,8 @@ def _verdict_text(a: dict) -> str:
     if a["verdict"] in ("improves", "worse") and "by" in a:
         head += f" by {a['by']:.6g} ({a['by_relative']:.4%})"
     if "value" in a:
-        head += f"; {a['objective']} ({a['sense']}) {a['value']:.10g}, best known {_fmt(a['best_known'], '.10g')}, " \
-                f"bound {_fmt(a['bound'], '.10g')}"
+        head += f"; {a['objective']} ({a['sense']}) {a['value']:.10g}, best known {fmt(a['best_known'], '.10g')}, " \
+                f"bound {fmt(a['bound'], '.10g')}"
     if "margin" in a:
         head += f"; margin {a['margin']:.3g}" + ("" if a["strict"] else " (feasible only inside the evaluator's "
                                                                            "tolerances)")
@@ -73,13 +73,13 @@ def cmd_library(args) -> int:
         rows = [r for r in library.summary(args.problem).values()
                 if (args.tag is None or args.tag in r["tags"]) and (args.status is None or r["status"] == args.status)]
         if args.json:
-            print(_dump(rows))
+            print(dump_json(rows))
             return 0
         print(f"{'name':28s} {'status':8s} {'class':24s} {'best known':>14s} {'bound':>14s} {'gap':>9s}  found by")
         for r in rows:
             gap = library.gap_text(r["gap"])
-            print(f"{r['name']:28s} {r['status']:8s} {r['class'] or '-':24s} {_fmt(r['best_known'], '.8g'):>14s} "
-                  f"{_fmt(r['bound'], '.8g'):>14s} {gap:>9s}  {(r['found_by'] or {}).get('method', '-')}")
+            print(f"{r['name']:28s} {r['status']:8s} {r['class'] or '-':24s} {fmt(r['best_known'], '.8g'):>14s} "
+                  f"{fmt(r['bound'], '.8g'):>14s} {gap:>9s}  {(r['found_by'] or {}).get('method', '-')}")
         print(f"{len(rows)} instances")
         return 0
     if args.action == "summary":
@@ -91,7 +91,7 @@ def cmd_library(args) -> int:
     e = library.entry(name)
     if args.action == "show":
         history = [r for r in library.read_history(e.problem) if r["instance"] == e.name]
-        print(_dump({"entry": e.to_dict(), "summary": library.summary(e.problem).get(e.name), "history": history,
+        print(dump_json({"entry": e.to_dict(), "summary": library.summary(e.problem).get(e.name), "history": history,
                      "files": {"instance": str(e.instance_path), "solution": str(e.solution_path)}}))
         return 0
     data = _solution_file(args.solution)
@@ -99,7 +99,7 @@ def cmd_library(args) -> int:
         answer = verdicts.check(e.name, data)
     else:
         answer = verdicts.record(e.name, data, method=args.method)
-    print(_dump(answer) if args.json else _verdict_text(answer))
+    print(dump_json(answer) if args.json else _verdict_text(answer))
     if answer["verdict"] == "invalid":
         return 2
     if args.action == "record":

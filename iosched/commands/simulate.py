@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from iosched.commands.common import _dump, _params, _progress
+from iosched.commands.common import dump_json, parse_params, show_progress
 from iosched.errors import OutputError, ParameterError
 from iosched.files import make_writable_folder, write_text
 
@@ -60,10 +60,10 @@ def _simulate_into(args, out: Path) -> int:
         trace = trace.head(args.jobs)
     if args.mix:
         trace = apply_mix(trace, args.mix, seed=args.mix_seed, bb_capacity=args.burst_buffer)
-    params = _params(args.param)
+    params = parse_params(args.param)
     from tqdm import tqdm
 
-    with tqdm(total=len(trace), unit="job", disable=not _progress(args), file=sys.stderr) as bar:
+    with tqdm(total=len(trace), unit="job", disable=not show_progress(args), file=sys.stderr) as bar:
         res = simulate(trace, policy=args.policy, backfill=args.backfill, window=args.window, params=params,
                        window_size=args.window_size, starvation=args.starvation, persistent_bb=args.persistent_bb,
                        backfill_depth=args.backfill_depth, ssd_classes=_ssd_classes(args.ssd_classes),
@@ -73,7 +73,7 @@ def _simulate_into(args, out: Path) -> int:
     summary.update(config=res.config, dropped=[list(d) for d in trace.dropped], left_out=list(res.left_out),
                    breakdowns={by: metrics.breakdown(res, by, args.warmup, args.cooldown)
                                for by in ("nodes", "burst_buffer", "run")})
-    write_text(out / "summary.json", _dump(summary) + "\n")
+    write_text(out / "summary.json", dump_json(summary) + "\n")
     for warning in summary["warnings"]:
         print(f"iosched: warning: {warning}", file=sys.stderr)
     if not args.no_plots:

@@ -34,7 +34,7 @@ import numpy as np
 
 from iosched.errors import InstanceError
 from iosched.evaluate import Violation
-from iosched.instances.periodic import PeriodicInstance
+from iosched.instances.periodic import PeriodicInstance, checked_instance
 from iosched.validate import finite, real
 
 REL_TOL = 1e-5
@@ -209,12 +209,6 @@ class Evaluation:
         }
 
 
-def _checked_instance(instance) -> PeriodicInstance:
-    if not isinstance(instance, PeriodicInstance):
-        raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
-    return instance
-
-
 MAX_REPORTED = 100  # non-finite numbers or malformed entries named one by one; the rest are counted
 
 
@@ -383,7 +377,7 @@ def evaluate(instance: PeriodicInstance, pattern: Pattern | object, rel_tol: flo
     Every number is read first: a period that is not a finite positive number, or a
     non-finite or malformed number anywhere, makes the pattern infeasible.
     """
-    instance = _checked_instance(instance)
+    instance = checked_instance(instance)
     if not isinstance(pattern, Pattern):
         return Evaluation(False, [Violation("structure", f"not a periodic pattern: {type(pattern).__name__}", 1.0)])
     T = pattern.period
@@ -537,7 +531,7 @@ def evaluate_trace(instance: PeriodicInstance, trace: Trace | object, rel_tol: f
     Measured at a common H, they obey the long-run LP bounds. The same constraints as
     :func:`evaluate`, on a line instead of a cycle.
     """
-    instance = _checked_instance(instance)
+    instance = checked_instance(instance)
     if not isinstance(trace, Trace):
         return Evaluation(False, [Violation("structure", f"not a trace: {type(trace).__name__}", 1.0)])
     H = trace.horizon

@@ -30,7 +30,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'iosched.harness' has no attribute {name!r}")
 
 
-def _alias(old: str, new: str) -> None:
+def alias_moved_module(old: str, new: str) -> None:
     """Make module ``old`` the module ``new`` (the same object: every name, private ones too), warning at
     the line that imported it (``warnings`` skips the import machinery's frames), so a script run as
     ``__main__`` sees the warning under Python's default filters."""

@@ -1,6 +1,6 @@
 """Deprecated: moved to :mod:`iosched.reproduce.filedomain`. This old name stays importable for one release
 (it is that module under its old name) and warns on import."""
 
-from iosched.harness import _alias
+from iosched.harness import alias_moved_module
 
-_alias(__name__, "iosched.reproduce.filedomain")
+alias_moved_module(__name__, "iosched.reproduce.filedomain")

@@ -15,10 +15,9 @@ from iosched.fluid import max_min_fair, priority_fill
 from iosched.heuristics.periodic_persched import (
     MAX_PIECES,
     RESOLUTION,
-    _checked_instance,
     check_time_limit,
 )
-from iosched.instances.periodic import PeriodicInstance
+from iosched.instances.periodic import PeriodicInstance, checked_instance
 from iosched.solvers import Deadline
 from iosched.validate import Number, TimeLimit, choice, number, positive
 
@@ -64,7 +63,7 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
     ``deadline`` (checked every 64 events), or once MAX_PIECES I/O segments are stored, the
     run ends early: the trace then ends where it stopped (``trace.horizon`` is that time).
     """
-    instance = _checked_instance(instance)
+    instance = checked_instance(instance)
     choice("policy", policy, ONLINE_POLICIES, error=ParameterError)
     cycles = number("cycles", cycles, 1, MAX_CYCLES, error=ParameterError)
     gamma = positive("gamma", gamma, error=ParameterError)

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -86,7 +87,7 @@ from iosched.core import HEURISTIC, MethodOutput, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import PackedApplications, Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import BROKEN, OK, TOO_LARGE, compile_kernel, kernel, kernels, method_deadline
-from iosched.instances.periodic import PeriodicInstance
+from iosched.instances.periodic import PeriodicInstance, checked_instance
 from iosched.solvers import Deadline
 from iosched.validate import Integer, Number, TimeLimit, choice, integer, number, positive
 
@@ -143,12 +144,6 @@ def _card_units(instance: PeriodicInstance):
     return units, B
 
 
-def _checked_instance(instance) -> PeriodicInstance:
-    if not isinstance(instance, PeriodicInstance):
-        raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
-    return instance
-
-
 @dataclass(frozen=True)
 class Plan:
     """A checked period search: [t_min, t_max] by factors (1 + eps), dates merged within ``precision``;
@@ -161,8 +156,9 @@ class Plan:
     t_max: float
 
 
-def _largest_k_prime(t_min: float, k_prime: float, fits) -> float:
-    """The largest K' in [1, k_prime] with ``fits(K' t_min)`` (bisection; ``fits(t_min)`` holds)."""
+def largest_k_prime(t_min: float, k_prime: float, fits: Callable[[float], bool]) -> float:
+    """The largest K' in [1, k_prime] with ``fits(K' t_min)`` (bisection; ``fits(t_min)`` holds): the K' a
+    refused ``k_prime`` could be lowered to, for the error message that refuses it."""
     lo, hi = 1.0, k_prime
     for _ in range(60):
         mid = math.sqrt(lo * hi)
@@ -179,7 +175,7 @@ def plan_search(instance: PeriodicInstance, k_prime=None, eps=0.01, t_min=None, 
     would exceed the limits above: too many periods, patterns too large for memory or time, or I/O
     times too short for double-precision dates at the longest period.
     """
-    instance = _checked_instance(instance)
+    instance = checked_instance(instance)
     own = k_prime is None
     k_prime = instance.k_prime if own else number("k_prime", k_prime, 1, error=ParameterError)
     k_name = f"the instance's k_prime = {k_prime!r}" if own else f"k_prime = {k_prime!r}"
@@ -221,7 +217,7 @@ def plan_search(instance: PeriodicInstance, k_prime=None, eps=0.01, t_min=None, 
         if count(t_max) <= limit:
             continue
         if count(t_min) <= limit:
-            fit = _largest_k_prime(t_min, t_max / t_min, lambda T: count(T) <= limit)  # noqa: B023
+            fit = largest_k_prime(t_min, t_max / t_min, lambda T: count(T) <= limit)  # noqa: B023
             raise ParameterError(
                 f"{k_name}: a period of {t_max:.6g} s (K' t_min, at most the period cap) can hold up to "
                 f"{count(t_max):.4g} {what}, above PerSched's limit of {limit}; k_prime <= {fit:.4g} fits")
@@ -335,7 +331,7 @@ def period_bounds(instance: PeriodicInstance, periods, precision: float) -> tupl
 
 def build_pattern(instance: PeriodicInstance, period: float, precision: float | None = None) -> Pattern:
     """The pattern PerSched's insertion builds at one period (seconds)."""
-    instance = _checked_instance(instance)
+    instance = checked_instance(instance)
     period = positive("period", period, error=ParameterError)
     precision = positive("precision", precision, error=ParameterError) if precision is not None else max(
         default_precision(instance), 1e-13 * period)

@@ -137,8 +137,26 @@ def read(path: str | Path, modules: tuple[str, ...] | None = None) -> DarshanLog
 
     libdarshan-util aborts or crashes on some corrupt files (an assertion in darshan_log_close, a
     segmentation fault on a bad compression type), so the log is read in a forked process and only
-    its data comes back. Raises InstanceError naming the log where it is missing, is not a Darshan
-    log, has a module whose data cannot be read (a truncated or corrupt file), or crashes the reader."""
+    its data comes back.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.darshan`` file.
+    modules : tuple of str, optional
+        Darshan module names (``POSIX``, ``MPI-IO``, ``STDIO``, ``DXT_MPIIO``, ``DXT_POSIX``, ``LUSTRE``).
+
+    Returns
+    -------
+    DarshanLog
+        The job's information, mount table, and the records of the modules read.
+
+    Raises
+    ------
+    InstanceError
+        Naming the log: it is missing, is not a Darshan log, has a module whose data cannot be read (a
+        truncated or corrupt file), or crashes the reader; or PyDarshan is not installed.
+    """
     path = Path(path)
     if not path.is_file():
         raise InstanceError(f"no such Darshan log: {str(path)!r}")
@@ -257,7 +275,23 @@ def _lustre(df, names: dict) -> dict[str, list[LustreComponent]]:
 
 
 def logs_in(path: str | Path) -> list[Path]:
-    """A log file as a one-item list, or the ``*.darshan`` files under a folder (sorted, recursively)."""
+    """The Darshan logs at ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A log file, or a folder searched recursively.
+
+    Returns
+    -------
+    list of Path
+        The file as a one-item list, or the ``*.darshan`` files under the folder, sorted.
+
+    Raises
+    ------
+    InstanceError
+        No such file or folder, or a folder without a ``*.darshan`` file.
+    """
     path = Path(path)
     if path.is_dir():
         found = sorted(path.rglob("*.darshan"))
@@ -330,8 +364,24 @@ class JobIO:
 
 def job_io(log: DarshanLog) -> JobIO:
     """What ``log``'s POSIX and STDIO counters say of the job's I/O (MPI-IO sits above POSIX and would count
-    the bytes twice). Raises InstanceError naming the log where it has no POSIX records, a negative byte
-    count or time (below -JITTER_S s), no bytes read or written to files, or a run time of 0 s."""
+    the bytes twice).
+
+    Parameters
+    ----------
+    log : DarshanLog
+        Read with the POSIX (and STDIO) modules (:func:`read`).
+
+    Returns
+    -------
+    JobIO
+        Processes, I/O ranks, bytes, shared files, I/O and metadata times, run time and operation counts.
+
+    Raises
+    ------
+    InstanceError
+        Naming the log: no POSIX records, a negative byte count or time (below -JITTER_S s), no bytes read or
+        written to files, or a run time of 0 s.
+    """
     import pandas as pd
 
     where = log.name

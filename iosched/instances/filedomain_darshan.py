@@ -41,8 +41,40 @@ def from_darshan(log, file: str | None = None, aggregators: int | None = None, p
     Bandwidths (GB/s) and lock costs (s) are not in a log: the arguments' values. Every choice
     is said in ``provenance["assumed"]``.
 
-    Raises InstanceError naming the log and what it lacks: one process only, no shared file
-    written by several ranks, a file the log does not hold, a partial DXT trace.
+    Parameters
+    ----------
+    log : str, Path or DarshanLog
+        One log (read with the DXT, POSIX, MPI-IO and LUSTRE modules) or a log already read.
+    file : str, optional
+        The shared file, by its full name or a unique suffix; default the one written by every rank that
+        received the most bytes.
+    aggregators, procs_per_node : int, optional
+        The aggregator count and processes per node where the log names no host.
+    stripe_size, stripe_count, first_server : int, optional
+        The striping, where the log does not hold it (a given value the log contradicts is refused).
+    aggregator_gbs, server_gbs, node_gbs : float
+        Bandwidths (GB/s) per aggregator, per server and per node.
+    locking : str, optional
+        The lock protocol; default the file system's.
+    acquire_s, revoke_s : float
+        Lock acquisition and revocation costs (s).
+    name : str, optional
+        The instance's name.
+
+    Returns
+    -------
+    FileDomainInstance
+        The region, the ranks' pieces, the striping, the aggregators; every choice in
+        ``provenance["assumed"]``.
+
+    Raises
+    ------
+    InstanceError
+        Naming the log and what it lacks: one process only, no shared file written by several ranks, a file
+        the log does not hold, a partial DXT trace.
+    ParameterError
+        A given value the log contradicts (a striping field, procs_per_node against its host names: both
+        named).
     """
     from iosched.importers import darshan as dx
 

@@ -41,8 +41,34 @@ def from_darshan(logs, procs_per_node: int = 1, node_bandwidth: float = PEAK_NOD
     ones (default twice as many, TaihuLight's 160:80), ``forwarding_bandwidth`` GB/s each.
 
     A POSIX or STDIO module flagged partial (Darshan ran out of records) is summed as it is and
-    named in ``assumed``. A log without file-system bytes through POSIX or STDIO is refused
-    (InstanceError naming it); in a batch it is left out and listed in ``provenance["refused"]``.
+    named in ``assumed``.
+
+    Parameters
+    ----------
+    logs : str, Path, DarshanLog or list of them
+        A log or a folder of logs (read with the POSIX, STDIO and MPI-IO modules), or logs already read.
+    procs_per_node : int
+        Processes per compute node.
+    node_bandwidth, forwarding_bandwidth : float
+        GB/s per compute node and per forwarding node.
+    default_ratio : int
+        Compute nodes per default forwarding node.
+    pool_nodes : int, optional
+        Idle forwarding nodes; default twice the default ones.
+    name : str, optional
+        The instance's name.
+
+    Returns
+    -------
+    ForwardingInstance
+        One job to place per log accepted, in arrival order; every assumption in ``provenance["assumed"]``.
+
+    Raises
+    ------
+    InstanceError
+        A bad argument (named), or a log without file-system bytes through POSIX or STDIO (naming it). In a
+        batch such a log is left out and listed in ``provenance["refused"]``; the batch is refused only when
+        every log is.
     """
     from iosched.importers import darshan as dx
 

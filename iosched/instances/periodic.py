@@ -201,6 +201,14 @@ class PeriodicInstance(JsonInstance):
                    provenance=d.get("provenance"), k_prime=d.get("k_prime", K_PRIME))
 
 
+def checked_instance(instance: object) -> PeriodicInstance:
+    """``instance`` itself where it is a :class:`PeriodicInstance`, else an InstanceError naming its type: the
+    evaluator and the heuristics are public functions that may be handed any problem's instance."""
+    if not isinstance(instance, PeriodicInstance):
+        raise InstanceError(f"a periodic instance is needed, got {type(instance).__name__}")
+    return instance
+
+
 # --- the paper's instances ---------------------------------------------------------
 JUPITER = Platform(processors=640, processor_bandwidth=0.01, bandwidth=3.0)
 
@@ -345,9 +353,34 @@ def from_darshan(logs, bandwidth: float | None = None, processor_bandwidth: floa
     ``bandwidth`` B (GB/s) must be given; ``processor_bandwidth`` b defaults to B (no per-processor
     cap) and ``processors`` N to the applications' sum.
 
-    A log without a DXT timeline, with a partial one, or without compute between its bursts is
-    refused (InstanceError naming it); in a batch it is left out and listed in
-    ``provenance["refused"]``.
+    Parameters
+    ----------
+    logs : str, Path, DarshanLog or list of them
+        A log or a folder of logs (read with the DXT modules), or logs already read.
+    bandwidth : float
+        The file system's bandwidth B (GB/s): required, a log does not hold it.
+    processor_bandwidth : float, optional
+        b (GB/s per processor); default B.
+    processors : int, optional
+        N; default the applications' sum.
+    min_compute_s : float, optional
+        The shortest gap read as compute (s); default 1 % of each job's run time.
+    name : str, optional
+        The instance's name; default ``darshan:<n>-apps``.
+
+    Returns
+    -------
+    PeriodicInstance
+        One application per log accepted; every assumption in ``provenance["assumed"]``.
+
+    Raises
+    ------
+    ParameterError
+        ``bandwidth`` missing.
+    InstanceError
+        A bad number, or a log without a DXT timeline, with a partial one, or without compute between its
+        bursts (naming it). In a batch such a log is left out and listed in ``provenance["refused"]``; the
+        batch is refused only when every log is.
     """
     from iosched.errors import ParameterError
     from iosched.importers import darshan as dx

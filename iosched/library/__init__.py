@@ -62,6 +62,7 @@ def instance_hash(data: dict) -> str:
 
 
 def read_json_gz(path: Path):
+    """The JSON value of a gzip-compressed file (as :func:`write_json_gz` writes it)."""
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return json.load(f)
 
@@ -131,14 +132,17 @@ class Entry:
 
 
 def catalog_path(problem: str) -> Path:
+    """``problem``'s ``catalog.json`` in :data:`DATA`."""
     return DATA / problem / "catalog.json"
 
 
 def history_path(problem: str) -> Path:
+    """``problem``'s ``history.jsonl`` in :data:`DATA`."""
     return DATA / problem / "history.jsonl"
 
 
 def summary_path(problem: str) -> Path:
+    """``problem``'s ``summary.json`` in :data:`DATA`."""
     return DATA / problem / "summary.json"
 
 
@@ -157,7 +161,30 @@ def refresh() -> None:
 
 
 def catalog(problem: str | None = None) -> dict[str, Entry]:
-    """Every entry (of ``problem``, or of all five), by name."""
+    """Every library entry, by name.
+
+    Parameters
+    ----------
+    problem : str, optional
+        One problem's entries only; else all five problems'.
+
+    Returns
+    -------
+    dict of str to Entry
+        Full name (``periodic/paper-set1``) to its catalogue entry: spec, generator, seed, hash, size, tags,
+        objective, sense, units and tolerance.
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem.
+
+    Examples
+    --------
+    >>> from iosched import library
+    >>> "periodic/paper-set1" in library.catalog("periodic")
+    True
+    """
     out: dict[str, Entry] = {}
     for p in PROBLEMS if problem is None else (_problem_name(problem),):
         out.update(_catalog(p))
@@ -171,7 +198,25 @@ def _problem_name(problem: str) -> str:
 
 
 def entry(name: str, problem: str | None = None) -> Entry:
-    """The entry named ``name`` (``periodic/paper-set1``; the short name ``paper-set1`` with ``problem``)."""
+    """One library entry by name.
+
+    Parameters
+    ----------
+    name : str
+        The full name (``periodic/paper-set1``), or the short one (``paper-set1``) with ``problem``.
+    problem : str, optional
+        The problem the entry must be of.
+
+    Returns
+    -------
+    Entry
+        Its catalogue entry (:func:`catalog`).
+
+    Raises
+    ------
+    InstanceError
+        No such entry (of that problem): the message names a few that exist.
+    """
     full = name if "/" in name or problem is None else f"{problem}/{name}"
     named = full.split("/", 1)[0] if full.split("/", 1)[0] in PROBLEMS else None  # the problem the name gives
     found = catalog(named).get(full)
@@ -183,7 +228,23 @@ def entry(name: str, problem: str | None = None) -> Entry:
 
 
 def load(name: str, problem: str | None = None):
-    """The instance object of a library entry, named ``lib:NAME``; its hash checked against the catalogue."""
+    """The instance of a library entry, as ``iosched.load_instance(problem, "lib:NAME")`` reads it.
+
+    Parameters
+    ----------
+    name, problem
+        As :func:`entry` takes them.
+
+    Returns
+    -------
+    instance
+        The problem's instance dataclass, named ``lib:NAME``.
+
+    Raises
+    ------
+    InstanceError
+        No such entry, or its instance file does not match the catalogue's hash (a changed or corrupt file).
+    """
     e = entry(name, problem)
     data = read_json_gz(e.instance_path)
     if instance_hash(data) != e.hash:
@@ -192,6 +253,7 @@ def load(name: str, problem: str | None = None):
 
 
 def read_history(problem: str) -> list[dict]:
+    """``problem``'s history records in order, each a dict (module docstring); [] before the first."""
     path = history_path(problem)
     if not path.exists():
         return []
@@ -215,10 +277,12 @@ def locked(problem: str, wait_s: float = 300.0):
 
 
 def machine() -> str:
+    """This machine, as a record names it: host (architecture, system)."""
     return f"{platform.node()} ({platform.machine()}, {platform.system()})"
 
 
 def now() -> str:
+    """The time of a record: UTC, ISO 8601, to the second."""
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
@@ -324,14 +388,47 @@ def summarize(problem: str) -> dict:
 
 
 def write_summary(problem: str) -> Path:
-    """Regenerate ``summary.json`` of ``problem`` from its catalogue and history."""
+    """Regenerate ``summary.json`` of ``problem`` from its catalogue and history (:func:`summarize`).
+
+    Parameters
+    ----------
+    problem : str
+        One of the five problems.
+
+    Returns
+    -------
+    Path
+        The file written (atomically).
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem.
+    """
     path = summary_path(_problem_name(problem))
     write_text(path, json.dumps(summarize(problem), indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path
 
 
 def summary(problem: str | None = None) -> dict[str, dict]:
-    """The stored summaries (of ``problem``, or of all five), one dict per instance, by name."""
+    """The stored summaries, one dict per instance, by name (what ``iosched library list`` shows).
+
+    Parameters
+    ----------
+    problem : str, optional
+        One problem's; else all five problems'.
+
+    Returns
+    -------
+    dict of str to dict
+        Full name to its summary: best known value and who found it, bound, gap, class (``optimal``
+        under some profile, or ``open``).
+
+    Raises
+    ------
+    ParameterError
+        An unknown problem.
+    """
     out = {}
     for p in PROBLEMS if problem is None else (_problem_name(problem),):
         path = summary_path(p)
@@ -341,8 +438,25 @@ def summary(problem: str | None = None) -> dict[str, dict]:
 
 
 def solution_of(result_or_solution: dict, e: Entry) -> dict:
-    """The ``solution`` of a result dict (as ``iosched solve --json`` writes it), or the dict itself
-    when it is a solution; InstanceError naming the field where the result is of another problem."""
+    """The solution a submitted file holds for entry ``e``.
+
+    Parameters
+    ----------
+    result_or_solution : dict
+        A result dict (as ``iosched solve --json`` writes it) or a solution's JSON dict.
+    e : Entry
+        The library entry it is for.
+
+    Returns
+    -------
+    dict
+        The result's ``solution``, or the dict itself when it is a solution.
+
+    Raises
+    ------
+    InstanceError
+        Not a JSON object, a result of another problem, or a result without a solution (the field named).
+    """
     d = result_or_solution
     if not isinstance(d, dict):
         raise InstanceError(f"a solution file holds a JSON object, got {type(d).__name__}")

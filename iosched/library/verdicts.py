@@ -282,10 +282,29 @@ def _answer(e: lib.Entry, scored: dict, rec: dict) -> dict:
 
 
 def check(name: str, data, problem: str | None = None) -> dict:
-    """The verdict on a solution of library instance ``name`` (a result dict or its solution) against the
-    history as it is (module docstring): ``improves`` / ``matches`` / ``worse`` / ``infeasible`` /
-    ``invalid``, with the value, the margin, whether the strict re-score passes, and why an improvement
-    would not be recorded."""
+    """The verdict on a solution of a library instance against the history as it is (module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The entry (``periodic/paper-set4``, or the short name with ``problem``).
+    data : dict
+        A result dict (as ``iosched solve --json`` writes it) or the solution's JSON dict.
+    problem : str, optional
+        The problem the entry must be of.
+
+    Returns
+    -------
+    dict
+        ``verdict``: ``improves``, ``matches``, ``worse``, ``infeasible`` or ``invalid``; with the value, the
+        margin, whether the strict re-score passes, and (``not_recordable``) why an improvement would not be
+        recorded. Nothing is written.
+
+    Raises
+    ------
+    InstanceError
+        No such entry.
+    """
     e = lib.entry(name, problem)
     return _answer(e, score(e, data), lib.summarize(e.problem)["instances"][e.name])
 
@@ -348,7 +367,27 @@ def record(name: str, data, *, method: str | None = None, params: dict | None = 
            solver: str | None = None, time_s: float | None = None, problem: str | None = None) -> dict:
     """Check ``data`` (see :func:`check`); where it improves and can be recorded, store its solution, append
     it to the history with its provenance and regenerate the summary, all under the folder's lock and
-    decided again against the history as it is under the lock. The check's answer, with ``recorded``."""
+    decided again against the history as it is under the lock.
+
+    Parameters
+    ----------
+    name, data, problem
+        As :func:`check` takes them.
+    method, params, profile, solver, time_s : optional
+        The provenance stored with the record (:func:`provenance`); by default what the result dict holds.
+
+    Returns
+    -------
+    dict
+        :func:`check`'s answer, with ``recorded`` (bool).
+
+    Raises
+    ------
+    InstanceError
+        No such entry.
+    ParameterError
+        A provenance field that is not a short printable name, plain JSON or a finite time (named).
+    """
     e = lib.entry(name, problem)
     prov = provenance(data, method=method, params=params, profile=profile, solver=solver, time_s=time_s)
     scored = score(e, data)
@@ -369,9 +408,37 @@ def record(name: str, data, *, method: str | None = None, params: dict | None = 
 
 def record_bound(name: str, value: float, *, method: str, backed_by: str, profile: str | None = None,
                  time_s: float | None = None, problem: str | None = None) -> dict:
-    """Append a bound valid for every solution where it tightens the recorded one, under the folder's lock:
-    ``{"recorded": bool, "why": ...}``. A bound past the best known by more than the numeric tolerance
-    is refused (a valid bound cannot be: the bound or the best known is wrong)."""
+    """Append a bound valid for every solution where it tightens the recorded one, under the folder's lock.
+    A bound past the best known by more than the numeric tolerance is refused (a valid bound cannot be:
+    the bound or the best known is wrong).
+
+    Parameters
+    ----------
+    name : str
+        The entry.
+    value : float
+        The bound, in the objective's units.
+    method, backed_by : str
+        What proved it, and the proof's claim in words (the bound's scope must be every solution).
+    profile : str, optional
+        The solver profile it ran under.
+    time_s : float, optional
+        How long the proof took.
+    problem : str, optional
+        The problem the entry must be of.
+
+    Returns
+    -------
+    dict
+        ``{"recorded": bool, "why": ...}``.
+
+    Raises
+    ------
+    InstanceError
+        No such entry.
+    ParameterError
+        A non-finite value, or a name or text field that is not short printable text (named).
+    """
     e = lib.entry(name, problem)
     _name_field("method", method)
     _name_field("profile", profile, allow_none=True)
@@ -402,7 +469,29 @@ def restate(name: str, why: str, problem: str | None = None) -> dict:
     is appended and the stale solution file removed, under the folder's lock. The history stays append-only;
     its bounds stay, valid because a definition that rejects a solution it used to accept only narrows the
     set the bounds were proved over (each restatement must say so in ``why``). A stored solution that
-    still passes is refused: a restatement cannot hide a valid best known. ``{"restated": bool, "why": ...}``."""
+    still passes is refused: a restatement cannot hide a valid best known.
+
+    Parameters
+    ----------
+    name : str
+        The entry.
+    why : str
+        Why the definition changed, and why the recorded bounds stay valid.
+    problem : str, optional
+        The problem the entry must be of.
+
+    Returns
+    -------
+    dict
+        ``{"restated": bool, "why": ...}`` (the evaluator's first violations where it restated).
+
+    Raises
+    ------
+    InstanceError
+        No such entry.
+    ParameterError
+        ``why`` is not printable text of 1-MAX_TEXT characters.
+    """
     e = lib.entry(name, problem)
     if not isinstance(why, str) or not 0 < len(why) <= MAX_TEXT or not why.isprintable():
         raise ParameterError(f"field 'why': printable text of 1-{MAX_TEXT} characters is needed")
@@ -424,7 +513,28 @@ def restate(name: str, why: str, problem: str | None = None) -> dict:
 
 def record_run(name: str, *, method: str, profile: str, met: bool, note: str, problem: str | None = None) -> None:
     """Append a ``class`` record: ``method`` ran under ``profile`` and its value met the bound (``met``) or not;
-    the summary derives the instance's class from these and from its best known and bound."""
+    the summary derives the instance's class from these and from its best known and bound.
+
+    Parameters
+    ----------
+    name : str
+        The entry.
+    method, profile : str
+        The exact method and the solver profile it ran under.
+    met : bool
+        Whether its value met the recorded bound.
+    note : str
+        What the run found, in words.
+    problem : str, optional
+        The problem the entry must be of.
+
+    Raises
+    ------
+    InstanceError
+        No such entry.
+    ParameterError
+        ``method`` or ``profile`` is not a short printable name.
+    """
     e = lib.entry(name, problem)
     _name_field("method", method)
     _name_field("profile", profile)

@@ -20,7 +20,9 @@ least one compute node) and are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 
@@ -28,6 +30,9 @@ NONE = np.iinfo(np.int64).min // 4  # V of a coverage no choice reaches
 
 
 CHUNK = 2_000_000  # values gathered at once by the program (memory: 8 bytes each, twice)
+
+
+Witness = list[tuple[int, np.ndarray]]  # (class, configuration) per node used
 
 
 class TooLarge(Exception):
@@ -46,8 +51,17 @@ class Step:
     source: list[np.ndarray] | None = None
 
 
+@overload
+def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: Literal[False] = False,
+          max_work: int = 10**9, expired: Callable[[], bool] | None = None) -> bool | None: ...
+@overload
+def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: Literal[True],
+          max_work: int = 10**9, expired: Callable[[], bool] | None = None) -> Witness | None: ...
+@overload
+def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool,
+          max_work: int = 10**9, expired: Callable[[], bool] | None = None) -> bool | Witness | None: ...
 def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool = False,
-          max_work: int = 10**9, expired=None):
+          max_work: int = 10**9, expired: Callable[[], bool] | None = None) -> bool | Witness | None:
     """Can one configuration per node cover ``need``? ``classes`` lists (nodes, configurations P x k) per
     class; returns None if not, else True, or with ``witness`` the list of (class, configuration) per node
     used (empty nodes left out). TooLarge when a step would gather more than ``max_work`` values;
@@ -85,7 +99,8 @@ def cover(need: np.ndarray, classes: list[tuple[int, np.ndarray]], witness: bool
     return _backtrack(steps, at)
 
 
-def _advance(configs, v, state, need, reach, values, step):
+def _advance(configs: np.ndarray, v: int, state: list[int], need: np.ndarray, reach: list[np.ndarray],
+             values: np.ndarray, step: Step | None) -> tuple[list[np.ndarray], np.ndarray]:
     """One more node: the new reachable sums and V (module docstring), choices recorded in ``step``."""
     new_reach = [r if len(r) == need[d] + 1 else np.unique(np.minimum(r[:, None] + configs[:, d][None, :], need[d]))
                  for r, d in zip(reach, state)]
@@ -122,9 +137,10 @@ def _advance(configs, v, state, need, reach, values, step):
     return new_reach, new_values
 
 
-def _backtrack(steps: list[Step], at: tuple[int, ...]) -> list[tuple[int, np.ndarray]]:
+def _backtrack(steps: list[Step], at: tuple[int, ...]) -> Witness:
     out = []
     for step in reversed(steps):
+        assert step.choice is not None and step.source is not None  # (recorded by cover with a witness)
         p = int(step.choice[at]) if at else int(step.choice)
         c = step.configs[p]
         if c.any():

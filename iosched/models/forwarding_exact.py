@@ -67,8 +67,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated
+from typing import Annotated, Any, Literal, overload
 
 import numpy as np
 
@@ -78,7 +79,7 @@ from iosched.heuristics.forwarding import search
 from iosched.instances.forwarding import ForwardingInstance, Job
 from iosched.models.forwarding import best_start, lower_bound
 from iosched.models.forwarding_configs import NodeClass, Users, node_classes, part_times, users
-from iosched.models.forwarding_cover import TooLarge, cover
+from iosched.models.forwarding_cover import TooLarge, Witness, cover
 from iosched.models.forwarding_every import STARTS
 from iosched.models.forwarding_polish import insert_rest, polish, usable_nodes
 from iosched.solvers import Deadline
@@ -90,9 +91,17 @@ SCOPE_EXACT = "every allocation the evaluator accepts"
 Rows = Annotated[int, Integer(1, 10**8)]
 
 
-def _within(times: np.ndarray, limit) -> np.ndarray:
+def _within(times: np.ndarray, limit: float | np.ndarray) -> np.ndarray:
     """Absent (NaN) or at most ``limit`` (1 + SLACK)."""
-    return ~(times > np.asarray(limit) * (1 + SLACK))
+    return np.logical_not(times > np.asarray(limit) * (1 + SLACK))
+
+
+def problem_bound(instance: ForwardingInstance) -> float:
+    """The problem's bound on total_io_time (:func:`iosched.models.forwarding.lower_bound`), valid for every
+    allocation."""
+    bound = lower_bound(instance, "total_io_time")
+    assert bound is not None  # (None only for an objective outside MODEL_OBJECTIVES)
+    return bound
 
 
 # --- lower bounds per job ------------------------------------------------------------------------------
@@ -125,7 +134,7 @@ def rest_bound(instance: ForwardingInstance, skip: int, own: list[float]) -> flo
     if len(instance.jobs) == 1:
         return 0.0
     rest = replace(instance, jobs=tuple(j for i, j in enumerate(instance.jobs) if i != skip))
-    return max(others, lower_bound(rest))
+    return max(others, problem_bound(rest))
 
 
 # --- the tables -----------------------------------------------------------------------------------------
@@ -184,8 +193,8 @@ def tables(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClas
     return out
 
 
-def _maximal_sets(u: Users, capacity: float, table, cmax: list[int], limits: np.ndarray, rows: int,
-                  deadline: Deadline) -> list[tuple]:
+def _maximal_sets(u: Users, capacity: float, table: tuple[tuple[float, ...], ...], cmax: list[int],
+                  limits: np.ndarray, rows: int, deadline: Deadline) -> list[tuple[int, ...]]:
     """The maximal sets of jobs (with cmax > 0) whose configuration of one compute node each is within
     ``limits``; a set that fails has no superset that passes (monotonicity), so they grow level by level.
     TooLarge as soon as their grids would pass ``rows`` configurations: first a greedy set (largest cmax
@@ -194,20 +203,22 @@ def _maximal_sets(u: Users, capacity: float, table, cmax: list[int], limits: np.
     k = len(cmax)
     candidates = [j for j in range(k) if cmax[j]]
 
-    def fit(groups: list[tuple]) -> np.ndarray:
+    def fit(groups: list[tuple[int, ...]]) -> np.ndarray:
         configs = np.zeros((len(groups), k), dtype=np.int64)
         for g, group in enumerate(groups):
             configs[g, list(group)] = 1
-        return _within(part_times(u, capacity, table, configs), limits).all(axis=1)
+        return np.all(_within(part_times(u, capacity, table, configs), limits), axis=1)
 
-    greedy: tuple = ()
+    greedy: tuple[int, ...] = ()
     for j in sorted(candidates, key=lambda j: -cmax[j]):
         if fit([greedy + (j,)])[0]:
             greedy += (j,)
         if math.prod(cmax[i] + 1 for i in greedy) > rows:
             raise TooLarge(f"{len(greedy)} jobs that may share one node would need "
                            f"{math.prod(cmax[i] + 1 for i in greedy):.3g} configurations, past max_rows")
-    found, level, count = [], [(j,) for j in candidates], len(candidates)
+    found: list[tuple[int, ...]] = []
+    level: list[tuple[int, ...]] = [(j,) for j in candidates]
+    count = len(candidates)
     while level:
         if deadline.expired():
             raise TimeoutError("the time limit stopped the enumeration of the jobs that may share a node")
@@ -220,7 +231,7 @@ def _maximal_sets(u: Users, capacity: float, table, cmax: list[int], limits: np.
         found += [g for g in level if g not in extended]
         level = [g + (j,) for (g, j), good in zip(grown, ok) if good]
     found.sort(key=len, reverse=True)
-    kept: list[set] = []
+    kept: list[set[int]] = []
     for g in found:  # largest first: a set inside a kept one is not maximal
         if not any(set(g) <= h for h in kept):
             kept.append(set(g))
@@ -238,14 +249,15 @@ class Dims:
     running: list[str]  # running job per threshold past the jobs to place
     offset: float  # sum of those running jobs' before_r (subtracted in F)
 
-    def score(self, index) -> float:
+    def score(self, index: Sequence[int]) -> float:
         return float(sum(v[i] for v, i in zip(self.values, index))) - self.offset
 
 
 class Search:
     """The feasibility oracle over the tables (module docstring) and the branch and bound."""
 
-    def __init__(self, instance, jobs, classes, tabs, dims: Dims, deadline: Deadline):
+    def __init__(self, instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClass], tabs: list[Table],
+                 dims: Dims, deadline: Deadline):
         self.instance, self.jobs, self.classes, self.tables, self.dims = instance, jobs, classes, tabs, dims
         self.deadline = deadline
         self.need = np.array([j.nodes for j in jobs], dtype=np.int64)
@@ -279,7 +291,11 @@ class Search:
         return [(c, len(self.classes[c].nodes), _undominated(np.unique(np.vstack(v), axis=0)))
                 for c, v in sorted(per_class.items())]
 
-    def feasible(self, index, witness: bool = False):
+    @overload
+    def feasible(self, index: Sequence[int], witness: Literal[False] = False) -> bool | None: ...
+    @overload
+    def feasible(self, index: Sequence[int], witness: Literal[True]) -> Witness | None: ...
+    def feasible(self, index: Sequence[int], witness: bool = False) -> bool | Witness | None:
         """Whether the thresholds at ``index`` are feasible; with ``witness``, the (class, configuration) of
         every node used, or None."""
         if self.deadline.expired():
@@ -287,20 +303,23 @@ class Search:
         self.checks += 1
         theta = np.array([v[i] for v, i in zip(self.dims.values, index)])
         allowed = self.allowed(theta)
-        found = cover(self.need, [(count, configs) for _, count, configs in allowed], witness, self.max_work,
-                      self.deadline.expired)
-        if not witness or found is None:
-            return found
+        per_class = [(count, configs) for _, count, configs in allowed]
+        if not witness:
+            return cover(self.need, per_class, False, self.max_work, self.deadline.expired)
+        found = cover(self.need, per_class, True, self.max_work, self.deadline.expired)
+        if found is None:
+            return None
         return [(allowed[p][0], config) for p, config in found]
 
-    def run(self, upper: float):
+    def run(self, upper: float) -> tuple[float, Witness | None, float, str | None]:
         """Branch and bound below ``upper``: (best value, its witness or None, bound valid for every
         allocation, None when finished else why it stopped: "time", or what was too large)."""
         values = self.dims.values
         top = tuple(len(v) - 1 for v in values)
         start = tuple(0 for _ in values)
         heap = [(self.dims.score(start), 0, start, top)]
-        best, witness, counter = upper, None, itertools.count(1)
+        best, counter = upper, itertools.count(1)
+        witness: Witness | None = None
         tolerance = SLACK * abs(upper)
         while heap:
             f, _, lo, hi = heap[0]
@@ -319,7 +338,7 @@ class Search:
             heapq.heappop(heap)
             if box is None or self.dims.score(box[0]) >= best - tolerance:
                 continue
-            lo, hi = box
+            lo, hi = tuple(box[0]), tuple(box[1])
             f = self.dims.score(lo)
             d = max((d for d in range(len(values)) if hi[d] > lo[d]), key=lambda d: values[d][hi[d]] - values[d][lo[d]])
             mid = (lo[d] + hi[d]) // 2
@@ -329,7 +348,7 @@ class Search:
             heapq.heappush(heap, (self.dims.score(right), next(counter), tuple(right), tuple(hi)))
         return best, witness, best - tolerance, None
 
-    def _reduce(self, lo, hi, f, upper):
+    def _reduce(self, lo: list[int], hi: list[int], f: float, upper: float) -> tuple[list[int], list[int]] | None:
         """Cut ``hi`` to what ``upper`` leaves, drop an infeasible box, raise each lo to the least feasible
         value with the others at hi (module docstring); None when the box holds nothing below ``upper``."""
         values = self.dims.values
@@ -374,7 +393,8 @@ def dims_of(jobs: list[Job], classes: list[NodeClass], tabs: list[Table], own: l
     return Dims(values, names, sum(before[r] for r in names))
 
 
-def allocation_of(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClass], witness) -> Allocation:
+def allocation_of(instance: ForwardingInstance, jobs: list[Job], classes: list[NodeClass],
+                  witness: Witness) -> Allocation:
     """The witness's configurations on actual nodes, each job trimmed to exactly its compute nodes (lowering a
     group keeps every time within its threshold: monotonicity)."""
     free = {c: list(cls.nodes) for c, cls in enumerate(classes)}
@@ -403,7 +423,7 @@ def _undominated(configs: np.ndarray, limit: int = 4000) -> np.ndarray:
     covered = np.zeros(len(configs), dtype=bool)
     for a in range(0, len(configs), 256):
         block = configs[a:a + 256]
-        geq = (configs[None, :, :] >= block[:, None, :]).all(axis=2)
+        geq = np.all(configs[None, :, :] >= block[:, None, :], axis=2)
         geq[np.arange(len(block)), np.arange(a, a + len(block))] = False
         covered[a:a + len(block)] = geq.any(axis=1)
     return configs[~covered]
@@ -423,7 +443,8 @@ def threshold_search(instance: ForwardingInstance, upper: float, own: list[float
 
 
 def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float, own: list[float],
-               deadline: Deadline, max_rows: int, grow: int = 3) -> tuple[float, dict]:
+               deadline: Deadline, max_rows: int, grow: int = 3
+               ) -> tuple[float, dict, tuple[Allocation, float] | None]:
     """A bound valid for every allocation from a core K of the jobs: sum_{j not in K} LB_j + the branch and
     bound's bound on the instance with only K to place. K starts as the jobs the incumbent leaves above their
     own best, and those beside a running job it delays that slow it by interference (all those beside one
@@ -442,13 +463,14 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     mapping = {**{r.id: instance.groups(r) for r in instance.running}, **incumbent.mapping}
     times = machine_times(instance, mapping, list(instance.running) + list(instance.jobs))
     before = running_alone(instance)
-    delayed = {}  # node -> the delayed running jobs on it
+    delayed: dict[int, list[Job]] = {}  # node -> the delayed running jobs on it
     for r in instance.running:
         if times[r.id] > before[r.id] * (1 + SLACK):
             for f, _ in instance.groups(r):
                 delayed.setdefault(f, []).append(r)
     table = instance.interference.slowdown
-    slows = {}  # job to place -> whether it slows (by interference) a delayed running job beside it
+    # job to place -> whether it slows (by interference) a delayed running job beside it
+    slows: dict[str, bool | None] = {}
     for j in instance.jobs:
         beside = [r for f, _ in incumbent.mapping[j.id] for r in delayed.get(f, [])]
         slows[j.id] = any(max(table[v][a] for v in trait_indices(instance, r) for a in trait_indices(instance, j)) > 1
@@ -457,7 +479,9 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     late = [i for i, j in enumerate(instance.jobs) if times[j.id] > own[i] * (1 + SLACK) or j.id in culprits]
     others = sorted(set(range(len(instance.jobs))) - set(late),
                     key=lambda i: -instance.jobs[i].io_nodes * instance.jobs[i].node_bandwidth)
-    best, tried, better = 0.0, [], None
+    best = 0.0
+    tried: list[dict[str, Any]] = []
+    better: tuple[Allocation, float] | None = None
     for extra in range(min(grow, len(others)) + 1):
         core = sorted(late + others[:extra])
         if not late or len(core) == len(instance.jobs) or deadline.expired():
@@ -465,8 +489,8 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
         rest = sum(b for i, b in enumerate(own) if i not in core)
         sub = replace(instance, jobs=tuple(instance.jobs[i] for i in core))
         mine = [own[i] for i in core]
-        lower = max(lower_bound(sub), sum(mine))
-        note = {"jobs": [instance.jobs[i].id for i in core]}
+        lower = max(problem_bound(sub), sum(mine))
+        note: dict[str, Any] = {"jobs": [instance.jobs[i].id for i in core]}
         tried.append(note)
         try:
             found = threshold_search(sub, upper - rest, mine, lower, deadline, max_rows)
@@ -486,7 +510,7 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
                     full, _ = polish(instance, full, {j.id: b for j, b in zip(instance.jobs, own)}, deadline)
                 value = evaluate(instance, full).total_io_time if full is not None else math.inf
                 note["fitted"] = value
-                if value < (upper if better is None else better[1]):
+                if full is not None and value < (upper if better is None else better[1]):
                     better = (full, value)
         note["bound"] = rest + max(lower, bound)
         best = max(best, note["bound"])
@@ -504,7 +528,7 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
     incumbent, upper = start.allocation, start.value
     info: dict = {"scope": SCOPE_EXACT, "start": start.summary()}
     jobs, classes = list(instance.jobs), node_classes(instance)
-    problem = lower_bound(instance)
+    problem = problem_bound(instance)
     info.update(problem_bound=problem, node_classes=len(classes))
 
     def done(status: Status, bound: float, why: str | None = None) -> MethodOutput:
@@ -515,7 +539,7 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
 
     if upper <= problem * (1 + SLACK):
         return done(Status.OPTIMAL, problem)
-    own = []
+    own: list[float] = []
     for j in jobs:
         if deadline.expired():
             return done(Status.TIME_LIMIT, problem, f"own bests of {len(own)} of {len(jobs)} jobs computed")

@@ -26,9 +26,10 @@ from iosched.models.forwarding_configs import NodeClass, part_times, users
 from iosched.solvers import Deadline
 
 SLACK = 1e-12  # the relative allowance of a time comparison (rounding: see forwarding_exact)
+Groups = tuple[tuple[int, int], ...]  # a job's (forwarding node, compute nodes there), as Allocation.mapping holds
 
 
-def _users_by_node(instance: ForwardingInstance, mapping: dict) -> dict[int, dict[str, int]]:
+def _users_by_node(instance: ForwardingInstance, mapping: dict[str, Groups]) -> dict[int, dict[str, int]]:
     """Per node, its users' compute nodes there: the running jobs and the jobs to place in ``mapping``."""
     on: dict[int, dict[str, int]] = {}
     for j, groups in [(r.id, instance.groups(r)) for r in instance.running] + list(mapping.items()):
@@ -38,26 +39,28 @@ def _users_by_node(instance: ForwardingInstance, mapping: dict) -> dict[int, dic
     return on
 
 
-def _times(instance: ForwardingInstance, mapping: dict) -> dict[str, float]:
+def _times(instance: ForwardingInstance, mapping: dict[str, Groups]) -> dict[str, float]:
     """Every running job's and every job in ``mapping``'s I/O time."""
     placed = [j for j in instance.jobs if j.id in mapping]
     return machine_times(instance, {**{r.id: instance.groups(r) for r in instance.running}, **mapping},
                          list(instance.running) + placed)
 
 
-def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int],
-              times: dict[str, float], limit: float) -> tuple[float, tuple] | None:
+def best_move(instance: ForwardingInstance, mapping: dict[str, Groups], job: Job, usable: list[int],
+              times: dict[str, float], limit: float) -> tuple[float, Groups] | None:
     """Job ``job``'s least time, at most ``limit``, and groups reaching it, beside the jobs of ``mapping`` (its
     own entry ignored) with every other user's time frozen at ``times`` (module docstring); None if none."""
     by_id = {j.id: j for j in list(instance.running) + list(instance.jobs)}
     on = _users_by_node(instance, {k: v for k, v in mapping.items() if k != job.id})
-    classes: dict[tuple, list[int]] = {}
+    classes: dict[tuple[float, tuple[tuple[str, int], ...]], list[int]] = {}
     for f in usable:
         others = tuple(sorted(on.get(f, {}).items()))
         classes.setdefault((instance.capacity(f), others), []).append(f)
     counts = np.arange(1, job.nodes + 1)[:, None]
     table = instance.interference.slowdown
-    mine, allowed, nodes = [], [], []
+    mine: list[np.ndarray] = []
+    allowed: list[np.ndarray] = []
+    nodes: list[list[int]] = []
     for (capacity, others), fs in classes.items():
         cls = NodeClass(capacity, tuple((by_id[u], c) for u, c in others), tuple(fs))
         t = part_times(users(instance, [job], cls), capacity, table, counts)
@@ -68,7 +71,7 @@ def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     values = np.unique(np.concatenate([t[ok] for t, ok in zip(mine, allowed)]))
     values = values[values <= limit]
 
-    def held(theta):  # compute nodes each class's nodes may hold within theta
+    def held(theta: float) -> list[int]:  # compute nodes each class's nodes may hold within theta
         return [int(np.cumprod(ok & ~(t > theta * (1 + SLACK))).sum()) for t, ok in zip(mine, allowed)]
 
     if not len(values) or sum(h * len(fs) for h, fs in zip(held(values[-1]), nodes)) < job.nodes:
@@ -89,8 +92,8 @@ def best_move(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     return float(values[lo]), tuple(groups)
 
 
-def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: list[int],
-              deadline: Deadline) -> dict | None:
+def make_room(instance: ForwardingInstance, mapping: dict[str, Groups], job: Job, usable: list[int],
+              deadline: Deadline) -> dict[str, Groups] | None:
     """Job ``job`` on the nodes of its best placement among the running jobs alone (their times frozen), the
     jobs to place found there moved elsewhere (smallest links first: the large ones fill what is left), every
     other time frozen; a moved job may end slower than it was by what ``job`` gained less what the moved ones
@@ -117,7 +120,7 @@ def make_room(instance: ForwardingInstance, mapping: dict, job: Job, usable: lis
     return trial
 
 
-def insert_rest(instance: ForwardingInstance, mapping: dict, usable: list[int],
+def insert_rest(instance: ForwardingInstance, mapping: dict[str, Groups], usable: list[int],
                 deadline: Deadline) -> Allocation | None:
     """``mapping`` (some of the jobs to place) completed with the others, smallest links first, each at its least
     time with every time already there frozen (:func:`best_move`); None when one finds no room or time is up."""
@@ -135,8 +138,7 @@ def insert_rest(instance: ForwardingInstance, mapping: dict, usable: list[int],
 
 def usable_nodes(instance: ForwardingInstance) -> list[int]:
     """Every forwarding node but those dedicated to a running job."""
-    banned = {f for r in instance.running if r.dedicated for f, _ in r.forwarding}
-    return [f.id for f in instance.forwarding_nodes if f.id not in banned]
+    return [f.id for f in instance.forwarding_nodes if f.id not in instance.reserved]
 
 
 def polish(instance: ForwardingInstance, allocation: Allocation, own: dict[str, float] | None,

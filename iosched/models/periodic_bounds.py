@@ -18,18 +18,22 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from iosched import lazy
 from iosched.errors import ParameterError
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_counts import MAX_CUT_APPS, capped_bound, contiguity_cuts  # noqa: F401
-from iosched.solvers import Profile, load_profile
+from iosched.solvers import Deadline, Profile, load_profile
 from iosched.validate import choice
+
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 pe = lazy.module("pyomo.environ")
 
 
-def as_profile(profile) -> Profile:
+def as_profile(profile: Profile | str) -> Profile:
     """A profile by name (solvers.toml) or a Profile, as the periodic methods' ``profile`` parameter takes it
     (a ParameterError naming it otherwise): one reading for the MILP, the compaction LP, trace-compact and exact."""
     if isinstance(profile, Profile):
@@ -45,7 +49,7 @@ def paper_bound(instance: PeriodicInstance) -> float:
     return sum(a.processors * instance.rho(k) for k, a in enumerate(instance.applications)) / N
 
 
-def build_longrun_model(instance: PeriodicInstance, objective: str = "sys_efficiency") -> pe.ConcreteModel:
+def build_longrun_model(instance: PeriodicInstance, objective: str = "sys_efficiency") -> ConcreteModel:
     """The long-run LP; ``objective`` "sys_efficiency" or "dilation" (maximises 1 / Dilation)."""
     apps = instance.applications
     m = pe.ConcreteModel(name=f"periodic-longrun-{objective}")
@@ -68,7 +72,7 @@ def build_longrun_model(instance: PeriodicInstance, objective: str = "sys_effici
 
 
 def longrun_bound(instance: PeriodicInstance, objective: str = "sys_efficiency",
-                  profile: Profile | None = None) -> float | None:
+                  profile: Profile | None = None) -> float:
     """The LP bound: an upper bound on SysEfficiency, or a lower bound on Dilation.
 
     The optimum of :func:`build_longrun_model`, in closed form rather than through a solver
@@ -153,13 +157,12 @@ def contiguity_bound(instance: PeriodicInstance) -> dict:
 CAPPED_SECONDS = 10.0  # the capped bound's search, where no deadline is given (outside a method's budget)
 
 
-def capped(instance: PeriodicInstance, deadline=None) -> dict:
+def capped(instance: PeriodicInstance, deadline: Deadline | None = None) -> dict:
     """:func:`iosched.models.periodic_counts.capped_bound` of ``instance`` by ``deadline``: by default the end of
     the running method's budget when :func:`iosched.solve` attaches it (``BOUND_END``), else CAPPED_SECONDS.
     Complete results are remembered per instance (a bound cut short by a deadline is still valid, only
     weaker: the largest bound left in the search, and is not remembered)."""
     from iosched.core import BOUND_END
-    from iosched.solvers import Deadline
 
     known = _CAPPED.get(instance)
     if known is not None:
@@ -175,7 +178,7 @@ def capped(instance: PeriodicInstance, deadline=None) -> dict:
     return out
 
 
-_CAPPED: dict = {}
+_CAPPED: dict[PeriodicInstance, dict] = {}
 
 
 def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
@@ -196,7 +199,7 @@ def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
     }
 
 
-def best_bound(instance: PeriodicInstance, objective: str) -> float | None:
+def best_bound(instance: PeriodicInstance, objective: str) -> float:
     """The tightest bound on ``objective`` valid for every pattern within the instance's period cap: for
     SysEfficiency the period-capped integer bound (it includes the cycle, volume and contiguity rows, so it
     is never above the LP, contiguity or paper bound: the min is taken all the same, against rounding),
@@ -216,7 +219,7 @@ def gap_reference(instance: PeriodicInstance | None, objective: str) -> str:
     return "the long-run LP bound on Dilation, valid for every schedule"
 
 
-def timeline_bound(instance: PeriodicInstance, objective: str, solution) -> tuple[float | None, str] | None:
+def timeline_bound(instance: PeriodicInstance, objective: str, solution: object) -> tuple[float, str] | None:
     """For a timeline (an online baseline's :class:`~iosched.evaluate.periodic.Trace`, not a periodic pattern,
     so outside the problem's patterns within the cap, which it can beat), the long-run LP bound and what it
     is; None for a pattern (the problem's bound applies)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 from iosched import lazy
 from iosched.core import MethodOutput, Status, register
@@ -12,13 +13,19 @@ from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern
 from iosched.heuristics.periodic_kernel import compile_kernel
-from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers
+from iosched.heuristics.periodic_persched import Eps, KPrime, Plan, Seconds, Workers
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_bounds import as_profile
-from iosched.solvers import Deadline, Profile, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
+from iosched.solvers import Deadline, Profile, SolveOutcome, load_profile, pyomo_highs, solve_pyomo, solve_pyomo_within
 from iosched.validate import integer
 
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
+
 pe = lazy.module("pyomo.environ")
+
+Spans = list[list[tuple[int, int]]]  # per application, per instance: (its compute start's event, its end's)
+Intervals = list[tuple[int, list[int]]]  # per instance: (its application, the interval indices it spans)
 
 # What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the compaction
 # LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in Pyomo and
@@ -35,14 +42,14 @@ def warm_solver() -> None:
     pyomo_highs().available()  # imports highspy
 
 
-def _events(instance: PeriodicInstance, pattern: Pattern):
+def pattern_events(instance: PeriodicInstance, pattern: Pattern) -> tuple[list[float], Spans]:
     """The compute starts and ends of ``pattern`` in cyclic order, and each instance's event indices.
 
     Returns (times, per application a list of (start index, end index) by compute start).
     Ends sort before starts at equal times.
     """
     T = pattern.period
-    raw = []
+    raw: list[tuple[float, int, int, int]] = []
     for k, insts in enumerate(pattern.applications):
         w = instance.applications[k].work
         for i, inst in enumerate(sorted(insts, key=lambda x: x.compute_start)):
@@ -60,10 +67,11 @@ def _cyclic(a: int, b: int, n: int) -> list[int]:
     return [(a + j) % n for j in range((b - a) % n or n)]
 
 
-def _spans_to_intervals(spans, n: int) -> tuple[list, list]:
+def spans_to_intervals(spans: Spans, n: int) -> tuple[Intervals, Intervals]:
     """Per instance (application k, interval indices): its compute, and the window up to the next
     instance of k in which its transfer must happen (cyclically over the n intervals)."""
-    computes, windows = [], []
+    computes: Intervals = []
+    windows: Intervals = []
     for k, sp in enumerate(spans):
         for i, (a, b) in enumerate(sp):
             computes.append((k, _cyclic(a, b, n)))
@@ -71,7 +79,7 @@ def _spans_to_intervals(spans, n: int) -> tuple[list, list]:
     return computes, windows
 
 
-def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.ConcreteModel:
+def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> ConcreteModel:
     """The compaction LP: keep the cyclic order of every compute start and end of ``pattern``
     and choose the lengths t_j (s) of the elementary intervals and the volume v_kj each
     application moves in each interval of its I/O windows; minimise the period Σ t_j.
@@ -80,14 +88,14 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.C
     finer subdivision would not help. Both objectives improve as the period shrinks with
     the instance counts fixed, so one LP serves SysEfficiency and Dilation.
     """
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
     apps = instance.applications
     B = instance.platform.bandwidth
     m = pe.ConcreteModel(name="periodic-compaction")
     m.J = pe.RangeSet(0, n - 1)
     m.t = pe.Var(m.J, domain=pe.NonNegativeReals, doc="length of interval j (s)")
-    computes, windows = _spans_to_intervals(spans, n)
+    computes, windows = spans_to_intervals(spans, n)
     io_index = sorted({(k, j) for k, js in windows for j in js})
     m.IO = pe.Set(initialize=io_index, dimen=2)
     m.v = pe.Var(m.IO, domain=pe.NonNegativeReals, doc="volume moved by k in interval j")
@@ -106,15 +114,16 @@ def build_compaction_model(instance: PeriodicInstance, pattern: Pattern) -> pe.C
     return m
 
 
-def compaction_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
+def compaction_pattern(instance: PeriodicInstance, model: ConcreteModel) -> Pattern:
     """The pattern of a solved compaction model (see :func:`assemble_pattern`)."""
     t = [max(pe.value(model.t[j]), 0.0) for j in range(len(model.t))]
     return assemble_pattern(instance, model._spans, t, {(k, j): pe.value(model.v[k, j]) for k, j in model.IO})
 
 
-def assemble_pattern(instance: PeriodicInstance, spans, t: list[float], volumes: dict) -> Pattern:
+def assemble_pattern(instance: PeriodicInstance, spans: Spans, t: list[float],
+                     volumes: dict[tuple[int, int], float]) -> Pattern:
     """The pattern of compaction interval lengths ``t`` (s) and ``volumes`` {(k, j): data moved by
-    k in interval j}, starting the period at the first event; ``spans`` as :func:`_events` gives.
+    k in interval j}, starting the period at the first event; ``spans`` as :func:`pattern_events` gives.
 
     Rates are v / t, clipped to β_k b and scaled so their sum stays within B (solver
     tolerances); intervals shorter than 1e-12 of the period carry nothing.
@@ -145,7 +154,8 @@ def assemble_pattern(instance: PeriodicInstance, spans, t: list[float], volumes:
     return Pattern(T, tuple(apps))
 
 
-def compact(instance: PeriodicInstance, pattern: Pattern, profile: Profile | None = None):
+def compact(instance: PeriodicInstance, pattern: Pattern,
+            profile: Profile | None = None) -> tuple[Pattern | None, SolveOutcome]:
     """Solve the compaction LP of ``pattern``; returns (the shortest pattern, the solver outcome).
 
     The input pattern is feasible for the LP, so the result is never longer; the
@@ -160,31 +170,31 @@ def compact(instance: PeriodicInstance, pattern: Pattern, profile: Profile | Non
 
 def compaction_size(instance: PeriodicInstance, pattern: Pattern) -> int:
     """The number of volume variables of ``pattern``'s compaction LP, without building it."""
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
-    cells = set()
+    cells: set[tuple[int, int]] = set()
     for k, sp in enumerate(spans):
         for i, (_, b) in enumerate(sp):
             cells.update((k, j) for j in _cyclic(b, sp[(i + 1) % len(sp)][0], n))
     return len(cells)
 
 
-def check_compaction(instance: PeriodicInstance, plan) -> None:
+def check_compaction(instance: PeriodicInstance, plan: Plan) -> None:
     """Refuse, before anything runs, a search whose patterns could give a compaction LP above
     MAX_LP_VARIABLES: K applications x 2 N intervals, N the most instances a pattern of
     K' t_min can hold."""
-    from iosched.heuristics.periodic_persched import _largest_k_prime
+    from iosched.heuristics.periodic_persched import largest_k_prime
 
     apps = instance.applications
     cycles = [a.work + instance.time_io(k) for k, a in enumerate(apps)]
 
-    def size(T):
+    def size(T: float) -> int:
         return 2 * len(apps) * sum(math.floor(T / c) for c in cycles)
 
     if size(plan.t_max) <= MAX_LP_VARIABLES:
         return
     if size(plan.t_min) <= MAX_LP_VARIABLES:
-        fit = _largest_k_prime(plan.t_min, plan.t_max / plan.t_min, lambda T: size(T) <= MAX_LP_VARIABLES)
+        fit = largest_k_prime(plan.t_min, plan.t_max / plan.t_min, lambda T: size(T) <= MAX_LP_VARIABLES)
         raise ParameterError(
             f"k_prime = {plan.k_prime!r}: the compaction LP of a pattern as long as {plan.t_max:.6g} s (K' t_min, at "
             f"most the period cap) "
@@ -196,7 +206,8 @@ def check_compaction(instance: PeriodicInstance, plan) -> None:
         f"variables, above persched-compact's limit of {MAX_LP_VARIABLES} (run persched)")
 
 
-def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
+def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | str, k_prime: KPrime, eps: Eps,
+               t_min: Seconds, workers: Workers) -> MethodOutput:
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, run_search
 
@@ -215,7 +226,7 @@ def _compacted(instance, objective, profile, k_prime, eps, t_min, workers):
     info = {**start.info, "period_before": start.solution.period}
     size = compaction_size(instance, start.solution)
     needed = size * SECONDS_PER_LP_VARIABLE
-    notes = {}
+    notes: dict[str, str] = {}
     model, out = None, None
     if needed < deadline.remaining():
         model, out, note = solve_pyomo_within(lambda: build_compaction_model(instance, start.solution), prof,

@@ -29,8 +29,8 @@ from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
 from iosched.heuristics.periodic_persched import Eps, KPrime, Seconds, Workers, plan_search, run_search
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_bounds import as_profile, best_bound, capped
-from iosched.models.periodic_compaction import _events, _spans_to_intervals, assemble_pattern
-from iosched.solvers import Deadline, LicenceLimit
+from iosched.models.periodic_compaction import assemble_pattern, pattern_events, spans_to_intervals
+from iosched.solvers import Deadline, LicenceLimit, Profile
 from iosched.solvers.lp import LP
 from iosched.validate import Integer, ListOf, Number, OneOf, integer
 
@@ -180,7 +180,7 @@ def matched_multiples(instance: PeriodicInstance, count: int, most: int = 60) ->
     cyc = [a.work + instance.time_io(k) for k, a in enumerate(instance.applications)]
     ratios = [max(cyc) / c for c in cyc]
 
-    def error(n):
+    def error(n: int) -> float:
         return max(min(n * r % 1, 1 - n * r % 1) / (n * r) for r in ratios)
 
     return sorted(range(1, most + 1), key=lambda n: (error(n), n))[:count]
@@ -199,15 +199,17 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
     import numpy as np
     from scipy.sparse import coo_matrix, vstack
 
-    times, spans = _events(instance, pattern)
+    times, spans = pattern_events(instance, pattern)
     n = len(times)
     apps = instance.applications
     B = instance.platform.bandwidth
-    computes, windows = _spans_to_intervals(spans, n)
+    computes, windows = spans_to_intervals(spans, n)
     cells = sorted({(k, j) for k, js in windows for j in js})
     col = {c: n + i for i, c in enumerate(cells)}
     nv = n + len(cells)
-    eq_r, eq_c, b_eq = [], [], []
+    eq_r: list[int] = []
+    eq_c: list[int] = []
+    b_eq: list[float] = []
     for r, (k, js) in enumerate(computes):
         eq_r += [r] * len(js)
         eq_c += js
@@ -216,7 +218,9 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
         eq_r += [r] * len(js)
         eq_c += [col[k, j] for j in js]
         b_eq.append(apps[k].io_volume)
-    ub_r, ub_c, ub_v = [], [], []
+    ub_r: list[int] = []
+    ub_c: list[int] = []
+    ub_v: list[float] = []
     for r, (k, j) in enumerate(cells):  # v_kj <= β_k b t_j (at most B)
         ub_r += [r, r]
         ub_c += [col[k, j], j]
@@ -238,6 +242,7 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
     res = lp.solve(time_limit)
     if res.status != Status.OPTIMAL:
         return None
+    assert res.x is not None  # (LP.solve's at OPTIMAL)
     x = np.maximum(res.x, 0.0)
     return assemble_pattern(instance, spans, list(x[:n]), {c: float(x[col[c]]) for c in cells})
 
@@ -245,14 +250,14 @@ def compaction_lp(instance: PeriodicInstance, pattern: Pattern, time_limit: floa
 # --- the search ----------------------------------------------------------------------------------
 
 
-def _value(instance, pattern, objective) -> float:
+def _value(instance: PeriodicInstance, pattern: Pattern, objective: str) -> float:
     ev = evaluate(instance, pattern)
     if not ev.feasible:
         return -math.inf
     return ev.sys_efficiency if objective == "sys_efficiency" else -ev.dilation
 
 
-def _raw_score(instance, pattern, objective) -> float:
+def _raw_score(instance: PeriodicInstance, pattern: Pattern, objective: str) -> float:
     """A window's value at its own period (the LP only shortens it): ranks windows before any LP."""
     from iosched.evaluate.periodic import dilation, sys_efficiency
 
@@ -262,14 +267,16 @@ def _raw_score(instance, pattern, objective) -> float:
     return -dilation(instance, counts, pattern.period)
 
 
-def _as_list(name, value, check) -> list:
+def _as_list(name: str, value: object, check: ListOf) -> list:
     """``value`` checked by its declared ListOf, as a list."""
     value = check(name, value, ParameterError)
     return value if isinstance(value, list) else [value]
 
 
-def _search(instance, objective, profile, k_prime, eps, t_min, workers, priorities, staggers, warmups,
-            multiples, matched, candidates, max_instances):
+def _search(instance: PeriodicInstance, objective: str, profile: Profile | str, k_prime: KPrime, eps: Eps,
+            t_min: Seconds, workers: Workers, priorities: Priorities, staggers: Staggers, warmups: Warmups,
+            multiples: Multiples, matched: Matched, candidates: Candidates, max_instances: MaxInstances
+            ) -> MethodOutput:
     entry = time.perf_counter()
     prof = as_profile(profile)
     priorities = _as_list("priorities", priorities, PRIORITY_LIST)
@@ -307,7 +314,7 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     # Pyomo): the result is never worse than persched-compact's with the same parameters and time
     found = run_search(instance, objective, Deadline(PERSCHED_SHARE * deadline.remaining()), k_prime, eps, t_min,
                        None, workers)
-    refused = []  # what the backend said of the LPs it refused for its licence's size
+    refused: list[str] = []  # what the backend said of the LPs it refused for its licence's size
 
     def compacted_by_lp(p: Pattern) -> Pattern | None:
         try:
@@ -320,9 +327,11 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
     base = found.solution and compacted_by_lp(found.solution)
     # seconds per (instances ** LP_GROWTH) of a compaction LP, as measured (the largest seen)
     rate = (time.perf_counter() - lp_start) / sum(found.solution.counts()) ** LP_GROWTH if base else 0.0
-    best, best_value, best_from = None, -math.inf, None
+    best: Pattern | None = None
+    best_value = -math.inf
+    best_from: str | dict | None = None
 
-    def consider(candidate, value, name):
+    def consider(candidate: Pattern, value: float, name: str | dict) -> None:
         nonlocal best, best_value, best_from
         if value > best_value:  # the evaluator's verdict: -inf for a pattern past the cap
             best, best_value, best_from = candidate, value, name
@@ -332,11 +341,13 @@ def _search(instance, objective, profile, k_prime, eps, t_min, workers, prioriti
             consider(candidate, _value(instance, candidate, objective), name)
     # every window of every run, ranked by its value at its own period (the LP shortens it when the
     # window repeats, and may lengthen it when it does not: hence the mismatch penalty)
-    windows = []
+    windows: list[tuple[float, tuple[str, float, int, int, bool], Pattern]] = []
     for priority in priorities:
         for stagger in staggers:
             starts = fluid_starts(instance, priority, stagger, max(warmups) + max(multiples), deadline)
-            for w0 in warmups if starts is not None else ():
+            if starts is None:
+                continue
+            for w0 in warmups:
                 for n in multiples:
                     for stretch in (False, True):
                         p = window(instance, starts, w0, n, stretch)

@@ -28,8 +28,10 @@ Nothing is claimed that these exact computations do not prove: an outcome withou
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,8 @@ from iosched.status import Status
 DENOMINATOR = 10**6  # duals rounded to rationals of at most this denominator (any y of the right signs is valid)
 TIGHT = 1e-7  # relative: a constraint this close to its side at the backend's point is a vertex candidate
 Row = tuple[dict[int, Fraction], Fraction | None, Fraction | None]  # coefficients, lower side, upper side
+FloatRow = tuple[float, float, list[int], list[float]]  # lower side, upper side, columns, coefficients (floats)
+Constraint = tuple[dict[int, Fraction], Fraction, int]  # coefficients, side, sign of a valid multiplier
 
 
 @dataclass
@@ -62,7 +66,7 @@ class Certified:
     message: str = ""
 
 
-def rational(values) -> dict[int, Fraction]:
+def rational(values: Iterable[float]) -> dict[int, Fraction]:
     """Floating-point duals as rationals of denominator at most DENOMINATOR (exact for the simple ratios of
     these LPs' data; a rounded one still gives a valid bound, only a weaker one), the zeros left out."""
     out = {}
@@ -74,8 +78,8 @@ def rational(values) -> dict[int, Fraction]:
     return out
 
 
-def float_safe_bound(y, rows: list[tuple], cost: list[float], constant: float, lower: list[float],
-                     upper: list[float]) -> float:
+def float_safe_bound(y: np.ndarray | Sequence[float], rows: list[FloatRow], cost: list[float], constant: float,
+                     lower: list[float], upper: list[float]) -> float:
     """The safe bound of the module docstring for the float multipliers ``y``, computed in floating point and
     lowered by an allowance that covers every rounding, so that it is a lower bound on the exact LP's
     optimum (Neumaier and Shcherbina 2004, section 3, by an explicit error term instead of directed
@@ -148,6 +152,7 @@ class RationalLP:
         return RationalLP(self.cost, self.constant, self.lower, self.upper, self.rows + list(extra))
 
     def objective(self, x: list[Fraction]) -> Fraction:
+        """The objective's exact value at ``x``."""
         return self.constant + sum((c * v for c, v in zip(self.cost, x) if c), Fraction(0))
 
     def feasible(self, x: list[Fraction]) -> bool:
@@ -202,6 +207,7 @@ class RationalLP:
 
     def certify_vertex(self, out: Certified) -> None:
         """Fill ``out``'s exact vertex (and, where its basis proves it optimal, its exact bound)."""
+        assert out.point is not None and out.duals is not None  # (an optimal outcome has the backend's solution)
         found = self.vertex(out.point, out.duals)
         if found is not None and found[1] is not None:  # the exact basis is optimal: its value is the optimum
             out.x, out.value = found[0], self.objective(found[0])
@@ -209,6 +215,7 @@ class RationalLP:
             return
         prove(self, out)
         if found is not None:
+            assert out.lower is not None  # (prove gives one)
             out.x, out.value = found[0], self.objective(found[0])
             out.lower = min(out.lower, out.value)  # never lower: a feasible point's value bounds the optimum
 
@@ -217,6 +224,7 @@ class RationalLP:
         res = self._float_lp(solver, True).solve(time_limit)
         if res.status != Status.OPTIMAL:
             return Certified("unproven", None, message=f"phase one: {res.message}")
+        assert res.duals is not None  # (LP.solve's at OPTIMAL)
         y = {r: min(Fraction(1), max(Fraction(-1), v)) for r, v in rational(res.duals).items()}  # |y| <= 1: d_v >= 0
         if self.safe_bound(y, phase_one=True) > 0:
             return Certified("infeasible", math.inf, message="proven infeasible (phase one's safe bound > 0)")
@@ -247,12 +255,12 @@ class RationalLP:
                 total += dj * (lo if dj > 0 else hi)
         return total
 
-    def _candidates(self, x: np.ndarray, duals: np.ndarray) -> list[tuple[dict[int, Fraction], Fraction, int]]:
+    def _candidates(self, x: np.ndarray, duals: np.ndarray) -> list[Constraint]:
         """Constraints tight at ``x`` as (coefficients, side, sign of a valid multiplier), those with
         non-zero multipliers (rows: the duals; bounds: the reduced costs) first."""
         d = np.array([float(c) for c in self.cost])
-        first: list[tuple[dict[int, Fraction], Fraction, int]] = []
-        rest: list[tuple[dict[int, Fraction], Fraction, int]] = []
+        first: list[Constraint] = []
+        rest: list[Constraint] = []
         for (coefs, lo, hi), yr in zip(self.rows, duals):
             act = sum(float(a) * x[j] for j, a in coefs.items())
             for side, sign in ((lo, 1), (hi, -1)):
@@ -266,11 +274,11 @@ class RationalLP:
                     (first if d[j] * sign > 1e-12 else rest).append(({j: Fraction(1)}, side, sign))
         return first + rest
 
-    def vertex(self, x: np.ndarray, duals: np.ndarray):
+    def vertex(self, x: np.ndarray, duals: np.ndarray) -> tuple[list[Fraction], list[Fraction] | None] | None:
         """The exact vertex near the backend's ``x`` (module docstring): (point, multipliers) where the
         basis's exact multipliers prove it optimal, (point, None) where only its feasibility is exact,
         None where no exactly feasible vertex was found."""
-        basis: list[tuple[dict[int, Fraction], Fraction, int]] = []  # chosen constraints
+        basis: list[Constraint] = []  # chosen constraints
         reduced: list[tuple[int, list[Fraction]]] = []  # their rows reduced against the earlier ones (echelon)
         for coefs, side, sign in self._candidates(x, duals):
             row = [coefs.get(j, Fraction(0)) for j in range(self.n)]
@@ -329,8 +337,8 @@ class Session:
 
         self.base, self.solver = base, solver
         self.rows: list[Row] = []  # the extra rows HiGHS's model holds after the base rows
-        self.highs = None
-        self._floats: dict[int, tuple] = {}  # id(row) -> its float form (rows live as long as their model)
+        self.highs: Any = None  # a highspy.Highs on HiGHS
+        self._floats: dict[int, FloatRow] = {}  # id(row) -> its float form (rows live as long as their model)
         self.cost, self.constant = [float(c) for c in base.cost], float(base.constant)
         self.lower, self.upper = [float(v) for v in base.lower], [float(v) for v in base.upper]
         self.forms = [self._form(row) for row in base.rows]  # on HiGHS, its rows' (base rows, then the extra)
@@ -342,7 +350,7 @@ class Session:
             self.highs.setOptionValue("threads", 1)
             self.highs.setOptionValue("presolve", "off")  # tiny LPs, solved again and again from the last basis
 
-    def _form(self, row: Row) -> tuple:
+    def _form(self, row: Row) -> FloatRow:
         """The row as floats, each number the nearest float to the exact one: (lower side, upper side,
         columns, coefficients), an absent side infinite."""
         known = self._floats.get(id(row))
@@ -352,10 +360,15 @@ class Session:
                                              list(coefs), [float(c) for c in coefs.values()])
         return known
 
-    def _float_rows(self, rows: list[Row], big: float = math.inf):
+    def _float_rows(self, rows: list[Row], big: float = math.inf
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Rows as floats (:meth:`_form`): lower and upper sides (infinite ones as -``big``, ``big``) and CSR
         (starts, columns, values)."""
-        lo, hi, starts, index, value = [], [], [0], [], []
+        lo: list[float] = []
+        hi: list[float] = []
+        starts: list[int] = [0]
+        index: list[int] = []
+        value: list[float] = []
         for row in rows:
             known = self._form(row)
             lo.append(max(known[0], -big))
@@ -422,4 +435,5 @@ class Session:
 def prove(lp: RationalLP, cert: Certified) -> None:
     """Give an optimal ``cert`` of ``lp`` its safe lower bound where it has none yet."""
     if cert.lower is None:
+        assert cert.duals is not None  # (an optimal outcome has the backend's duals)
         cert.lower = lp.safe_bound(rational(cert.duals))

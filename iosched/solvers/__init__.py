@@ -105,8 +105,37 @@ def profile_source() -> str:
 
 
 def load_profile(name: str = "default", path: str | Path | None = None) -> Profile:
-    """The profile ``name`` from solvers.toml, every field checked (errors name file, profile and key);
-    ``NAME:SOLVER`` is profile NAME solved on backend SOLVER (which must be installed)."""
+    """The profile ``name`` from solvers.toml, every field checked (errors name file, profile and key).
+
+    Parameters
+    ----------
+    name : str
+        A profile of the file (``quick``, ``default``, ``thorough`` in the package's own), or ``NAME:SOLVER``:
+        profile NAME solved on backend SOLVER (``highs``, ``gurobi``, ``scip``, ``cplex``, ``xpress``, ``cbc``).
+    path : str or Path, optional
+        The profile file; else ``$IOSCHED_SOLVERS``, else ./solvers.toml, else the package's
+        (:func:`profile_path`).
+
+    Returns
+    -------
+    Profile
+        Time limit (s), relative gap, threads, seed, the backend and its raw options, each checked.
+
+    Raises
+    ------
+    ParameterError
+        The file cannot be read or is not valid TOML, the profile is missing, or a key or value is wrong
+        (named with the file and the profile).
+    SolverMissing
+        ``NAME:SOLVER`` names a backend that is not installed (a ParameterError too).
+
+    Examples
+    --------
+    >>> from iosched.solvers import load_profile
+    >>> p = load_profile("quick:highs")
+    >>> p.solver, p.threads >= 1
+    ('highs', True)
+    """
     file = profile_path(path)
     if not isinstance(name, str):
         raise ParameterError(f"profile must be a profile name, got {shown(name)}")
@@ -177,10 +206,33 @@ def pyomo_highs():
 def solve_pyomo(model, profile: Profile, load: bool = True, warm: bool = False, root: bool = False) -> SolveOutcome:
     """Solve ``model`` on the profile's backend (HiGHS by default) through Pyomo.
 
-    With ``load`` the incumbent (if any) is loaded into the model's variables; with ``warm`` the
-    variables' current values are handed over as a MIP start (``outcome.start`` says if it was taken);
-    with ``root`` the dual bound after the root node is read where the backend reports one
-    (``outcome.root_bound``, else ``outcome.root_why`` says why not).
+    Parameters
+    ----------
+    model : pyomo.environ.ConcreteModel
+        A MILP or LP with one objective.
+    profile : Profile
+        The limits (time, gap, threads, seed) and the backend (:func:`load_profile`).
+    load : bool
+        Load the incumbent (if any) into the model's variables.
+    warm : bool
+        Hand the variables' current values over as a MIP start (``outcome.start`` says if it was taken).
+    root : bool
+        Read the dual bound after the root node where the backend reports one (``outcome.root_bound``, else
+        ``outcome.root_why`` says why not).
+
+    Returns
+    -------
+    SolveOutcome
+        The verdict ``status``, why the backend stopped (``stop``, and its own ``code``), the incumbent's
+        ``objective``, the ``bound`` and ``gap``, the wall time. A time limit or an infeasible model is an
+        outcome, never an exception; so is a backend's own failure (status ``error``, its message kept).
+
+    Raises
+    ------
+    SolverMissing
+        The profile's backend is not installed.
+    LicenceLimit
+        The backend refused the model for its size under a size-limited licence.
     """
     return backends.solve_pyomo(model, profile, load=load, warm=warm, root=root)
 

@@ -56,10 +56,44 @@ class LPResult:
 class LP:
     """min c x subject to row_lo <= A x <= row_hi, col_lo <= x <= col_hi, on backend ``solver``.
 
-    ``algorithm`` is one of ALGORITHMS (SoPlex, SCIP's LP solver, has no barrier: a simplex instead);
-    one thread. Rows are added empty (:meth:`add_rows`); each column brings its entries (:meth:`add_cols`).
-    A row's bounds are one of (-inf, hi), (lo, inf) or (lo, lo). ``model`` is the backend's model once the
-    LP is first solved (None before).
+    Rows are added empty (:meth:`add_rows`); each column brings its entries (:meth:`add_cols`). A row's
+    bounds are one of (-inf, hi), (lo, inf) or (lo, lo). One thread.
+
+    Parameters
+    ----------
+    solver : str
+        The backend: ``highs``, ``gurobi``, ``scip``, ``cplex``, ``xpress`` or ``cbc``.
+    algorithm : str
+        One of ALGORITHMS: ``dual`` (simplex, the default), ``primal`` or ``barrier`` (SoPlex, SCIP's LP
+        solver, has no barrier: a simplex instead).
+
+    Attributes
+    ----------
+    rows, columns : int
+        How many the LP has so far.
+    model
+        The backend's own model once the LP is first solved (None before).
+
+    Raises
+    ------
+    SolverMissing
+        The backend is not installed.
+    ValueError
+        An unknown ``algorithm``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.sparse import csc_matrix
+    >>> from iosched.solvers.lp import LP
+    >>> lp = LP("highs")
+    >>> lp.add_rows([1.0], [np.inf])  # x0 + x1 >= 1
+    array([0])
+    >>> lp.add_cols([1.0, 2.0], 0.0, np.inf, csc_matrix([[1.0, 1.0]]))
+    array([0, 1])
+    >>> res = lp.solve(time_limit=10)
+    >>> res.status.value, res.value, res.x.tolist()
+    ('optimal', 1.0, [1.0, 0.0])
     """
 
     def __init__(self, solver: str = "highs", algorithm: str = "dual"):
@@ -74,7 +108,23 @@ class LP:
         self.model = None
 
     def add_rows(self, lo, hi) -> np.ndarray:
-        """Empty rows with bounds ``lo`` and ``hi`` (arrays of one length); their indices."""
+        """Empty rows (their entries come with the columns).
+
+        Parameters
+        ----------
+        lo, hi : array_like of float
+            The rows' bounds, of one length; each row (-inf, hi), (lo, inf) or (lo, lo).
+
+        Returns
+        -------
+        numpy.ndarray
+            The new rows' indices.
+
+        Raises
+        ------
+        ValueError
+            Bounds of different lengths, or a row bounded on both sides by different values.
+        """
         lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
         kinds = np.isinf(lo) | np.isinf(hi) | (lo == hi)
         if lo.shape != hi.shape or not kinds.all():
@@ -85,8 +135,25 @@ class LP:
         return np.arange(self.rows - len(lo), self.rows)
 
     def add_cols(self, cost, lo, hi, entries) -> np.ndarray:
-        """Columns with ``cost``, bounds ``lo`` and ``hi`` (scalars or arrays) and ``entries``, a sparse
-        matrix of (rows so far) x (new columns); their indices."""
+        """Columns, with their entries in the rows added so far.
+
+        Parameters
+        ----------
+        cost, lo, hi : float or array_like of float
+            The columns' costs and bounds (a scalar applies to every new column).
+        entries : sparse matrix or array_like
+            (rows so far, or fewer: the rest are 0) x (new columns).
+
+        Returns
+        -------
+        numpy.ndarray
+            The new columns' indices.
+
+        Raises
+        ------
+        ValueError
+            ``entries`` has more rows than the LP.
+        """
         entries = sp.csc_matrix(entries)
         n = entries.shape[1]
         if entries.shape[0] > self.rows:
@@ -97,7 +164,24 @@ class LP:
         return np.arange(self.columns - n, self.columns)
 
     def solve(self, time_limit: float) -> LPResult:
-        """Solve (again, from the last basis where the backend keeps one) within ``time_limit`` s."""
+        """Solve (again, from the last basis where the backend keeps one: ``incremental_lp``).
+
+        Parameters
+        ----------
+        time_limit : float
+            Seconds (at least 0.01 is given to the backend).
+
+        Returns
+        -------
+        LPResult
+            The status; the optimum, the column values and the row duals only where it is ``optimal``. A
+            backend's own failure is status ``error`` with its message, not an exception.
+
+        Raises
+        ------
+        LicenceLimit
+            The backend refused the LP for its size under a size-limited licence.
+        """
         began = time.perf_counter()
         try:
             with warnings.catch_warnings(), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
