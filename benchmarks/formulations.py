@@ -8,6 +8,11 @@ same table is ``iosched formulations PROBLEM lib:NAME --profile P --variant ...`
 each table). Times are wall clock on a shared machine: the load is printed beside them.
 
     python benchmarks/formulations.py [--profile quick] [--out benchmarks/formulations.md]
+    python benchmarks/formulations.py --render     # the page again from benchmarks/formulations.json
+
+It writes the measured studies to benchmarks/formulations.json beside the page (``--out``'s name with .json),
+and the page from them (:func:`render`), so tests/test_formulations_docs.py checks that the page is what the
+JSON gives, without solving anything.
 
 With ``--cuts`` (issue 48 item 3) it measures instead each valid inequality on every small library instance of
 its problem: the main MILP with and without it, one row each (the LP relaxation, root bound, best value, bound,
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import time
@@ -27,6 +33,7 @@ from pathlib import Path
 
 import iosched
 from iosched import library
+from iosched.formulations.study import Study, finite
 
 CASES = [  # (problem, instance, {label: (formulation, params)}): the study's own rows, then these variants
     ("periodic", "lib:periodic/small-0", {"milp[contiguity=true]": ("milp", {"contiguity": True})}),
@@ -79,38 +86,66 @@ def cuts(profile: str, out: str) -> None:
     print(f"written {out}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", default="quick")
-    ap.add_argument("--cuts", action="store_true", help="each valid inequality on every small library instance")
-    ap.add_argument("--out", help="the Markdown file (default: benchmarks/formulations.md, or _cuts.md)")
-    args = ap.parse_args()
-    if args.cuts:
-        cuts(args.profile, args.out or str(Path(__file__).with_name("formulations_cuts.md")))
-        return
-    args.out = args.out or str(Path(__file__).with_name("formulations.md"))
+def measure(profile: str) -> dict:
+    """Run the study of every case of :data:`CASES` on ``profile``: the record :func:`render` turns into the page
+    (benchmarks/formulations.json keeps it, so the page can be checked against it without solving again)."""
     began = datetime.datetime.now(datetime.UTC)
-    parts = []
+    cases = []
     for problem, instance, variants in CASES:
         load, cpu, wall = os.getloadavg()[0], time.process_time(), time.perf_counter()
-        s = iosched.formulations(problem, instance, profile=args.profile, variants=variants)
+        s = iosched.formulations(problem, instance, profile=profile, variants=variants)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        parts.append(f"### {problem}\n\n`{command(problem, instance, variants, args.profile)}`: {s.objective} "
-                     f"({s.sense}); the whole study {wall:.0f} s of wall clock, {cpu:.0f} s of CPU in this process "
-                     f"(solvers' threads beside it), load average {load:.1f} before, {os.getloadavg()[0]:.1f} after."
-                     f"\n\n{s.markdown()}\n")
+        cases.append({"command": command(problem, instance, variants, profile), "wall_s": wall, "cpu_s": cpu,
+                      "load_before": load, "load_after": os.getloadavg()[0], "study": finite(s.to_dict())})
         print(f"{problem}: {wall:.0f} s", flush=True)
-    head = (f"<!-- written by benchmarks/formulations.py: python benchmarks/formulations.py --profile {args.profile} "
-            f"-->\n\nMeasured {began:%Y-%m-%d %H:%M} UTC with `python benchmarks/formulations.py --profile "
-            f"{args.profile}` on a {os.cpu_count()}-core machine shared with other jobs, Python "
-            f"{platform.python_version()}, each solve and each LP relaxation within the {args.profile} profile's time "
+    return {"profile": profile, "date": f"{began:%Y-%m-%d %H:%M} UTC", "cpus": os.cpu_count(),
+            "python": platform.python_version(), "cases": cases}
+
+
+def render(record: dict) -> str:
+    """The Markdown page of a :func:`measure` record (benchmarks/formulations.md, included in docs/formulations.md):
+    per problem the command, the whole study's time and load, the study's table (:meth:`Study.markdown`)."""
+    profile = record["profile"]
+    parts = []
+    for case in record["cases"]:
+        s = Study(**case["study"])
+        parts.append(f"### {s.problem}\n\n`{case['command']}`: {s.objective} ({s.sense}); the whole study "
+                     f"{case['wall_s']:.0f} s of wall clock, {case['cpu_s']:.0f} s of CPU in this process (solvers' "
+                     f"threads beside it), load average {case['load_before']:.1f} before, {case['load_after']:.1f} "
+                     f"after.\n\n{s.markdown()}\n")
+    head = (f"<!-- written by benchmarks/formulations.py from benchmarks/formulations.json: python "
+            f"benchmarks/formulations.py --profile {profile} (measure and write both), or --render (rewrite this "
+            f"page from the JSON) -->\n\nMeasured {record['date']} with `python benchmarks/formulations.py "
+            f"--profile {profile}` on a {record['cpus']}-core machine shared with other jobs, Python "
+            f"{record['python']}, each solve and each LP relaxation within the {profile} profile's time "
             f"limit on HiGHS (CP-SAT models on OR-Tools). Columns: variables (binary/integer/continuous), "
             f"constraints, nonzeros, the range of |matrix coefficients|, the LP relaxation, the root node's bound, "
             f"the best value and the final bound of the model (in the problem's units), the status by the one "
             f"rule of `iosched solve`, nodes, solve time, the integrality and root gaps (relative, positive where "
             f"the relaxation is weaker) and the evaluated value of the model's solution.\n")
-    Path(args.out).write_text(head + "\n" + "\n".join(parts), encoding="utf-8")
-    print(f"written {args.out}")
+    return head + "\n" + "\n".join(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="quick")
+    ap.add_argument("--cuts", action="store_true", help="each valid inequality on every small library instance")
+    ap.add_argument("--render", action="store_true", help="rewrite the page from the stored JSON, solving nothing")
+    ap.add_argument("--out", help="the Markdown file (default: benchmarks/formulations.md, or _cuts.md)")
+    args = ap.parse_args()
+    if args.cuts:
+        cuts(args.profile, args.out or str(Path(__file__).with_name("formulations_cuts.md")))
+        return
+    out = Path(args.out or Path(__file__).with_name("formulations.md"))
+    stored = out.with_suffix(".json")
+    if args.render:
+        record = json.loads(stored.read_text(encoding="utf-8"))
+    else:
+        record = measure(args.profile)
+        stored.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"written {stored}")
+    out.write_text(render(record), encoding="utf-8")
+    print(f"written {out}")
 
 
 if __name__ == "__main__":
