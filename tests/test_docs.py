@@ -59,7 +59,8 @@ def test_cli_api_and_notebook_pages(site):
     cli = (site / "cli.html").read_text()
     assert "iosched solve" in cli and "--profile" in cli
     assert "iosched.solve" in (site / "api.html").read_text()
-    for nb in ("periodic", "window", "forwarding", "filedomain", "malleable", "batch"):
+    for nb in ("periodic", "window", "forwarding", "filedomain", "malleable", "batch",
+               *(f"formulations-{p}" for p in ("periodic", "window", "forwarding", "filedomain", "malleable"))):
         assert (site / "notebooks" / f"{nb}.html").stat().st_size > 10_000
 
 
