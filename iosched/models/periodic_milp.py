@@ -379,10 +379,12 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
             check_milp_size(instance, slots or default_slots(instance, T), T)
     patterns = {T: _persched_pattern(instance, T) for T in periods}
     # the start: PerSched's best pattern at those periods (each a MIP start of its period's restriction)
-    made: list[tuple[str, Callable[[], Pattern | None]]] = [(f"persched at {T:.6g} s", functools.partial(_same, p))
-                                                             for T, p in patterns.items()]
+    made: list[tuple[str, Callable[[], Pattern | None]]] = [("persched", functools.partial(_same, p))
+                                                             for p in patterns.values()]
     starts = driver.ranked(made, evaluated, sense=sense)
     run.begin(starts[0] if starts else None)
+    if run.start is not None:
+        info["start"]["period"] = run.start.solution.period
     # restrictions first (they give patterns), in PerSched's order of preference; then the
     # relaxations (bounds for their own period only) with whatever time is left
     cost = {"per_cell": SECONDS_PER_MILP_CELL}
@@ -424,8 +426,9 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
     if best is not None:  # the model's words: the chosen period's restriction
         run.record(best["restriction"], best_value, _objective_bound(best["restriction"], objective),
                    period=best["period"])
-        if run.start is not None:  # (its MIP start is PerSched's pattern at its own period: best["start"])
-            info["start"] = {**run.start.summary(), "at_period": best.get("start")}
+        if run.start is not None and math.isclose(run.start.solution.period, best["period"], rel_tol=1e-12):
+            info["start"] = {**info["start"], **{k: v for k, v in best.get("start", {}).items()
+                                                 if k.startswith("solver") or k == "skipped"}}
     status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
     return run.settle(None if best is None else best["pattern"], status, timed_out, what="pattern")
 
