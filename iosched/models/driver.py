@@ -119,6 +119,7 @@ class ExactRun:
         self.sense = sense
         self.info: dict[str, Any] = {} if scope is None else {"scope": scope}
         self.start: Start | None = None
+        self.engine = profile.solver  # what solves the model: the profile's backend, or cpsat
 
     def begin(self, start: Start | None) -> None:
         """Start from ``start`` (the best heuristic solution; None: there is none): ``info["start"]``."""
@@ -132,7 +133,7 @@ class ExactRun:
         needed, left = size * seconds_each, self.deadline.remaining()
         if needed < left:
             return None
-        return (f"the {what} would take about {needed:.3g} s to build and hand to {self.profile.solver}; "
+        return (f"the {what} would take about {needed:.3g} s to build and hand to {self.engine}; "
                 f"{left:.3g} s of the {self.deadline.seconds:g} s limit were left")
 
     def solve_pyomo(self, build: Callable[[], Any], handover: float, *, load: bool = True,
@@ -144,6 +145,7 @@ class ExactRun:
 
     def solve_cpsat(self, model, profile: Profile | None = None):
         """(outcome, solver): the CP-SAT ``model`` solved within the time left (and ``profile``'s limit)."""
+        self.engine = "cpsat"
         return solve_cpsat(model, self.deadline.limit(profile or self.profile))
 
     def record(self, out: SolveOutcome, objective: float | None = None, bound: float | None = None,
@@ -156,7 +158,7 @@ class ExactRun:
         self.info.update({"model_status": out.status.value, "model_bound": bound, "model_objective": objective,
                           "model_gap": out.gap, "solver_time_s": out.wall_time_s, "message": out.message, **extra})
         if self.start is not None and "start" in self.info:
-            self.info["start"] = {**self.info["start"], "solver": self.profile.solver,
+            self.info["start"] = {**self.info["start"], "solver": self.engine,
                                   **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
 
     def fall_back(self, why: str, error: str | None = None, stopped: bool = True,
