@@ -50,7 +50,7 @@ filedomain's exact) runs the same five steps; an :class:`ExactRun` owns them, th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -87,6 +87,13 @@ def better(value: float, than: float, sense: str = "min") -> bool:
     """Whether ``value`` beats ``than`` by more than TIE (relative) in the direction ``sense`` (min or max)."""
     margin = TIE * abs(than)
     return value < than - margin if sense == "min" else value > than + margin
+
+
+def pick(values: Sequence[float], sense: str = "min") -> int:
+    """The index of the first of ``values`` no other beats by more than TIE: list the solver's candidates
+    first, and a tie goes to the solver."""
+    best = min(values) if sense == "min" else max(values)
+    return next(i for i, v in enumerate(values) if not better(best, v, sense))
 
 
 def ranked(candidates: Iterable[tuple[str, Callable[[], S | None]]], score: Callable[[S], float],
@@ -134,7 +141,7 @@ class ExactRun:
         if needed < left:
             return None
         return (f"the {what} would take about {needed:.3g} s to build and hand to {self.engine}; "
-                f"{left:.3g} s of the {self.deadline.seconds:g} s limit were left")
+                f"{left:.3g} s left of the {self.deadline.seconds:g} s limit")
 
     def solve_pyomo(self, build: Callable[[], Any], handover: float, *, load: bool = True,
                     warm: bool | Callable[[Any], bool] = False, profile: Profile | None = None):
@@ -151,15 +158,15 @@ class ExactRun:
     def record(self, out: SolveOutcome, objective: float | None = None, bound: float | None = None,
                **extra: Any) -> None:
         """The solver's outcome in ``info``'s shared keys (module docstring); ``objective`` and ``bound`` in
-        the problem's units where the model's differ (default: the outcome's own); with a start, whether the
-        backend took it."""
+        the problem's units where the model's differ (default: the outcome's own); with a start handed over
+        as a MIP start, whether the backend took it."""
         objective = out.objective if objective is None else objective
         bound = out.bound if bound is None else bound
         self.info.update({"model_status": out.status.value, "model_bound": bound, "model_objective": objective,
                           "model_gap": out.gap, "solver_time_s": out.wall_time_s, "message": out.message, **extra})
-        if self.start is not None and "start" in self.info:
+        if self.start is not None and "start" in self.info and out.start is not None:  # handed over as a MIP start
             self.info["start"] = {**self.info["start"], "solver": self.engine,
-                                  **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
+                                  **{f"solver_{k}": v for k, v in out.start.items()}}
 
     def fall_back(self, why: str, error: str | None = None, stopped: bool = True,
                   bound: float | None = None) -> MethodOutput:
