@@ -378,16 +378,10 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
         for T in periods:
             check_milp_size(instance, slots or default_slots(instance, T), T)
     patterns = {T: _persched_pattern(instance, T) for T in periods}
-    # the start: PerSched's best pattern at those periods (each a MIP start of its period's restriction)
-    made: list[tuple[str, Callable[[], Pattern | None]]] = [("persched", functools.partial(_same, p))
-                                                             for p in patterns.values()]
-    starts = driver.ranked(made, evaluated, sense=sense)
-    run.begin(starts[0] if starts else None)
-    if run.start is not None:
-        info["start"]["period"] = run.start.solution.period
     # restrictions first (they give patterns), in PerSched's order of preference; then the
     # relaxations (bounds for their own period only) with whatever time is left
     cost = {"per_cell": SECONDS_PER_MILP_CELL}
+    patterns = {T: _persched_pattern(instance, T) for T in periods}  # each its period's MIP start where on the grid
     solved = [_solve_period(instance, T, slots, objective, run, ("restriction",), cost, patterns[T]) for T in periods]
     for r in solved:
         r["relaxation"] = _solve_period(instance, r["period"], r["slots"], objective, run, ("relaxation",),
@@ -421,14 +415,20 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
     # the relaxations bound patterns of their own period only: they stay in info, and the
     # Result's bound is the problem's, valid for every pattern within the period cap
     info["periods"] = runs
+    # the start: PerSched's best pattern among those on their period's grid (in the scope, each its period's
+    # MIP start); one off the grid is outside the scope and is not returned
+    on_grid: list[tuple[str, Callable[[], Pattern | None]]] = [
+        (f"persched at {r['period']:.6g} s", functools.partial(_same, patterns[r["period"]])) for r in solved
+        if "start" in r and "skipped" not in r["start"]]
+    starts = driver.ranked(on_grid, evaluated, sense=sense)
+    run.begin(starts[0] if starts else None)
     if best is None and run.start is None:
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
-    if best is not None:  # the model's words: the chosen period's restriction
+    if best is not None:  # the model's words: the chosen period's restriction, and its MIP start
         run.record(best["restriction"], best_value, _objective_bound(best["restriction"], objective),
                    period=best["period"])
-        if run.start is not None and math.isclose(run.start.solution.period, best["period"], rel_tol=1e-12):
-            info["start"] = {**info["start"], **{k: v for k, v in best.get("start", {}).items()
-                                                 if k.startswith("solver") or k == "skipped"}}
+        if "start" in best:  # value: the model's (SysEfficiency, or 1 / Dilation), as the backend's
+            info["start"] = best["start"]
     status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
     return run.settle(None if best is None else best["pattern"], status, timed_out, what="pattern")
 
@@ -437,7 +437,10 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
-    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap).
+
+    The best restriction's pattern, or PerSched's pattern at a period where it lies on the grid (in the scope:
+    its MIP start there) where that scores better (``info["incumbent"]`` then says so)."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 
