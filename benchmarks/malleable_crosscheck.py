@@ -40,12 +40,12 @@ def main() -> None:
             cp, cw, cc = timed("malleable", inst, "cpsat", segments=args.segments, profile=args.profile)
             mi, mw, mc = timed("malleable", inst, "milp", profile=args.profile)
             runs = max(sum(iv.kind == "run" for iv in ivs) for ivs in mi.solution.jobs.values()) if mi.solution else 0
-            proved = cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
+            proved = cp.info["model_status"] == mi.info["model_status"] == "optimal"
             same = proved and abs(cp.objective - mi.objective) <= 1e-6
             both += proved
             agree += same
-            print(f"| {cost:g} | {seed} | {cp.objective:.4f} | {cp.info['scope_status']} | {cw:.1f} | {cc:.1f} | "
-                  f"{'-' if mi.objective is None else f'{mi.objective:.4f}'} | {mi.info['scope_status']} | {mw:.1f} | "
+            print(f"| {cost:g} | {seed} | {cp.objective:.4f} | {cp.info['model_status']} | {cw:.1f} | {cc:.1f} | "
+                  f"{'-' if mi.objective is None else f'{mi.objective:.4f}'} | {mi.info['model_status']} | {mw:.1f} | "
                   f"{mc:.1f} | {runs} | {same if proved else '-'} |", flush=True)
     print(f"\nBoth proved optimal on {both} workloads; equal values on {agree} of them.")
 

@@ -97,9 +97,9 @@ def _run_one(problem: str, instance: str, method: str, params: dict, solver: str
         r = iosched.solve(problem, instance, method, profile=f"{profile}:{solver}", **params)
     except ParameterError as e:
         return {**row, "status": "refused", "error": str(e), "time_s": time.perf_counter() - start}
-    model = next((r.info[k] for k in ("model_status", "scope_status") if k in r.info), None)
+    model = r.info.get("model_status")  # the exact methods' shared info keys (iosched.models.driver)
     proved = r.status.value == "optimal" or model == "optimal"
-    value = r.info.get("model_objective", r.info.get("scope_objective", r.objective)) if model else r.objective
+    value = r.info.get("model_objective", r.objective) if model else r.objective
     return {**row, "status": r.status.value, "objective": r.objective, "bound": r.bound, "model_status": model,
             "model_value": value, "proved": proved, "time_s": r.method_time_s,
             "start": r.info.get("start") if isinstance(r.info.get("start"), dict) else None}

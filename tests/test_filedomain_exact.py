@@ -86,8 +86,8 @@ def test_unit_scope_equals_brute_force_milp_and_cpsat(inst):
     brute = unit_brute_force(inst)
     for engine in ("milp", "cpsat"):
         res = solve(inst, engine, "unit")
-        assert res.info["scope_optimal"], res.info
-        assert res.info["scope_optimum"] == pytest.approx(brute, rel=1e-6, abs=1e-9), engine
+        assert res.info["model_status"] == "optimal", res.info
+        assert res.info["model_objective"] == pytest.approx(brute, rel=1e-6, abs=1e-9), engine
         assert res.info["candidates"]["solver"] == pytest.approx(brute, rel=1e-6, abs=1e-9), engine
         assert res.objective <= brute * (1 + 1e-9)  # the best of the solver's and the heuristics'
         assert res.bound <= res.objective * (1 + 1e-9)
@@ -112,9 +112,9 @@ def test_aggregated_equals_unit_milp_on_equal_stripes(S, P, rounds, shift, acqui
     w = 8
     inst = tiny(S, P, w, shift * w, rounds * S * w + (shift % 2) * w, acquire=acquire, revoke=revoke)
     agg, unit = solve(inst, "aggregated"), solve(inst, "milp", "unit")
-    assert agg.info["scope_optimal"] and unit.info["scope_optimal"]
-    assert agg.info["scope_optimum"] == pytest.approx(unit.info["scope_optimum"], rel=1e-6)  # whole stripes
-    assert agg.info["candidates"]["whole stripes"] == pytest.approx(agg.info["scope_optimum"], rel=1e-6)
+    assert agg.info["model_status"] == unit.info["model_status"] == "optimal"
+    assert agg.info["model_objective"] == pytest.approx(unit.info["model_objective"], rel=1e-6)  # whole stripes
+    assert agg.info["candidates"]["whole stripes"] == pytest.approx(agg.info["model_objective"], rel=1e-6)
     assert agg.objective <= unit.objective * (1 + 1e-9) and agg.bound <= agg.objective * (1 + 1e-12)
     if agg.status.value == "optimal":  # certified against the relaxation: no split does better
         assert agg.objective <= solve(inst, "milp").objective * (1 + 1e-4)
@@ -158,7 +158,7 @@ def test_dp_byte_without_lock_costs_is_the_optimum(inst):
     dp, milp = solve(inst, "dp", "byte"), solve(inst, "milp")
     assert dp.status.value == "optimal" and milp.status.value == "optimal"
     assert dp.objective == pytest.approx(milp.objective, rel=1e-4)
-    assert dp.objective == pytest.approx(dp.info["scope_optimum"], rel=1e-12)
+    assert dp.objective == pytest.approx(dp.info["model_objective"], rel=1e-12)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,10 +183,10 @@ def test_figure2d_optimum_and_model_objective_is_the_evaluators():
                          ("aggregated", None)):
         res = solve(inst, engine, gran)
         if engine == "aggregated":  # the count model's objective is the evaluator's time of its domains
-            assert res.info["candidates"]["whole stripes"] == pytest.approx(res.info["scope_optimum"], rel=1e-9)
+            assert res.info["candidates"]["whole stripes"] == pytest.approx(res.info["model_objective"], rel=1e-9)
             assert res.objective == min(res.info["candidates"].values())
         else:
-            value = res.info["scope_optimum"] if gran == "unit" else res.info["model_objective"]
+            value = res.info["model_objective"]
             assert res.info["candidates"]["solver"] == pytest.approx(value, rel=1e-6, abs=2e-9), (engine, gran)
         assert res.objective == pytest.approx(time_bound(inst), rel=1e-9)  # lustre's 3 aggregators reach it
         assert res.status.value == "optimal"
@@ -330,4 +330,4 @@ def test_a_large_request_list_within_the_budget(tmp_path, monkeypatch):
     inst = platform(4, 6, 2**20, requests=[[(i * 2048, 1000 + i % 7) for i in range(200_000)]])
     res = iosched.solve("filedomain", inst, "exact", profile="tiny")
     assert res.evaluation.feasible and res.bound <= res.objective * (1 + 1e-9)
-    assert res.status.value == "time_limit" or "certified_by" in res.info or res.info.get("solver_status") == "optimal"
+    assert res.status.value == "time_limit" or "certified_by" in res.info or res.info.get("model_status") == "optimal"

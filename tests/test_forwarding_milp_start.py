@@ -10,6 +10,7 @@ from iosched.core import Status, get_method, optimality_tolerance
 from iosched.evaluate.forwarding import evaluate
 from iosched.heuristics.forwarding import fixed
 from iosched.instances.forwarding import ForwardingInstance, ForwardingNode, History, Job
+from iosched.models import driver
 from iosched.models import forwarding as fwd
 from iosched.models import forwarding_every as every
 from iosched.solvers import Deadline, SolveOutcome
@@ -89,7 +90,7 @@ def _module(method):
 
 @pytest.mark.parametrize("method", list(METHODS))
 def test_a_model_not_solved_returns_the_start(method, monkeypatch):
-    monkeypatch.setattr(_module(method), "solve_pyomo_within",
+    monkeypatch.setattr(driver, "solve_pyomo_within",
                         lambda build, prof, deadline, handover, **kw: (None, None, "no time left for HiGHS"))
     r = run(isolate(), method)
     assert handed_back(r) and r.info["error"] == "the MILP was not solved: no time left for HiGHS"
@@ -102,7 +103,7 @@ def test_highs_without_an_incumbent_returns_the_start(method, monkeypatch):
     def nothing(build, prof, deadline, handover, **kw):
         return build(), SolveOutcome(Status.TIME_LIMIT, None, 1.0, None, 0.1, False, "maxTimeLimit"), ""
 
-    monkeypatch.setattr(_module(method), "solve_pyomo_within", nothing)
+    monkeypatch.setattr(driver, "solve_pyomo_within", nothing)
     r = run(isolate(), method)
     assert handed_back(r) and "the solver found no allocation" in r.info["incumbent"]
     assert r.info["model_status"] == "time_limit"
@@ -115,7 +116,7 @@ def test_an_incumbent_worse_than_the_start_is_replaced_by_it(method, monkeypatch
     def stopped(build, prof, deadline, handover, **kw):
         return build(), SolveOutcome(Status.TIME_LIMIT, 1e9, 1.0, None, 0.1, True, "maxTimeLimit"), ""
 
-    monkeypatch.setattr(_module(method), "solve_pyomo_within", stopped)
+    monkeypatch.setattr(driver, "solve_pyomo_within", stopped)
     monkeypatch.setattr(_module(method), "read_allocation" if method == "milp-dfra-space" else "read_every",
                         lambda inst, m: fixed(inst).solution)
     inst = isolate()

@@ -150,8 +150,8 @@ def test_the_bound_is_below_cpsats_proven_optimum(seed):
     inst = generate(seed, 3, "grid")
     for objective in ("mean_completion", "makespan"):
         r = solve("malleable", inst, "cpsat", objective=objective, profile="quick")
-        if r.info["scope_status"] == "optimal":
-            assert r.info["scope_objective"] >= bound(inst, objective) - 1e-9
+        if r.info["model_status"] == "optimal":
+            assert r.info["model_objective"] >= bound(inst, objective) - 1e-9
         # the result reports the objective the method minimised, with that objective's bound (issue 42)
         assert r.objective_name == objective and r.bound == pytest.approx(bound(inst, objective))
 

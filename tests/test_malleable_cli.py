@@ -40,7 +40,7 @@ def test_every_method_through_the_cli(capsys, method, extra):
     d = json.loads(out)
     assert d["evaluation"]["feasible"] and d["objective"] >= d["bound"] - 1e-9
     if method in ("cpsat", "rigid-optimal", "milp"):
-        assert d["info"]["scope"].startswith("schedules of") and d["info"]["scope_bound"] is not None
+        assert d["info"]["scope"].startswith("schedules of") and d["info"]["model_bound"] is not None
 
 
 def test_summary_output(capsys):

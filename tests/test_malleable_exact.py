@@ -15,6 +15,7 @@ from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime
 from iosched.instances.malleable_presets import app_job, generate
+from iosched.models import driver
 from iosched.models import malleable_cpsat as models
 from iosched.models.malleable import (
     bound,
@@ -83,7 +84,7 @@ def _brute_rigid(inst: MalleableInstance) -> float:
 def test_rigid_optimal_matches_brute_force(seed):
     inst = generate(seed, 2, "grid", nodes=4)
     res = solve("malleable", inst, "rigid-optimal", profile="quick")
-    assert res.info["scope_status"] == "optimal" and res.evaluation.feasible
+    assert res.info["model_status"] == "optimal" and res.evaluation.feasible
     assert res.objective == pytest.approx(_brute_rigid(inst))
 
 
@@ -103,16 +104,16 @@ def test_cpsat_le_rigid_optimal_le_rigid_fcfs_and_cpsat_le_dmr(seed):
     cp = solve("malleable", inst, "cpsat", segments=segments, profile="quick")
     rigid = solve("malleable", inst, "rigid-optimal", profile="quick")
     fcfs = solve("malleable", inst, "rigid-fcfs")
-    assert cp.info["scope_status"] == rigid.info["scope_status"] == "optimal"
+    assert cp.info["model_status"] == rigid.info["model_status"] == "optimal"
     for r in (cp, rigid):
         assert r.evaluation.feasible and r.status in (Status.FEASIBLE, Status.OPTIMAL)
         assert r.bound == pytest.approx(bound(inst, "mean_completion"))  # the Result's bound: every schedule's
-        assert r.info["scope_bound"] == pytest.approx(r.info["scope_objective"])  # the model's own: its scope's
+        assert r.info["model_bound"] == pytest.approx(r.info["model_objective"])  # the model's own: its scope's
         assert r.objective >= r.bound - 1e-9
     eps = 1e-9
     assert cp.objective <= rigid.objective + eps <= fcfs.objective + 2 * eps
     assert cp.objective <= dmr.objective + eps
-    assert cp.objective == pytest.approx(cp.info["scope_objective"])  # on the grid nothing is rounded
+    assert cp.objective == pytest.approx(cp.info["model_objective"])  # on the grid nothing is rounded
 
 
 @settings(max_examples=10, deadline=None)
@@ -122,7 +123,7 @@ def test_exact_never_worse_than_the_policies_nor_better_than_the_bound(seed, n):
     dmr = simulate(inst, "dmr").schedule
     cp = solve("malleable", inst, "cpsat", segments=max(2, _max_runs(dmr)), profile="quick")
     assert cp.evaluation.feasible and cp.objective >= cp.bound - 1e-9
-    if cp.info["scope_status"] == "optimal":
+    if cp.info["model_status"] == "optimal":
         for policy in (dmr, simulate(inst, "rigid", "fcfs").schedule, simulate(inst, "rigid", "easy").schedule):
             assert cp.objective <= evaluate(inst, policy).mean_completion + 1e-9
 
@@ -132,10 +133,10 @@ def test_milp_and_cpsat_agree(seed):
     inst = generate(seed, 2, "grid")
     cp = solve("malleable", inst, "cpsat", segments=4, profile="quick")
     mi = solve("malleable", inst, "milp", profile="quick")
-    assert cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
+    assert cp.info["model_status"] == mi.info["model_status"] == "optimal"
     assert mi.evaluation.feasible
     assert _max_runs(mi.solution) <= 4  # the MILP's optimum lies in CP-SAT's scope, so the values are equal
-    assert mi.info["scope_objective"] == pytest.approx(cp.info["scope_objective"], abs=1e-6)
+    assert mi.info["model_objective"] == pytest.approx(cp.info["model_objective"], abs=1e-6)
     assert mi.objective == pytest.approx(cp.objective, abs=1e-6)
 
 
@@ -155,14 +156,14 @@ def test_identical_jobs_symmetry_keeps_the_optimum(seed):
     assert identical_jobs(three, make_grid(three)) == [[2, 1, 0]]  # arrival order: the last index first
     inst = _twins(seed, 2)
     res = solve("malleable", inst, "rigid-optimal", profile="quick")
-    assert res.info["scope_status"] == "optimal" and res.evaluation.feasible
+    assert res.info["model_status"] == "optimal" and res.evaluation.feasible
     assert res.objective == pytest.approx(_brute_rigid(inst))
     # with resizes: CP-SAT (symmetry rows) against the MILP (none), the same scope when CP-SAT's segments suffice
     cp = solve("malleable", inst, "cpsat", segments=4, profile="quick")
     mi = solve("malleable", inst, "milp", profile="quick")
-    assert cp.info["scope_status"] == mi.info["scope_status"] == "optimal"
+    assert cp.info["model_status"] == mi.info["model_status"] == "optimal"
     if _max_runs(mi.solution) <= 4:
-        assert cp.info["scope_objective"] == pytest.approx(mi.info["scope_objective"], abs=1e-6)
+        assert cp.info["model_objective"] == pytest.approx(mi.info["model_objective"], abs=1e-6)
     starts = [cp.solution.jobs[j.id][0].start for j in inst.jobs]
     assert starts[1] <= starts[0]  # t1 arrived first
 
@@ -218,20 +219,20 @@ def test_cpsat_from_13_jobs_searches_neighbourhoods_of_its_start():
     res = solve("malleable", inst, "cpsat", profile="quick")
     fcfs = solve("malleable", inst, "rigid-fcfs")  # one of the starts it picks the best of
     assert res.evaluation.feasible and res.objective >= res.bound - 1e-9
-    assert res.status == Status.TIME_LIMIT and res.info["scope_status"] == "time_limit"
-    assert res.info["scope_bound"] is None and "neighbourhoods" in res.info["solver_status"]
+    assert res.status == Status.TIME_LIMIT and res.info["model_status"] == "time_limit"
+    assert res.info["model_bound"] is None and "neighbourhoods" in res.info["message"]
     assert res.info["search"]["neighbourhoods"] >= 1
     assert res.objective <= fcfs.objective + 1e-9
     if res.info["hint"] != "dmr":  # a start without resizes (rigid FCFS or the list search): rigid neighbourhoods first
         assert 1 <= res.info["search"]["rigid_neighbourhoods"] <= res.info["search"]["neighbourhoods"]
-        assert "rigid first" in res.info["solver_status"]
+        assert "rigid first" in res.info["message"]
 
 
 def test_makespan_objective():
     inst = generate(3, 4, "grid")
     cp = solve("malleable", inst, "cpsat", objective="makespan", profile="quick")
     dmr = simulate(inst, "dmr").schedule
-    assert cp.info["minimised"] == "makespan" and cp.info["scope_status"] == "optimal"
+    assert cp.info["minimised"] == "makespan" and cp.info["model_status"] == "optimal"
     assert cp.evaluation.makespan <= evaluate(inst, dmr).makespan + 1e-9
     assert cp.evaluation.makespan >= bound(inst, "makespan") - 1e-9
     mi = solve("malleable", generate(1, 2, "grid"), "milp", objective="makespan", profile="quick")
@@ -246,7 +247,7 @@ def test_off_grid_instance_rounds_safely():
     assert not grid.exact and grid.unit == 1.0  # the gcd of the periods 15 s and 28 s
     res = solve("malleable", inst, "cpsat", segments=2, profile="quick")
     assert res.evaluation.feasible, res.evaluation.violations[:3]
-    assert res.objective <= res.info["scope_objective"] + 1e-9 and not res.info["rates_exact"]
+    assert res.objective <= res.info["model_objective"] + 1e-9 and not res.info["rates_exact"]
     assert res.objective >= res.bound
     # the policies' schedules are off the grid: the hint is one on the grid's rounded data
     assert res.info["hint"] in ("rigid-fcfs on the grid", "rigid-list on the grid")
@@ -259,17 +260,18 @@ def test_time_limited_solve(tmp_path, monkeypatch):
     inst = generate(5, 14, "grid")
     res = solve("malleable", inst, "cpsat", segments=3)
     assert res.status == Status.TIME_LIMIT and res.wall_time_s < 10
-    assert res.info["scope_status"] == "time_limit"
+    assert res.info["model_status"] == "time_limit"
     assert res.evaluation.feasible and res.objective >= res.bound  # CP-SAT's incumbent, or the hint
 
 
 def test_cpsat_without_a_solution_of_its_own_keeps_its_hint(monkeypatch):
     real = models.solve_cpsat  # neither the whole model nor any neighbourhood gets time to find a schedule
     monkeypatch.setattr(models, "solve_cpsat", lambda m, prof: real(m, replace(prof, time_limit=1e-9)))
+    monkeypatch.setattr(driver, "solve_cpsat", lambda m, prof: real(m, replace(prof, time_limit=1e-9)))
     inst = generate(2, 8, "grid")
     res = solve("malleable", inst, "cpsat", segments=3, profile="quick")
-    assert res.status == Status.TIME_LIMIT and res.info["scope_bound"] is None
-    assert res.info["search"]["improved"] == 0 and "large-neighbourhood search" in res.info["solver_status"]
+    assert res.status == Status.TIME_LIMIT and res.info["model_bound"] is None
+    assert res.info["search"]["improved"] == 0 and "large-neighbourhood search" in res.info["message"]
     assert res.evaluation.feasible and res.objective >= res.bound
     policies = [evaluate(inst, simulate(inst, *p).schedule).mean_completion for p in (("dmr",), ("rigid", "fcfs"))]
     assert res.objective <= min(policies) + 1e-9  # the best of the schedules it starts from
@@ -311,9 +313,9 @@ def test_milp_as_pyomo_has_the_same_optimum():
     inst = generate(2, 2, "grid")
     mi = solve("malleable", inst, "milp", profile="quick")
     out = solve_pyomo(build_milp(inst), load_profile("quick"), load=False)
-    assert mi.info["scope_status"] == out.status.value == "optimal"
+    assert mi.info["model_status"] == out.status.value == "optimal"
     grid = make_grid(inst)
-    assert out.objective * grid.unit == pytest.approx(mi.info["scope_objective"] * 2 + sum(
+    assert out.objective * grid.unit == pytest.approx(mi.info["model_objective"] * 2 + sum(
         j.arrival for j in inst.jobs), abs=1e-6)
 
 
@@ -338,10 +340,10 @@ def test_milp_start_is_a_checked_solution():
     grid = make_grid(inst, None, max_slots=mm.MAX_SLOTS_MILP)
     m, cols = mm.milp_model(inst, grid, "mean_completion")
     plans = _list_plans(inst, grid, Deadline(60))
-    x = mm._milp_start(m, inst, grid, cols, plans)
+    x = mm.milp_start(m, inst, grid, cols, plans)
     assert x is not None and m.arrays()[3] @ x == sum(runs[-1][1] for runs in plans)
     short = [[(rs, re - 1, p) for rs, re, p in runs] for runs in plans]
-    assert mm._milp_start(m, inst, grid, cols, short) is None
+    assert mm.milp_start(m, inst, grid, cols, short) is None
 
 
 def test_milp_refuses_beyond_its_column_cap(monkeypatch):

@@ -20,16 +20,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "iosched"
 MAX_LINES = 800  # a module past it holds more than one idea: split it where they part
 
 
-# modules another branch is rewriting now (issue 50's exact-method driver and instance split): their imports of
-# private names go with that work; shrink this set as it lands
-PRIVATE_IMPORTS_ALLOWED = {
-    "iosched.models.malleable_grid", "iosched.models.malleable_milp", "iosched.models.malleable_cpsat",
-    "iosched.models.filedomain", "iosched.models.filedomain_aggregated", "iosched.models.filedomain_cpsat",
-    "iosched.models.filedomain_milp", "iosched.models.filedomain_segments", "iosched.models.filedomain_units",
-    "iosched.models.forwarding", "iosched.models.forwarding_every", "iosched.models.periodic_milp",
-}
-
-
 def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
     for path in package.rglob("*.py"):
@@ -135,7 +125,6 @@ def test_the_private_import_reader_finds_each_form(tmp_path):
 
 def test_no_module_imports_another_modules_private_name():
     """What one module takes from another is public, with a docstring saying what it is for: a private name
-    used elsewhere is a contract nobody wrote down (issue 50). Modules being rewritten now are allowed."""
-    assert PRIVATE_IMPORTS_ALLOWED <= set(_modules()), "an allowed module no longer exists: drop it from the set"
-    found = [p for p in private_imports() if p.partition(":")[0] not in PRIVATE_IMPORTS_ALLOWED]
+    used elsewhere is a contract nobody wrote down (issue 50)."""
+    found = private_imports()
     assert not found, f"{len(found)} imports of another module's private name:\n" + "\n".join(found)

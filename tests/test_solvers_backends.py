@@ -302,8 +302,8 @@ def test_malleable_milp_reports_its_start(solver):
     res = iosched.solve("malleable", "random:0:2:grid", "milp", unit=2.0, profile=f"quick:{solver}")
     start = res.info["start"]
     assert start["solver"] == solver and start["solver_taken"] is True, start
-    assert start["solver_value"] == pytest.approx(start["value"], rel=1e-6)
-    assert res.info["scope_objective"] is not None and res.status == Status.OPTIMAL
+    assert start["solver_value"] == pytest.approx(start["model_value"], rel=1e-6)
+    assert res.info["model_objective"] is not None and res.status == Status.OPTIMAL
 
 
 @pytest.mark.parametrize("solver", ALL)

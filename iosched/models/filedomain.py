@@ -85,19 +85,20 @@ from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import FileDomainInstance
+from iosched.models import driver
 from iosched.models import filedomain_segments as segments
 from iosched.models.filedomain_aggregated import (  # noqa: F401  (the public names stay importable from here)
-    _aggregated,
     build_aggregated,
     build_relaxation,
     column_split,
     layout,
     relaxation_bound,
+    run_aggregated,
     server_stripes,
     writer_counts,
 )
 from iosched.models.filedomain_bounds import cheap_bound, counting_bound, data_bound  # noqa: F401
-from iosched.models.filedomain_cpsat import _cpsat, _cpsat_true_optimum, build_cpsat, read_cpsat  # noqa: F401
+from iosched.models.filedomain_cpsat import build_cpsat, cpsat_model, cpsat_true_optimum, read_cpsat  # noqa: F401
 from iosched.models.filedomain_dp import dp_partition
 from iosched.models.filedomain_milp import build_milp, read_milp
 from iosched.models.filedomain_relax import relaxation_point, time_bound
@@ -109,16 +110,16 @@ from iosched.models.filedomain_units import (  # noqa: F401  (the public names s
     US,
     OutOfTime,
     Units,
-    _model_units,
-    _pyomo_in_time,
-    _scaled,
     aggregator_classes,
     data_below,
     from_sequence,
     lock_units,
+    model_units,
+    pyomo_in_time,
+    scaled,
     ticking,
 )
-from iosched.solvers import Deadline, Profile, load_profile, solve_cpsat
+from iosched.solvers import Deadline, Profile, load_profile
 from iosched.validate import Boolean, OneOf
 
 ENGINES = ("auto", "segments", "milp", "cpsat", "aggregated", "dp")
@@ -160,8 +161,8 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
     dp) no model is solved when a heuristic's domains already meet :func:`time_bound` within the
     profile's gap: they are optimal."""
     prof = profile or load_profile("default")
-    deadline = Deadline.for_method(prof.time_limit)
-    info: dict = {}
+    run = driver.ExactRun(prof)
+    deadline, info = run.deadline, run.info
     bound: float | None  # valid for every solution where not None
     asked = engine
     if engine == "auto":
@@ -179,6 +180,9 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
     if skipped:
         info["heuristics_skipped"] = (f"{skipped} heuristic(s) not run: the time left would not hold another "
                                       f"and the evaluation of the answer")
+    if starts:
+        name, domains = min(starts, key=lambda c: times[c[0]])
+        run.begin(driver.Start(name, domains, times[name]))
     if early and engine != "dp":
         starts, times = _with_relaxation_layout(instance, starts, times, deadline)
         name, domains = min(starts, key=lambda c: times[c[0]])
@@ -194,8 +198,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         name, incumbent = min(starts, key=lambda c: times[c[0]])
         try:
             domains, bound, proved = segments.search(instance, prof, deadline, incumbent, info, times[name])
-            return _best_of(instance, [("segments", domains)], bound, not proved, prof, info, starts=starts,
-                            times=times, deadline=deadline)
+            return _best_of(instance, run, [("segments", domains)], bound, not proved, starts=starts, times=times)
         except ParameterError as e:
             if asked != "auto":
                 raise
@@ -203,57 +206,49 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
             engine = "milp"
     if engine == "dp":
         domains, fluid, finished = dp_partition(instance, gran, deadline)
+        info.update(model_status=(Status.OPTIMAL if finished else Status.TIME_LIMIT).value, model_objective=fluid,
+                    model_objective_is="the fluid time (lock costs ignored) of contiguous domains")
         if not finished:
-            info["scope_incumbent"] = fluid
             return MethodOutput(domains, Status.TIME_LIMIT, None, info)
-        info["scope_optimum"] = fluid
-        info["scope_optimum_is"] = "the fluid time (lock costs ignored) of contiguous domains"
         proven = instance.acquire_s == 0 and instance.revoke_s == 0 and gran == "byte"
         return MethodOutput(domains, Status.OPTIMAL if proven else Status.FEASIBLE, fluid if proven else None, info)
     if engine == "aggregated":
-        candidates, bound, timed_out = _aggregated(instance, prof, deadline, info)
-        return _best_of(instance, candidates, bound, timed_out, prof, info, starts=starts, times=times,
-                        deadline=deadline)
+        candidates, bound, timed_out = run_aggregated(instance, run)
+        return _best_of(instance, run, candidates, bound, timed_out, starts=starts, times=times)
     if engine == "milp":
         try:
-            cells = len(_model_units(instance, gran)[3]) * instance.aggregators
+            cells = len(model_units(instance, gran)[3]) * instance.aggregators
         except ParameterError as e:
             if asked != "auto":
                 raise
             info["auto"] = f"{info.get('auto', '')}; engine=milp refused: {e}: the heuristics' best".lstrip("; ")
-            return _best_of(instance, [], None, bool(skipped), prof, info, starts=starts, times=times,
-                            deadline=deadline)
-        model, out, note = _pyomo_in_time(lambda: build_milp(instance, gran), cells, gran, prof, deadline)
+            return _best_of(instance, run, [], None, bool(skipped), starts=starts, times=times)
+        model, out, note = pyomo_in_time(run, lambda: build_milp(instance, gran), cells, gran)
         if out is None:
             info["skipped"] = f"the MILP was not solved: {note}"
-            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
+            return _best_of(instance, run, [], None, True, starts=starts, times=times)
         domains = read_milp(instance, model, gran) if out.has_solution else None
-        value, bound = _scaled(out, US)
+        value, bound = scaled(out, US)
     else:
         try:
-            model, v = _cpsat(instance, gran, deadline=deadline)
+            model, v = cpsat_model(instance, gran, deadline=deadline)
         except OutOfTime:
             info["skipped"] = "the CP-SAT model was not solved: its build reached the time limit"
-            return _best_of(instance, [], None, True, prof, info, starts=starts, times=times, deadline=deadline)
-        out, solver = solve_cpsat(model, deadline.limit(prof))
+            return _best_of(instance, run, [], None, True, starts=starts, times=times)
+        out, solver = run.solve_cpsat(model)
         domains = read_cpsat(instance, solver, v, gran) if out.has_solution else None
-        value, bound = _scaled(out, 1e9)
+        value, bound = scaled(out, 1e9)
         if bound is not None:
             bound = max(0.0, bound - 1e-9)
-    info.update(solver_status=out.status.value, solver_message=out.message, solver_wall_s=out.wall_time_s,
-                model_objective=value, model_bound=bound)
+    run.record(out, value, bound)  # with unit granularity the model's optimum and bound are its scope's
     candidates = [] if domains is None else [("solver", domains)]
     if gran == "unit":  # scope-limited: the solver's bound is not a bound for every solution
-        info["scope_optimal"] = out.status == Status.OPTIMAL
-        info["scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent"] = value
-        info["scope_bound"] = bound
         bound = None
         if deadline.remaining() > 0.05:
             bound, info["relaxation_status"] = relaxation_bound(instance, prof, deadline)
-    proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or _cpsat_true_optimum(
+    proven = gran == "byte" and out.status == Status.OPTIMAL and (engine == "milp" or cpsat_true_optimum(
         instance, domains, bound, prof, info))
-    return _best_of(instance, candidates, bound, out.status == Status.TIME_LIMIT, prof, info, proven, starts, times,
-                    deadline)
+    return _best_of(instance, run, candidates, bound, out.status == Status.TIME_LIMIT, proven, starts, times)
 
 
 def heuristic_starts(instance: FileDomainInstance, deadline: Deadline | None = None) -> list[tuple[str, Domains]]:
@@ -288,21 +283,21 @@ def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None)
     return starts, times, 0
 
 
-def _best_of(instance: FileDomainInstance, candidates: list, bound: float | None, timed_out: bool, prof: Profile,
-             info: dict, proven: bool = False, starts: list | None = None, times: dict | None = None,
-             deadline: Deadline | None = None) -> MethodOutput:
-    """The best of the engine's candidates and the heuristics' domains (``starts``, computed here
-    when not given; ``times``: those already evaluated, by name), certified where time is left
-    (:func:`_certified`); OPTIMAL when the solver proved its scope is every solution (``proven``) or
-    the best meets the bound (one for every solution) within the profile's gap (at least twice the
-    bound's deflation)."""
+def _best_of(instance: FileDomainInstance, run: driver.ExactRun, candidates: list, bound: float | None,
+             timed_out: bool, proven: bool = False, starts: list | None = None,
+             times: dict | None = None) -> MethodOutput:
+    """The driver's settle step over every candidate: the engine's (listed first: a tie within TIE goes to
+    them) and the heuristics' domains (``starts``, computed here when not given; ``times``: those already
+    evaluated, by name), certified where time is left (:func:`_certified`); OPTIMAL when the solver proved
+    its scope is every solution (``proven``) or the best meets the bound (one for every solution) within
+    the profile's gap (at least twice the bound's deflation)."""
+    prof, deadline, info = run.profile, run.deadline, run.info
     candidates = candidates + (heuristic_starts(instance) if starts is None else starts)
     times = dict(times or {})
     times.update({name: evaluate(instance, d).time for name, d in candidates if name not in times})
-    name, domains = min(candidates, key=lambda c: times[c[0]])
+    name, domains = candidates[driver.pick([times[c[0]] for c in candidates])]
     bound = max(time_bound(instance, times[name], deadline), bound if bound is not None else 0.0)
-    if deadline is not None:
-        name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
+    name, domains, bound = _certified(instance, name, domains, times, bound, prof, deadline, info)
     info["candidates"] = {k: v for k, v in times.items() if not k.startswith("heuristic") or k == name}
     info["chosen"] = name
     info["bound_is"] = "valid for every solution" if bound is not None else "none proven"

@@ -15,12 +15,13 @@ from iosched.core import Status
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import GB, FileDomainInstance
+from iosched.models import driver
 from iosched.models.filedomain_units import (
     US,
-    _check_cells,
-    _pyomo_in_time,
-    _scaled,
     aggregator_classes,
+    check_cells,
+    pyomo_in_time,
+    scaled,
 )
 from iosched.solvers import Deadline, Profile
 
@@ -59,7 +60,7 @@ def _counts_model(instance: FileDomainInstance, supply: list[int], stripe: int |
     """Loads per (aggregator, sequence): whole stripes (``stripe`` given, integer counts) or
     continuous bytes; u = presence; the lock time counts Σ_a u runs per sequence."""
     P, K = instance.aggregators, len(supply)
-    _check_cells(K, P, "servers" if instance.locking == "extent" else "sequences")
+    check_cells(K, P, "servers" if instance.locking == "extent" else "sequences")
     bw = instance.bandwidth
     A, R = instance.acquire_s * US, instance.revoke_s * US
     server_time = instance.server_bytes() / (np.asarray(bw.server) * GB) * US
@@ -179,19 +180,20 @@ def relaxation_bound(instance: FileDomainInstance, profile: Profile,
                      deadline: Deadline | None = None) -> tuple[float | None, str]:
     """The relaxation's proven bound (s) and its solver status: valid for every solution (None and
     'skipped' when it would not be built and solved within ``deadline``)."""
-    deadline = deadline or Deadline(profile.time_limit)
+    run = driver.ExactRun(profile, deadline=deadline or Deadline(profile.time_limit))
     cells = instance.aggregators * (instance.stripe_count if instance.locking == "extent" else 1)
-    _, out, _ = _pyomo_in_time(lambda: build_relaxation(instance), cells, "counts", profile, deadline)
+    _, out, _ = pyomo_in_time(run, lambda: build_relaxation(instance), cells, "counts")
     if out is None:
         return None, "skipped"
-    return _scaled(out, US)[1], out.status.value
+    return scaled(out, US)[1], out.status.value
 
 
-def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline, info: dict):
+def run_aggregated(instance: FileDomainInstance, run: driver.ExactRun):
     """The column splits, the relaxation (a bound for every solution; its loads laid out per server
     give a solution) with at most 3/4 of the budget, then the whole-stripe count model in the time
-    left: (candidates, bound, timed out)."""
+    left, recorded in ``run.info`` (the shared keys): (candidates, bound, timed out)."""
     server_stripes(instance)  # equal stripes, extent locking
+    prof, deadline, info = run.profile, run.deadline, run.info
     candidates, best = [], None
     for k in writer_counts(instance.aggregators, instance.stripe_count):
         if deadline.expired():
@@ -204,11 +206,11 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
         candidates.append((f"column split over {best[1]} writers", best[2]))
     cells = instance.aggregators * instance.stripe_count
     share = replace(prof, time_limit=max(0.01, deadline.remaining() - prof.time_limit / 4))
-    relax, r, note = _pyomo_in_time(lambda: build_relaxation(instance), cells, "counts", share, deadline)
+    relax, r, note = pyomo_in_time(run, lambda: build_relaxation(instance), cells, "counts", share)
     if r is None:
         info["skipped"] = f"the relaxation was not solved: {note}"
         return candidates, None, True
-    bound = _scaled(r, US)[1]
+    bound = scaled(r, US)[1]
     info.update(relaxation_status=r.status.value, relaxation_bound=bound)
     if r.has_solution:
         loads = np.zeros((instance.aggregators, instance.stripe_count))
@@ -217,16 +219,13 @@ def _aggregated(instance: FileDomainInstance, prof: Profile, deadline: Deadline,
             loads[a, s] = pe.value(var) * supply[s]
         candidates.append(("relaxation layout", layout(instance, loads)))
     timed_out = r.status == Status.TIME_LIMIT
-    model, out, note = _pyomo_in_time(lambda: build_aggregated(instance), cells, "counts", prof, deadline)
+    model, out, note = pyomo_in_time(run, lambda: build_aggregated(instance), cells, "counts")
     if out is None:
         info["skipped"] = f"the count model was not solved: {note}"
         timed_out = True
     else:
         if out.has_solution:
             candidates.append(("whole stripes", read_aggregated(instance, model)))
-        value, scope_bound = _scaled(out, US)
-        info.update(solver_status=out.status.value, solver_wall_s=out.wall_time_s, scope_bound=scope_bound,
-                    scope_optimal=out.status == Status.OPTIMAL,
-                    **{"scope_optimum" if out.status == Status.OPTIMAL else "scope_incumbent": value})
+        run.record(out, *scaled(out, US))  # the count model's: its scope is whole stripes
         timed_out |= out.status == Status.TIME_LIMIT
     return candidates, bound, timed_out

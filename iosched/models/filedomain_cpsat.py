@@ -13,9 +13,9 @@ from iosched.instances.filedomain import FileDomainInstance
 from iosched.models.filedomain_units import (
     BOUND_SLACK,
     Units,
-    _aligned_sequence,
-    _model_units,
     aggregator_classes,
+    aligned_sequence,
+    model_units,
     ticking,
 )
 from iosched.solvers import Deadline, Profile
@@ -28,13 +28,13 @@ def _ns_per_byte(gbs: float) -> Fraction:
     return f if f <= x else Fraction(math.floor(x * f.denominator), f.denominator)
 
 
-def _cpsat(instance: FileDomainInstance, granularity: str = "byte", horizon_s: float | None = None,
+def cpsat_model(instance: FileDomainInstance, granularity: str = "byte", horizon_s: float | None = None,
            deadline: Deadline | None = None):
     """(model, variables) of the CP-SAT formulation; T in whole nanoseconds. With ``deadline``, the
     build stops (OutOfTime) once it has passed."""
     from ortools.sat.python import cp_model
 
-    units, U, P, w = _model_units(instance, granularity)
+    units, U, P, w = model_units(instance, granularity)
     bw = instance.bandwidth
     agg = [_ns_per_byte(b) for b in bw.aggregator]
     node = [_ns_per_byte(b) for b in bw.node] if bw.node is not None else None
@@ -112,7 +112,7 @@ def _horizon(instance: FileDomainInstance) -> float:
 def build_cpsat(instance: FileDomainInstance, granularity: str = "byte"):
     """The CP-SAT model (module docstring); T in nanoseconds. ``granularity``: byte or unit. Its variables
     by name (T, y, q, f, l, and the lock units) are in ``model.named``."""
-    model, named = _cpsat(instance, granularity)
+    model, named = cpsat_model(instance, granularity)
     model.named = named
     return model
 
@@ -133,10 +133,10 @@ def read_cpsat(instance: FileDomainInstance, solver, v: dict, granularity: str) 
         order = [first] + [a for a in q if a not in (first, last)] + ([last] if last != first else [])
         owners += order
         amounts += [q[a] for a in order]
-    return _aligned_sequence(instance, units, owners, amounts)
+    return aligned_sequence(instance, units, owners, amounts)
 
 
-def _cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
+def cpsat_true_optimum(instance, domains, bound, prof: Profile, info: dict) -> bool:
     """CP-SAT's optimum is one of its rounded model: optimal here only if its true time meets the bound."""
     true = evaluate(instance, domains).time
     if bound is not None and true - bound <= max(prof.rel_gap, 2 * BOUND_SLACK) * true + 1e-9:

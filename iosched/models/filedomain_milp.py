@@ -13,9 +13,9 @@ from iosched.instances.filedomain import FileDomainInstance
 from iosched.models.filedomain_units import (
     US,
     Units,
-    _aligned_sequence,
-    _model_units,
     aggregator_classes,
+    aligned_sequence,
+    model_units,
 )
 from iosched.validate import choice
 
@@ -45,7 +45,7 @@ def build_milp(instance: FileDomainInstance, granularity: str = "byte", symmetry
     have its loads in order). Neither changes the optimum: each keeps, of every solution, the copy whose
     class members are in its order (their effect on the LP bound and the solve: docs/formulations.md)."""
     choice("symmetry", symmetry, SYMMETRY, error=ParameterError)
-    units, U, P, w = _model_units(instance, granularity)
+    units, U, P, w = model_units(instance, granularity)
     bw = instance.bandwidth
     A, R = instance.acquire_s * US, instance.revoke_s * US
     seq_pairs = [[(int(s[i]), int(s[i + 1])) for i in range(len(s) - 1)] for s in units.sequences]
@@ -134,4 +134,4 @@ def read_milp(instance: FileDomainInstance, m: ConcreteModel, granularity: str) 
         order = [first] + [a for a in q if a not in (first, last)] + ([last] if last != first else [])
         owners += order
         amounts += [q[a] for a in order]
-    return _aligned_sequence(instance, units, owners, amounts)
+    return aligned_sequence(instance, units, owners, amounts)

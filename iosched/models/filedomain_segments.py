@@ -495,7 +495,7 @@ def search(instance: FileDomainInstance, profile: Profile, deadline: Deadline, i
         share = deadline.remaining() if minimise else max(deadline.remaining() / SHARE, min(1.0, deadline.remaining()))
         out = run(model, deadline.limit(replace(profile, time_limit=min(profile.time_limit, share))), instance)
         result = "feasible" if out.status == Status.OPTIMAL and not minimise else out.status.value
-        record = {"time_s": t, "minimise": minimise, "result": result, "solver_wall_s": out.wall_s}
+        record = {"time_s": t, "minimise": minimise, "result": result, "solver_time_s": out.wall_s}
         tests.append(record)
         if out.domains is not None:
             value = evaluate(instance, out.domains).time

@@ -13,7 +13,8 @@ import numpy as np
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains
 from iosched.instances.filedomain import GB, FileDomainInstance
-from iosched.solvers import Deadline, Profile, solve_pyomo_within
+from iosched.models import driver
+from iosched.solvers import Deadline, Profile
 from iosched.validate import choice
 
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
@@ -141,33 +142,34 @@ def ticking(items, deadline: Deadline | None):
         yield item
 
 
-def _pyomo_in_time(build, cells: int, kind: str, prof: Profile, deadline: Deadline):
-    """(model, outcome, note): a Pyomo model built by ``build()`` and solved by HiGHS within ``prof``'s
-    limit and what is left of ``deadline``; (None, None, why) when its estimated build and handover
-    (``cells`` x BUILD_S_PER_CELL[kind] x (1 + HANDOVER)) would not fit in the time left."""
-    needed = cells * BUILD_S_PER_CELL[kind] * (1 + HANDOVER)
-    if needed > deadline.remaining():
-        return None, None, (f"about {needed:.3g} s to build and hand over ({cells} cells), "
-                            f"{deadline.remaining():.3g} s left")
-    return solve_pyomo_within(build, prof, deadline, HANDOVER)
+def pyomo_in_time(run: driver.ExactRun, build, cells: int, kind: str, profile: Profile | None = None):
+    """(model, outcome, note): a Pyomo model built by ``build()`` and solved on the backend of ``profile``
+    (default: the run's) within its limit and what is left of ``run``'s deadline; (None, None, why) when
+    its estimated build and handover (``cells`` x BUILD_S_PER_CELL[kind] x (1 + HANDOVER)) would not fit in
+    the time left (the driver's build check)."""
+    late = run.too_slow(cells, BUILD_S_PER_CELL[kind] * (1 + HANDOVER), f"model of {cells} cells")
+    if late is not None:
+        return None, None, late
+    return run.solve_pyomo(build, HANDOVER, profile=profile)
 
 
-def _check_cells(n: int, P: int, what: str) -> None:
+def check_cells(n: int, P: int, what: str) -> None:
+    """Refuse a model of ``n`` x ``P`` (``what`` x aggregators) cells above MAX_CELLS."""
     if n * P > MAX_CELLS:
         raise ParameterError(f"{what} x aggregators = {n} x {P} = {n * P} exceeds the model limit {MAX_CELLS}")
 
 
-def _model_units(instance: FileDomainInstance, granularity: str):
+def model_units(instance: FileDomainInstance, granularity: str):
     """What the MILP and CP-SAT models are built on: (lock units, their count U, aggregators P,
     their weights in bytes), after checking ``granularity`` and the model's size."""
     choice("granularity", granularity, ("byte", "unit"), error=ParameterError)
     units = lock_units(instance, MAX_CELLS // instance.aggregators)
     U, P = len(units.weight), instance.aggregators
-    _check_cells(U, P, "lock units")
+    check_cells(U, P, "lock units")
     return units, U, P, [int(x) for x in units.weight]
 
 
-def _aligned_sequence(instance, units: Units, owners, amounts) -> Domains:
+def aligned_sequence(instance, units: Units, owners, amounts) -> Domains:
     """from_sequence with amounts checked to sum to each unit's data (rounding repaired on the last piece)."""
     amounts = np.asarray(amounts, dtype=np.int64)
     total = int(units.weight.sum())
@@ -176,7 +178,7 @@ def _aligned_sequence(instance, units: Units, owners, amounts) -> Domains:
     return from_sequence(instance, owners, amounts)
 
 
-def _scaled(out, per_second: float) -> tuple[float | None, float | None]:
+def scaled(out, per_second: float) -> tuple[float | None, float | None]:
     """Objective and bound in seconds; a HiGHS bound deflated by BOUND_SLACK (its tolerances)."""
     value = out.objective / per_second if out.objective is not None else None
     bound = out.bound / per_second * (1 - BOUND_SLACK) if out.bound is not None else None

@@ -43,12 +43,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
-from iosched.core import METHOD_START, MethodOutput, Status, register
+from iosched.core import MethodOutput, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import (
     OBJECTIVES,
@@ -62,7 +61,8 @@ from iosched.evaluate.forwarding import (
 )
 from iosched.heuristics.forwarding import dfra, fixed, mckp
 from iosched.instances.forwarding import TRAITS, ForwardingInstance, even_groups
-from iosched.solvers import Deadline, load_profile, solve_pyomo_within
+from iosched.models import driver
+from iosched.solvers import Deadline, Profile, load_profile
 from iosched.validate import Integer, OneOf, choice
 
 pe = lazy.module("pyomo.environ")
@@ -452,106 +452,71 @@ SECONDS_PER_VARIABLE = 3.5e-4  # build and handover together, to skip a model th
 HANDOVER = 2.5
 
 
-def too_slow_to_build(variables: int, deadline: Deadline, limit: float) -> str | None:
-    """Why a MILP of ``variables`` variables would not be built and handed to HiGHS (SECONDS_PER_VARIABLE
-    each) in what is left of the method's ``limit`` (s), naming the estimate; None when it would."""
-    if variables * SECONDS_PER_VARIABLE <= deadline.remaining():
-        return None
-    return (f"the MILP's {variables} variables would take about {variables * SECONDS_PER_VARIABLE:.3g} s to build "
-            f"and hand to the solver; {deadline.remaining():.3g} s of the {limit:g} s limit were left")
+def too_slow_to_build(run: driver.ExactRun, variables: int) -> str | None:
+    """Why a MILP of ``variables`` variables (SECONDS_PER_VARIABLE each) would not be built and handed over in
+    what is left of ``run``'s deadline, naming the estimate; None when it would."""
+    return run.too_slow(variables, SECONDS_PER_VARIABLE, f"MILP's {variables} variables")
 
 
 # --- the start: what a time-limited MILP hands back when it has nothing better -------------------------
 
 STARTS_IN_SCOPE = {"fixed": fixed, "dfra": dfra, "mckp": mckp}  # fast, always feasible, inside DFRA's space
-START_NAMES = {"fixed": "the fixed mapping", "dfra": "DFRA's allocation", "mckp": "MCKP's allocation",
-               "round-robin": "the round-robin mapping"}
 
 
-@dataclass
-class Start:
+class Start(driver.Start[Allocation]):
     """The best heuristic allocation by a MILP's objective: ``value`` is the evaluator's score of it."""
 
-    heuristic: str  # the method's name (fixed, dfra, mckp, round-robin)
-    allocation: Allocation
-    value: float
-
-    def summary(self) -> dict:
-        return {"heuristic": self.heuristic, "value": self.value}
-
-    def output(self, why: str, info: dict, status: Status = Status.TIME_LIMIT,
-               bound: float | None = None) -> MethodOutput:
-        """This allocation as the method's result, ``info["incumbent"]`` saying where it came from and ``why``."""
-        info["incumbent"] = f"{START_NAMES[self.heuristic]} (the best heuristic start): {why}"
-        return MethodOutput(self.allocation, status, bound=bound, info=info)
-
-    def settle(self, instance: ForwardingInstance, objective: str, out, read, status: Status, info: dict,
-               bound: float | None = None) -> MethodOutput:
-        """The result once HiGHS has run (``out``): its allocation (``read()``) with ``status``, unless it has
-        none or scores worse than this start (ties, within 1e-9, go to HiGHS); then this start, never called
-        optimal (TIME_LIMIT where HiGHS stopped at its limit, else FEASIBLE); ERROR where HiGHS failed with
-        nothing."""
-        stopped = out.status == Status.TIME_LIMIT
-        if not out.has_solution:
-            if stopped:
-                return self.output("the solver found no allocation within the time limit", info, bound=bound)
-            return MethodOutput(None, Status.ERROR, bound=bound, info=info)
-        alloc = read()
-        value = getattr(evaluate(instance, alloc), objective)
-        if self.value < value - 1e-9 * abs(value):
-            return self.output(f"the solver's allocation scores {value:.6g}, worse", info,
-                               Status.TIME_LIMIT if stopped else Status.FEASIBLE, bound)
-        return MethodOutput(alloc, status, bound=bound, info=info)
+    @property
+    def allocation(self) -> Allocation:
+        return self.solution
 
 
 def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline, heuristics: dict) -> Start:
     """The best by ``objective`` (the evaluator's score) of ``heuristics`` (name -> method), each run within
     ``deadline`` (past it they keep jobs' default mappings, and the rest are skipped)."""
-    origin = METHOD_START.get()  # a method called here counts its time_limit from there, as this one does
-    limit = deadline.end - (time.perf_counter() if origin is None else origin)
-    best = None
-    for name, heuristic in heuristics.items():
-        alloc = heuristic(instance, time_limit=max(limit, 0.0)).solution
-        value = getattr(evaluate(instance, alloc), objective)
-        if best is None or value < best.value:
-            best = Start(name, alloc, value)
-        if deadline.expired():
-            break
-    assert best is not None  # (the first heuristic always runs)
-    return best
+    limit = driver.method_limit(deadline)
+    made = [(name, lambda h=h: h(instance, time_limit=limit).solution) for name, h in heuristics.items()]
+    starts = driver.ranked(made, lambda alloc: getattr(evaluate(instance, alloc), objective), deadline)
+    best = starts[0]  # (the first heuristic always runs, and always gives an allocation)
+    return Start(best.heuristic, best.solution, best.value)
+
+
+def exact_run(instance: ForwardingInstance, objective: str, profile: Profile, scope: str) -> driver.ExactRun:
+    """The driver of a forwarding MILP: its deadline from ``profile``, allocations scored by ``objective``."""
+    run = driver.ExactRun(profile, lambda alloc: getattr(evaluate(instance, alloc), objective), scope=scope)
+    run.info["objective"] = objective
+    return run
 
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
     # HiGHS's presolve is off for this model: on random:1:1000 (850,000 nonzeros, the rows T >= sum_s t z over
     # every configuration) it took 15 s to remove 1 % of them, and the whole solve 45 s; without it 13 s
     prof = replace(load_profile(profile), highs={**load_profile(profile).highs, "presolve": "off"})
-    deadline = Deadline.for_method(prof.time_limit)  # the whole method: configurations, start, build, solve
+    run = exact_run(instance, objective, prof, SCOPE)  # the whole method: configurations, start, build, solve
     try:
-        data = choices(instance, max_configurations, deadline)  # ModelTooLarge (a ParameterError) refuses
+        data = choices(instance, max_configurations, run.deadline)  # ModelTooLarge (a ParameterError) refuses
     except TimeoutError as e:
-        return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE})
-    start = best_start(instance, objective, deadline, STARTS_IN_SCOPE)
-    info: dict[str, Any] = {"objective": objective, "scope": SCOPE, "start": start.summary()}
+        return run.fall_back("", error=str(e))
+    run.begin(best_start(instance, objective, run.deadline, STARTS_IN_SCOPE))
     configurations = sum(len(n.configs) for n in data.nodes.values())
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
-    if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
-        return start.output("the MILP was not built", {**info, "error": late})
-    m, out, note = solve_pyomo_within(
-        lambda: set_start(instance, build_milp(instance, objective, max_configurations, data), start.allocation),
-        prof, deadline, HANDOVER, warm=True)
+    if (late := too_slow_to_build(run, variables)) is not None:
+        return run.fall_back("the MILP was not built", error=late)
+    assert run.start is not None
+    start = run.start.solution
+    m, out, note = run.solve_pyomo(
+        lambda: set_start(instance, build_milp(instance, objective, max_configurations, data), start),
+        HANDOVER, warm=True)
     if out is None:
-        return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
-    info["start"] = {**info["start"], "solver": prof.solver, **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
-    info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
-                 "model_gap": out.gap, "solver_time_s": out.wall_time_s,
-                 "options": sum(len(o) for o in m.choices.options.values()), "configurations": configurations,
-                 "message": out.message})
+        return run.fall_back("the MILP was not solved", error=f"the MILP was not solved: {note}")
+    run.record(out, options=sum(len(o) for o in m.choices.options.values()), configurations=configurations)
     # optimal over the scope is not optimal over every allocation: the result is FEASIBLE (or TIME_LIMIT)
-    status = Status.TIME_LIMIT if out.status == Status.TIME_LIMIT else Status.FEASIBLE
-    result = start.settle(instance, objective, out, lambda: read_allocation(instance, m), status, info)
+    stopped = out.status == Status.TIME_LIMIT
+    result = run.settle(read_allocation(instance, m) if out.has_solution else None,
+                        Status.TIME_LIMIT if stopped else Status.FEASIBLE, stopped, what="allocation")
     if result.solution is not None:
-        info["dedicated_nodes"] = {jid: len({f for f, _ in result.solution.mapping[jid]})
-                                   for jid in sorted(result.solution.dedicated)}
+        run.info["dedicated_nodes"] = {jid: len({f for f, _ in result.solution.mapping[jid]})
+                                       for jid in sorted(result.solution.dedicated)}
     return result
 
 

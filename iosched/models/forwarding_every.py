@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
 from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
@@ -48,10 +48,11 @@ from iosched.models.forwarding import (
     Configurations,
     ModelTooLarge,
     best_start,
+    exact_run,
     milp_dfra_space,
     too_slow_to_build,
 )
-from iosched.solvers import Deadline, load_profile, solve_pyomo_within
+from iosched.solvers import Deadline, load_profile
 from iosched.validate import OneOf, choice
 
 pe = lazy.module("pyomo.environ")
@@ -209,32 +210,30 @@ def set_every_start(instance: ForwardingInstance, m: ConcreteModel, allocation: 
 
 
 def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
-    prof = load_profile(profile)
-    deadline = Deadline.for_method(prof.time_limit)
+    run = exact_run(instance, objective, load_profile(profile), SCOPE_EVERY)
     try:
-        data = node_classes(instance, max_configurations, deadline)
+        data = node_classes(instance, max_configurations, run.deadline)
     except ModelTooLarge as e:
         raise ParameterError(str(e)) from None
     except TimeoutError as e:
-        return MethodOutput(None, Status.TIME_LIMIT, info={"error": str(e), "scope": SCOPE_EVERY})
-    start = best_start(instance, objective, deadline, STARTS)
-    info: dict[str, Any] = {"objective": objective, "scope": SCOPE_EVERY, "start": start.summary()}
+        return run.fall_back("", error=str(e))
+    run.begin(best_start(instance, objective, run.deadline, STARTS))
     count = sum(len(c.configs) for c in data)
     variables = count * 2 + len(instance.jobs)
-    if (late := too_slow_to_build(variables, deadline, prof.time_limit)) is not None:
-        return start.output("the MILP was not built", {**info, "error": late})
-    m, out, note = solve_pyomo_within(
-        lambda: set_every_start(instance, build_every(instance, objective, max_configurations, data),
-                                start.allocation), prof, deadline, HANDOVER, warm=True)
+    if (late := too_slow_to_build(run, variables)) is not None:
+        return run.fall_back("the MILP was not built", error=late)
+    assert run.start is not None
+    start = run.start.solution
+    m, out, note = run.solve_pyomo(
+        lambda: set_every_start(instance, build_every(instance, objective, max_configurations, data), start),
+        HANDOVER, warm=True)
     if out is None:
-        return start.output("the MILP was not solved", {**info, "error": f"the MILP was not solved: {note}"})
-    info["start"] = {**info["start"], "solver": prof.solver, **{f"solver_{k}": v for k, v in (out.start or {}).items()}}
-    info.update({"model_status": out.status.value, "model_bound": out.bound, "model_objective": out.objective,
-                 "model_gap": out.gap, "solver_time_s": out.wall_time_s, "node_classes": len(data),
-                 "configurations": count, "message": out.message})
+        return run.fall_back("the MILP was not solved", error=f"the MILP was not solved: {note}")
+    run.record(out, node_classes=len(data), configurations=count)
     bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
     status = out.status if out.status in (Status.OPTIMAL, Status.TIME_LIMIT) else Status.FEASIBLE
-    return start.settle(instance, objective, out, lambda: read_every(instance, m), status, info, bound)
+    return run.settle(read_every(instance, m) if out.has_solution else None, status, out.status == Status.TIME_LIMIT,
+                      bound, what="allocation")
 
 
 def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutput:

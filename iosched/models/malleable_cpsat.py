@@ -26,15 +26,19 @@ import numpy as np
 
 from iosched.core import MethodOutput, Status, register
 from iosched.instances.malleable import MalleableInstance
+from iosched.models import driver
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
 from iosched.models.malleable_grid import (
     Grid,
+    GridStart,
     Objective,
     Unit,
-    _exact_output,
-    _start_plans,
     check_model_params,
+    describe,
+    grid_output,
+    grid_run,
     make_grid,
+    start_plans,
 )
 from iosched.solvers import Deadline, SolveOutcome, load_profile, solve_cpsat
 from iosched.validate import Boolean, Integer
@@ -266,12 +270,13 @@ def _lns(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
     return plans, {"neighbourhoods": tried, "improved": improved, "last_size": k}
 
 
-def _searched(instance, grid, segments, objective, prof, deadline, plans, hinted, whole=None) -> MethodOutput:
+def _searched(instance, grid, segments, objective, run: driver.ExactRun, plans, whole=None) -> MethodOutput:
     """:func:`_lns` from ``plans`` until the deadline, after CP-SAT's ``whole``-model outcome if any (its
     bound is the scope's, which the search keeps). Where the scope allows resizes and ``plans`` has none,
     rigid neighbourhoods (one segment) take the first RIGID_SHARE of the time: CP-SAT solves those to
     optimality, so they grow to LNS_MAX_JOBS jobs, where neighbourhoods with segments mostly run out of
     time at 2 or 3."""
+    prof, deadline = run.profile, run.deadline
     start, rigid = time.perf_counter(), {"neighbourhoods": 0, "improved": 0}
     if segments > 1 and all(len(runs) == 1 for runs in plans):
         plans, rigid = _lns(instance, grid, 1, objective, plans, Deadline(RIGID_SHARE * deadline.remaining()), prof)
@@ -285,40 +290,46 @@ def _searched(instance, grid, segments, objective, prof, deadline, plans, hinted
                            f"{first}large-neighbourhood search: {search['neighbourhoods']} neighbourhoods "
                            f"({search['rigid_neighbourhoods']} rigid first), {search['improved']} improved the "
                            "schedule")
-    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
-    out.info.update(hint=hinted, search=search)
-    return out
+    run.info["search"] = search
+    run.engine = "cpsat"
+    return grid_output(instance, grid, run, outcome, plans, objective)
 
 
 def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
-    prof = load_profile(profile)
-    deadline = Deadline.for_method(prof.time_limit)
+    run = grid_run(instance, load_profile(profile), objective)
+    prof, deadline = run.profile, run.deadline
     grid = make_grid(instance, unit)
-    hinted: str | None  # the start's name
-    plans: list | None
+    describe(run, grid, objective, segments, "cpsat")
+    run.info["hint"] = None
     if hint and len(instance.jobs) >= LNS_MIN_JOBS:  # the whole model finds little there: the search alone
         bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
-        hinted, plans = _start_plans(instance, grid, segments, objective, deadline)[0]
-        return _searched(instance, grid, segments, objective, prof, deadline, plans, hinted)
+        _begin(run, start_plans(instance, grid, segments, objective, deadline)[0])
+        assert isinstance(run.start, GridStart)
+        return _searched(instance, grid, segments, objective, run, run.start.plans)
     m, jobvars = cpsat_model(instance, grid, segments, objective)
     m.add(m.proto.objective.offset + sum(  # the problem's bound: CP-SAT's own is weak on sums of completions
         c * m.get_int_var_from_proto_index(v) for v, c in zip(m.proto.objective.vars, m.proto.objective.coeffs))
         >= _bound_units(instance, grid, objective, deadline, prof.solver))
-    hinted = hinted_plans = None
+    hinted_plans = None
     if hint:
-        hinted, hinted_plans = _start_plans(instance, grid, segments, objective, deadline)[0]
-        hinted_plans = _symmetric_plans(instance, grid, hinted_plans)
+        start = start_plans(instance, grid, segments, objective, deadline)[0]
+        _begin(run, start)
+        hinted_plans = _symmetric_plans(instance, grid, start.plans)
         _hint(m, instance, grid, jobvars, hinted_plans, segments)
     limit = deadline.limit(prof)
     if hint:  # a share for the proof; the search from the best schedule found gets the rest
         limit = replace(limit, time_limit=max(0.01, WHOLE_SHARE * limit.time_limit))
-    outcome, solver = solve_cpsat(m, limit)
+    outcome, solver = run.solve_cpsat(m, limit)
     plans = cpsat_plans(solver, instance, jobvars) if outcome.has_solution else None
     if hint and outcome.status == Status.TIME_LIMIT:
-        return _searched(instance, grid, segments, objective, prof, deadline, plans or hinted_plans, hinted, outcome)
-    out = _exact_output(instance, grid, outcome, plans, objective, segments, "cpsat")
-    out.info["hint"] = hinted
-    return out
+        return _searched(instance, grid, segments, objective, run, plans or hinted_plans, outcome)
+    return grid_output(instance, grid, run, outcome, plans, objective)
+
+
+def _begin(run: driver.ExactRun, start: GridStart) -> None:
+    """Start from ``start``, CP-SAT's hint (``info["hint"]``: its name)."""
+    run.begin(start)
+    run.info["hint"] = start.heuristic
 
 
 @register("malleable", "cpsat", objective="mean_completion", exact_over="a time grid, at most `segments` runs per job")

@@ -19,7 +19,7 @@ optimum over every schedule may be lower. The methods put the model's own bound 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Annotated
 
@@ -28,8 +28,9 @@ from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance, Runtime, RuntimeModel
+from iosched.models import driver
 from iosched.models.malleable_bounds import MODEL_OBJECTIVES
-from iosched.solvers import Deadline
+from iosched.solvers import Deadline, Profile, SolveOutcome
 from iosched.validate import Number, OneOf, choice, integer, number
 
 MAX_SLOTS_CPSAT = 2_000_000
@@ -228,19 +229,42 @@ def scope_value(instance: MalleableInstance, grid: Grid, objective: str, value: 
     return (value * grid.unit - sum(j.arrival for j in instance.jobs)) / len(instance.jobs)
 
 
-def _exact_output(instance, grid, outcome, plans, objective, segments, model_name) -> MethodOutput:
-    info = {"model": model_name, "scope": grid.scope(segments), "minimised": objective,
-            "scope_status": outcome.status.value, "solver_status": outcome.message,
-            "scope_objective": scope_value(instance, grid, objective, outcome.objective),
-            "scope_bound": scope_value(instance, grid, objective, outcome.bound), "unit_s": grid.unit,
-            "horizon_s": grid.horizon * grid.unit, "rates_exact": grid.exact,
-            "solver_wall_s": outcome.wall_time_s}
+def grid_run(instance: MalleableInstance, profile: Profile, objective: str) -> driver.ExactRun:
+    """The driver of a grid model's method (:mod:`iosched.models.driver`): its deadline from ``profile``,
+    schedules scored by the evaluator's ``objective``."""
+    from iosched.evaluate.malleable import evaluate
+
+    return driver.ExactRun(profile, lambda schedule: getattr(evaluate(instance, schedule), objective))
+
+
+def describe(run: driver.ExactRun, grid: Grid, objective: str, segments: int | None, model_name: str) -> None:
+    """What the grid model is, in ``run.info``: its name, its scope, the objective it minimises, the grid."""
+    run.info.update({"model": model_name, "scope": grid.scope(segments), "minimised": objective,
+                     "unit_s": grid.unit, "horizon_s": grid.horizon * grid.unit, "rates_exact": grid.exact})
+
+
+def grid_output(instance: MalleableInstance, grid: Grid, run: driver.ExactRun, outcome: SolveOutcome,
+                plans: list | None, objective: str) -> MethodOutput:
+    """The method's result from the model's ``outcome`` and its runs (``plans``, None without a schedule):
+    the outcome in the shared info keys (objective and bound in the problem's units: see
+    :func:`scope_value`), then the driver's settle step against the start. The scope's optimum is
+    ``feasible`` (``time_limit`` where the solver stopped at its limit)."""
+    run.record(outcome, scope_value(instance, grid, objective, outcome.objective),
+               scope_value(instance, grid, objective, outcome.bound))
+    stopped = outcome.status == Status.TIME_LIMIT
     if plans is None:
-        status = Status.TIME_LIMIT if outcome.status == Status.TIME_LIMIT else Status.ERROR
-        info["error"] = f"no schedule: {outcome.message}"
-        return MethodOutput(None, status, info=info)
-    status = Status.TIME_LIMIT if outcome.status == Status.TIME_LIMIT else Status.FEASIBLE
-    return MethodOutput(plan_schedule(instance, grid, plans), status, info=info)
+        run.info["error"] = f"no schedule: {outcome.message}"
+        return run.settle(None, Status.TIME_LIMIT, stopped, what="schedule")
+    return run.settle(plan_schedule(instance, grid, plans), Status.TIME_LIMIT if stopped else Status.FEASIBLE,
+                      stopped, what="schedule")
+
+
+@dataclass
+class GridStart(driver.Start[Schedule]):
+    """A schedule to start a grid model from (``solution``, scored by the evaluator in ``value``) and its runs
+    on the grid (``plans``: per job, its runs as (start unit, end unit, size))."""
+
+    plans: list = field(default_factory=list)
 
 
 LIST_SHARE = 0.1  # of the budget: the rigid list search on the grid that hints CP-SAT
@@ -261,8 +285,8 @@ def _list_plans(instance: MalleableInstance, grid: Grid, deadline: Deadline):
     return [[(int(s), int(s) + runs[j][p], p)] for j, (s, p) in enumerate(zip(starts, sizes))]
 
 
-def _start_plans(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
-                 deadline: Deadline) -> list[tuple[str, list]]:
+def start_plans(instance: MalleableInstance, grid: Grid, segments: int, objective: str,
+                deadline: Deadline) -> list[GridStart]:
     """Schedules on the grid to start a model from, best first by ``objective`` (evaluated): DMR's and
     rigid FCFS's where they lie on the grid in at most ``segments`` runs per job (else rigid FCFS on
     the rounded data), and the rigid list search on the grid (one run per job, its run lengths the
@@ -273,11 +297,14 @@ def _start_plans(instance: MalleableInstance, grid: Grid, segments: int, objecti
     for name, sched in grid.schedules.items():
         plans = schedule_plans(instance, grid, sched, segments)
         if plans is not None:
-            candidates.append((getattr(evaluate(instance, sched), objective), name, plans))
+            candidates.append(GridStart(name, sched, getattr(evaluate(instance, sched), objective), plans))
     if not candidates:  # nothing the policies did is on the grid: rigid FCFS on the rounded data is
-        candidates.append((getattr(evaluate(instance, grid.fallback), objective), "rigid-fcfs on the grid",
-                           schedule_plans(instance, grid, grid.fallback, segments)))
+        plans = schedule_plans(instance, grid, grid.fallback, segments)
+        assert plans is not None  # (rigid FCFS on the rounded data lies on the grid, one run per job)
+        candidates.append(GridStart("rigid-fcfs on the grid", grid.fallback,
+                                    getattr(evaluate(instance, grid.fallback), objective), plans))
     listed = _list_plans(instance, grid, deadline)
-    candidates.append((getattr(evaluate(instance, plan_schedule(instance, grid, listed)), objective),
-                       "rigid-list on the grid", listed))
-    return [(name, plans) for _, name, plans in sorted(candidates, key=lambda c: c[0])]
+    schedule = plan_schedule(instance, grid, listed)
+    candidates.append(GridStart("rigid-list on the grid", schedule, getattr(evaluate(instance, schedule), objective),
+                                listed))
+    return sorted(candidates, key=lambda c: c.value)

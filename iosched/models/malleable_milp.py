@@ -22,10 +22,12 @@ from iosched.models.malleable_grid import (
     Grid,
     Objective,
     Unit,
-    _exact_output,
-    _start_plans,
     check_model_params,
+    describe,
+    grid_output,
+    grid_run,
     make_grid,
+    start_plans,
 )
 from iosched.models.matrix import Matrix
 from iosched.models.matrix import solve as solve_matrix
@@ -175,7 +177,7 @@ def milp_plans(x: np.ndarray, instance: MalleableInstance, grid: Grid, cols) -> 
     return plans
 
 
-def _milp_start(m: Matrix, instance: MalleableInstance, grid: Grid, cols, plans) -> np.ndarray | None:
+def milp_start(m: Matrix, instance: MalleableInstance, grid: Grid, cols, plans) -> np.ndarray | None:
     """The MILP's columns for per-job runs (start, end, size) on the grid, or None where they are not
     a solution of its rows (a policy's schedule off the rounded rates, say): checked on the arrays."""
     x = np.zeros(m.columns)
@@ -204,12 +206,13 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
          profile: str = "default") -> MethodOutput:
     """Time-indexed MILP (arrays handed to HiGHS, started from the best schedule on the grid that is a
     solution of it), a cross-check of cpsat for small workloads (at most MAX_MILP_COLUMNS columns).
-    ``info["start"]``: that schedule (``heuristic``), its objective in the model's units (``value``, slots)
-    and whether the backend took it and at what value (``solver_taken``, ``solver_value``); None without one."""
-    prof = load_profile(profile)
-    deadline = Deadline.for_method(prof.time_limit)  # the whole method: grid, build and solve
+    ``info["start"]``: that schedule (``heuristic``), its evaluated objective (``value``) and the model's
+    (``model_value``, slots), and whether the backend took it and at what value (``solver_taken``,
+    ``solver_value``, slots); absent without one. The result is the better of the solver's schedule and it."""
+    run = grid_run(instance, load_profile(profile), objective)  # the whole method: grid, build and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
-    bound(instance, objective, Deadline(BOUND_SHARE * deadline.remaining()), prof.solver)  # for solve to attach
+    describe(run, grid, objective, None, "milp")
+    bound(instance, objective, Deadline(BOUND_SHARE * run.deadline.remaining()), run.profile.solver)  # for solve
     columns = milp_variables(instance, grid)
     if columns > MAX_MILP_COLUMNS:
         return MethodOutput(None, Status.TIME_LIMIT, info={"error": (
@@ -217,17 +220,13 @@ def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = 
             f"keeps its time limit (measured on HiGHS; cpsat solves the same scope; build_milp still writes the "
             f"model)")})
     m, cols = milp_model(instance, grid, objective)
-    started = start = None
-    plans: list | None
-    for name, plans in _start_plans(instance, grid, MAX_SLOTS_MILP, objective, deadline):
-        start = _milp_start(m, instance, grid, cols, plans)
-        if start is not None:
-            started = name
+    x0 = None
+    for start in start_plans(instance, grid, MAX_SLOTS_MILP, objective, run.deadline):
+        x0 = milp_start(m, instance, grid, cols, start.plans)
+        if x0 is not None:
+            run.begin(start)  # value: the evaluator's; model_value: the model's objective (slots), as the backend's
+            run.info["start"]["model_value"] = float(m.arrays()[3] @ x0)
             break
-    outcome, x = solve_matrix(m, deadline.limit(prof), start)
+    outcome, x = solve_matrix(m, run.deadline.limit(run.profile), x0)
     plans = milp_plans(x, instance, grid, cols) if outcome.has_solution and x is not None else None  # (x with it)
-    out = _exact_output(instance, grid, outcome, plans, objective, None, "milp")
-    out.info["start"] = None if start is None else {  # value: the model's objective (slots), as the backend's
-        "heuristic": started, "value": float(m.arrays()[3] @ start), "solver": prof.solver,
-        **{f"solver_{k}": v for k, v in (outcome.start or {}).items()}}
-    return out
+    return grid_output(instance, grid, run, outcome, plans, objective)

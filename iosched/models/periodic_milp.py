@@ -3,9 +3,11 @@ grid of slots, rates per slot, over PerSched's best periods or the ones given.""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
 from iosched.core import MethodOutput, Status, register
@@ -15,12 +17,15 @@ from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import compile_kernel
 from iosched.heuristics.periodic_persched import Eps, KPrime
 from iosched.instances.periodic import PeriodicInstance
+from iosched.models import driver
 from iosched.models.periodic_bounds import as_profile
 from iosched.models.periodic_compaction import SEARCH_SHARE, warm_solver
-from iosched.solvers import Deadline, Profile, load_profile, solve_pyomo_within
+from iosched.solvers import Deadline, Profile, SolveOutcome, load_profile, solve_pyomo_within
 from iosched.validate import Integer, ListOf, Number, choice, integer, number, positive
 
 pe = lazy.module("pyomo.environ")
+if TYPE_CHECKING:
+    from pyomo.environ import ConcreteModel
 
 # What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the
 # time-indexed MILP (3 K S variables, about 5 K S constraints) took 0.25 ms per cell to build
@@ -46,7 +51,7 @@ def default_slots(instance: PeriodicInstance, period: float) -> int:
 
 
 def build_milp(instance: PeriodicInstance, period: float, slots: int | None = None,
-               kind: str = "restriction", objective: str = "sys_efficiency") -> pe.ConcreteModel:
+               kind: str = "restriction", objective: str = "sys_efficiency") -> ConcreteModel:
     """A time-indexed MILP over S equal slots of the period T (s): which slots start a compute,
     how much each application moves in each slot.
 
@@ -119,7 +124,7 @@ def build_milp(instance: PeriodicInstance, period: float, slots: int | None = No
     return m
 
 
-def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern:
+def milp_pattern(instance: PeriodicInstance, model: ConcreteModel) -> Pattern:
     """The pattern of a solved restriction: computes on slot boundaries, a rate per slot.
 
     Volumes below 1e-9 of vol_k are solver tolerance, not transfers, and are dropped, as
@@ -146,7 +151,7 @@ def milp_pattern(instance: PeriodicInstance, model: pe.ConcreteModel) -> Pattern
     return Pattern(T, tuple(apps))
 
 
-def pattern_start(instance: PeriodicInstance, model: pe.ConcreteModel, pattern: Pattern) -> str | None:
+def pattern_start(instance: PeriodicInstance, model: ConcreteModel, pattern: Pattern) -> str | None:
     """Set the restriction ``model``'s variables to ``pattern`` (same period), rotated so that the first
     instance of application 0 starts at slot 0, as a MIP start: computes on slot boundaries, each slot's
     volume the pattern's transfers inside it, u the volume moved since the instance began. Returns None
@@ -221,30 +226,32 @@ def check_milp_size(instance: PeriodicInstance, slots: int, period: float | None
                              f"all, above the MILP's limit of {MAX_MILP_TERMS}; fewer slots fit")
 
 
-def _solve_kind(instance, period, S, kind, objective, profile, deadline, notes, cost, pattern=None):
-    """Build and solve one time-indexed model within ``deadline`` (see :func:`iosched.solvers.solve_pyomo_within`).
+def _solve_kind(instance: PeriodicInstance, period: float, S: int, kind: str, objective: str, run: driver.ExactRun,
+                notes: dict[str, Any], cost: dict[str, float], pattern: Pattern | None = None,
+                timed: bool = True) -> tuple[ConcreteModel | None, SolveOutcome | None]:
+    """Build and solve one time-indexed model within ``run``'s deadline (``timed``: else no time check).
 
     ``cost`` holds the seconds per cell that building and handing over took last time (or the
     constant), so that a model that cannot make it is not even built. ``pattern`` (of this period):
     a MIP start where it lies on the model's grid (:func:`pattern_start`); ``notes["start"]`` says
     whether it did, its model value, and whether the solver took it."""
     cells = len(instance.applications) * S
-    if deadline is not None and cells * cost["per_cell"] >= deadline.remaining():
-        notes.setdefault("skipped", f"{kind}: {deadline.remaining():.3g} s left, about "
-                                    f"{cells * cost['per_cell']:.3g} s to build and hand to {profile.solver}")
+    if timed and (late := run.too_slow(cells, cost["per_cell"], f"{kind} ({cells} cells)")) is not None:
+        notes.setdefault("skipped", late)
         return None, None
-    start = {"heuristic": "persched", "solver": profile.solver}
+    start: dict[str, Any] = {"heuristic": "persched", "solver": run.profile.solver}
 
     def fits(model) -> bool:
+        assert pattern is not None
         start["skipped"] = pattern_start(instance, model, pattern)
         if start["skipped"] is None:
             del start["skipped"]
             start["value"] = pe.value(model.obj)
         return "skipped" not in start
 
-    model, out, note = solve_pyomo_within(lambda: build_milp(instance, period, S, kind, objective), profile,
-                                          deadline, HANDOVER_MILP, load=kind == "restriction",
-                                          warm=fits if pattern is not None else False)
+    model, out, note = solve_pyomo_within(lambda: build_milp(instance, period, S, kind, objective), run.profile,
+                                          run.deadline if timed else None, HANDOVER_MILP,
+                                          load=kind == "restriction", warm=fits if pattern is not None else False)
     if pattern is not None:
         notes["start"] = {**start, **{f"solver_{k}": v for k, v in ((out and out.start) or {}).items()}}
     if note:
@@ -262,22 +269,29 @@ def solve_period(instance: PeriodicInstance, period: float, slots: int | None = 
 
     Returns the restriction's pattern (or None) and both solver outcomes; the relaxation's
     bound holds for every pattern of this period. With a ``deadline`` each solve gets what
-    is left of it once the model is built and handed to HiGHS; a model that would not be
+    is left of it once the model is built and handed to the solver; a model that would not be
     built and handed over in that time is not solved (its outcome is None and ``skipped``
     says why). ``kinds`` limits which of the two are solved.
     """
     profile = profile or load_profile("default")
+    run = driver.ExactRun(profile, deadline=deadline or Deadline(profile.time_limit))
+    return _solve_period(instance, period, slots, objective, run, kinds, cost, pattern, timed=deadline is not None)
+
+
+def _solve_period(instance: PeriodicInstance, period: float, slots: int | None, objective: str, run: driver.ExactRun,
+                  kinds, cost: dict | None, pattern: Pattern | None, timed: bool = True) -> dict:
     S = default_slots(instance, period) if slots is None else slots
     cost = {"per_cell": SECONDS_PER_MILP_CELL} if cost is None else cost
-    result = {"period": period, "slots": S, "pattern": None, "restriction": None, "relaxation": None}
+    result: dict[str, Any] = {"period": period, "slots": S, "pattern": None, "restriction": None,
+                              "relaxation": None}
     if "restriction" in kinds:
-        model, out = _solve_kind(instance, period, S, "restriction", objective, profile, deadline, result, cost,
-                                 pattern)
+        model, out = _solve_kind(instance, period, S, "restriction", objective, run, result, cost, pattern, timed)
         result["restriction"] = out
-        result["pattern"] = milp_pattern(instance, model) if out is not None and out.has_solution else None
+        result["pattern"] = milp_pattern(instance, model) if model is not None and out is not None and \
+            out.has_solution else None
     if "relaxation" in kinds and period / S <= min(a.work for a in instance.applications):
-        result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, profile, deadline, result,
-                                           cost)[1]
+        result["relaxation"] = _solve_kind(instance, period, S, "relaxation", objective, run, result, cost,
+                                           timed=timed)[1]
     return result
 
 
@@ -289,6 +303,10 @@ def _persched_pattern(instance: PeriodicInstance, period: float) -> Pattern | No
         return build_pattern(instance, period)
     except (ParameterError, InstanceError):
         return None
+
+
+def _same(pattern: Pattern | None) -> Pattern | None:
+    return pattern
 
 
 def _objective_bound(outcome, objective):
@@ -308,7 +326,8 @@ def _periods(periods) -> list[float] | None:
     return checked if isinstance(checked, list) else [checked]
 
 
-def _milp(instance, objective, periods, slots, profile, k_prime, eps):
+def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k_prime, eps) -> MethodOutput:
+    from iosched.evaluate.periodic import evaluate
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, search
 
@@ -332,9 +351,14 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     if periods is not None:
         for i, T in enumerate(periods):
             check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
-    deadline = method_deadline(prof.time_limit, entry)  # the whole method: the PerSched search and every solve
+    sense = "max" if objective == "sys_efficiency" else "min"
+    def evaluated(pattern: Pattern) -> float:
+        return getattr(evaluate(instance, pattern), objective)
+
+    run = driver.ExactRun(prof, evaluated, sense, MILP_SCOPE,
+                          method_deadline(prof.time_limit, entry))  # the whole method: the search and every solve
+    deadline, info = run.deadline, run.info
     warm_solver()
-    info = {}
     if periods is None:  # the best PerSched periods of the search
         found = search(instance, k_prime=plan.k_prime, eps=plan.eps, objective=objective,  # within the cap
                        deadline=Deadline(SEARCH_SHARE * deadline.remaining()))  # the MILPs need the rest
@@ -343,7 +367,7 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
         score = {T: sys_efficiency(instance, c, T) if objective == "sys_efficiency" else -dilation(instance, c, T)
                  for T, c in found["trace"] if min(c) > 0}
         periods = []
-        for T in sorted(score, key=score.get, reverse=True):  # three, at least eps apart
+        for T in sorted(score, key=score.__getitem__, reverse=True):  # three, at least eps apart
             if all(abs(T - p) > plan.eps * p for p in periods):
                 periods.append(T)
             if len(periods) == 3:
@@ -353,35 +377,36 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
             return MethodOutput(None, status, info={**info, "error": "no candidate period"})
         for T in periods:
             check_milp_size(instance, slots or default_slots(instance, T), T)
+    patterns = {T: _persched_pattern(instance, T) for T in periods}
     # restrictions first (they give patterns), in PerSched's order of preference; then the
     # relaxations (bounds for their own period only) with whatever time is left
     cost = {"per_cell": SECONDS_PER_MILP_CELL}
-    solved = [solve_period(instance, T, slots, objective, prof, deadline, ("restriction",), cost,
-                           _persched_pattern(instance, T)) for T in periods]
+    patterns = {T: _persched_pattern(instance, T) for T in periods}  # each its period's MIP start where on the grid
+    solved = [_solve_period(instance, T, slots, objective, run, ("restriction",), cost, patterns[T]) for T in periods]
     for r in solved:
-        r["relaxation"] = solve_period(instance, r["period"], r["slots"], objective, prof, deadline,
-                                       ("relaxation",), cost)["relaxation"] if "skipped" not in r else None
-    runs, best, best_value, timed_out = [], None, None, bool(info)
+        r["relaxation"] = _solve_period(instance, r["period"], r["slots"], objective, run, ("relaxation",),
+                                        cost, None)["relaxation"] if "skipped" not in r else None
+    runs, best, best_value, timed_out = [], None, None, "search" in info
     for r in solved:
-        run = {"period": r["period"], "slots": r["slots"], "restriction": None, "relaxation": None}
-        runs.append(run)
+        run_: dict[str, Any] = {"period": r["period"], "slots": r["slots"], "restriction": None, "relaxation": None}
+        runs.append(run_)
         if r["relaxation"] is not None:
-            run["relaxation"] = {"status": r["relaxation"].status.value,
-                                 "bound": _objective_bound(r["relaxation"], objective),
-                                 "time_s": r["relaxation"].wall_time_s}
+            run_["relaxation"] = {"status": r["relaxation"].status.value,
+                                  "bound": _objective_bound(r["relaxation"], objective),
+                                  "time_s": r["relaxation"].wall_time_s}
         if "start" in r:
-            run["start"] = r["start"]
+            run_["start"] = r["start"]
         if "skipped" in r:
-            run["skipped"] = r["skipped"]
+            run_["skipped"] = r["skipped"]
             timed_out = True
         if r["restriction"] is None:
             continue
         value = r["restriction"].objective
         if objective == "dilation" and value:
             value = 1 / value
-        run["restriction"] = {"status": r["restriction"].status.value, "objective": value,
-                              "bound": _objective_bound(r["restriction"], objective),
-                              "time_s": r["restriction"].wall_time_s}
+        run_["restriction"] = {"status": r["restriction"].status.value, "objective": value,
+                               "bound": _objective_bound(r["restriction"], objective),
+                               "time_s": r["restriction"].wall_time_s}
         timed_out = timed_out or r["restriction"].status == Status.TIME_LIMIT
         better = r["pattern"] is not None and (
             best_value is None or (value > best_value if objective == "sys_efficiency" else value < best_value))
@@ -390,17 +415,32 @@ def _milp(instance, objective, periods, slots, profile, k_prime, eps):
     # the relaxations bound patterns of their own period only: they stay in info, and the
     # Result's bound is the problem's, valid for every pattern within the period cap
     info["periods"] = runs
-    if best is None:
+    # the start: PerSched's best pattern among those on their period's grid (in the scope, each its period's
+    # MIP start); one off the grid is outside the scope and is not returned
+    on_grid: list[tuple[str, Callable[[], Pattern | None]]] = [
+        (f"persched at {r['period']:.6g} s", functools.partial(_same, patterns[r["period"]])) for r in solved
+        if "start" in r and "skipped" not in r["start"]]
+    starts = driver.ranked(on_grid, evaluated, sense=sense)
+    run.begin(starts[0] if starts else None)
+    if best is None and run.start is None:
         return MethodOutput(None, Status.TIME_LIMIT if timed_out else Status.INFEASIBLE, info=info)
-    info["start"] = best.get("start")
-    return MethodOutput(best["pattern"], Status.TIME_LIMIT if timed_out else Status.FEASIBLE, info=info)
+    if best is not None:  # the model's words: the chosen period's restriction, and its MIP start
+        run.record(best["restriction"], best_value, _objective_bound(best["restriction"], objective),
+                   period=best["period"])
+        if "start" in best:  # value: the model's (SysEfficiency, or 1 / Dilation), as the backend's
+            info["start"] = best["start"]
+    status = Status.TIME_LIMIT if timed_out else Status.FEASIBLE
+    return run.settle(None if best is None else best["pattern"], status, timed_out, what="pattern")
 
 
 @register("periodic", "milp", objective="sys_efficiency",
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
          profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
-    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap)."""
+    """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap).
+
+    The best restriction's pattern, or PerSched's pattern at a period where it lies on the grid (in the scope:
+    its MIP start there) where that scores better (``info["incumbent"]`` then says so)."""
     return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
 
 

@@ -278,8 +278,8 @@ def gap_study(workloads: int = 30, jobs: int = 4, profile: str = "quick", progre
         best = res["cpsat"].objective
         in_scope = schedule_plans(inst, make_grid(inst), res["dmr"].solution, segments) is not None
         row = {"seed": seed, "segments": segments, "bound": res["cpsat"].bound, "dmr_in_scope": in_scope,
-               "cpsat_status": res["cpsat"].info["scope_status"],
-               "rigid_optimal_status": res["rigid-optimal"].info["scope_status"],
+               "cpsat_status": res["cpsat"].info["model_status"],
+               "rigid_optimal_status": res["rigid-optimal"].info["model_status"],
                "feasible": all(r.evaluation is not None and r.evaluation.feasible for r in res.values()),
                "cpsat_s": res["cpsat"].wall_time_s, "rigid_optimal_s": res["rigid-optimal"].wall_time_s}
         for m, r in res.items():
