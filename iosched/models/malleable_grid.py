@@ -25,11 +25,12 @@ from typing import Annotated
 
 from iosched.core import MethodOutput, Status
 from iosched.errors import ParameterError
-from iosched.evaluate.malleable import Interval, Schedule
+from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance, Runtime, RuntimeModel
 from iosched.models import driver
 from iosched.models.malleable_bounds import MODEL_OBJECTIVES
+from iosched.models.malleable_polish import polish
 from iosched.solvers import Deadline, Profile, SolveOutcome
 from iosched.validate import Number, OneOf, choice, integer, number
 
@@ -232,7 +233,6 @@ def scope_value(instance: MalleableInstance, grid: Grid, objective: str, value: 
 def grid_run(instance: MalleableInstance, profile: Profile, objective: str) -> driver.ExactRun:
     """The driver of a grid model's method (:mod:`iosched.models.driver`): its deadline from ``profile``,
     schedules scored by the evaluator's ``objective``."""
-    from iosched.evaluate.malleable import evaluate
 
     return driver.ExactRun(profile, lambda schedule: getattr(evaluate(instance, schedule), objective))
 
@@ -248,15 +248,27 @@ def grid_output(instance: MalleableInstance, grid: Grid, run: driver.ExactRun, o
     """The method's result from the model's ``outcome`` and its runs (``plans``, None without a schedule):
     the outcome in the shared info keys (objective and bound in the problem's units: see
     :func:`scope_value`), then the driver's settle step against the start. The scope's optimum is
-    ``feasible`` (``time_limit`` where the solver stopped at its limit)."""
+    ``feasible`` (``time_limit`` where the solver stopped at its limit). For the mean completion the schedule
+    is then polished off the grid (:func:`iosched.models.malleable_polish.polish`: what the grid's rounding
+    left, never worse), ``info["polished"]`` saying from what to what: the model's own values stay in the
+    ``model_*`` keys."""
     run.record(outcome, scope_value(instance, grid, objective, outcome.objective),
                scope_value(instance, grid, objective, outcome.bound))
     stopped = outcome.status == Status.TIME_LIMIT
     if plans is None:
         run.info["error"] = f"no schedule: {outcome.message}"
         return run.settle(None, Status.TIME_LIMIT, stopped, what="schedule")
-    return run.settle(plan_schedule(instance, grid, plans), Status.TIME_LIMIT if stopped else Status.FEASIBLE,
-                      stopped, what="schedule")
+    out = run.settle(plan_schedule(instance, grid, plans), Status.TIME_LIMIT if stopped else Status.FEASIBLE,
+                     stopped, what="schedule")
+    if objective == "mean_completion" and out.solution is not None:
+        polished = polish(instance, out.solution, run.profile.solver, run.deadline)
+        if polished is not out.solution:
+            run.info["polished"] = {"from": evaluate(instance, out.solution).mean_completion,
+                                    "to": evaluate(instance, polished).mean_completion,
+                                    "how": "off the grid in continuous time: the same sizes, checks and block order "
+                                           "(iosched.models.malleable_polish)"}
+            out.solution = polished
+    return out
 
 
 @dataclass
@@ -291,7 +303,6 @@ def start_plans(instance: MalleableInstance, grid: Grid, segments: int, objectiv
     rigid FCFS's where they lie on the grid in at most ``segments`` runs per job (else rigid FCFS on
     the rounded data), and the rigid list search on the grid (one run per job, its run lengths the
     rounded data's: feasible in both models)."""
-    from iosched.evaluate.malleable import evaluate
 
     candidates = []
     for name, sched in grid.schedules.items():

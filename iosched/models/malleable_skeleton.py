@@ -205,3 +205,32 @@ def shape(job: JobData, sk: Skeleton) -> Shape:
     inner = tuple((var[i], 1 / t[sizes[i]]) for i in stalls if i < m)
     work = (inner, w0 - 1) if w0 > 1 else None  # l_m >= 0; with W(0) <= 1 it holds for every s >= 0
     return Shape(sk, stalls, tuple(stall_max), tuple(points), sizes, work)
+
+
+def realize(data: JobData, sh: Shape, values: list[Fraction]) -> tuple[list[tuple], Fraction] | None:
+    """The job's intervals (start, end, nodes, kind) in Fractions and its completion for its variables
+    ``values`` (start, stalls), ending when its work is done (before its last action where the stalls
+    left nothing for the last run); None where a run between two actions has length 0 (a point of the
+    closure that no schedule attains)."""
+    S = values[0]
+    stall = {i: values[1 + n] for n, i in enumerate(sh.stalls)}
+    sizes, checks, P = sh.skeleton.sizes, sh.skeleton.checks, data.period
+    out, work, t = [], Fraction(0), S
+    for i, p in enumerate(sizes):
+        need = (1 - work) * data.time[p]
+        end = S + checks[i] * P if i < len(checks) else None
+        if end is None or t + need <= end:
+            out.append((t, t + need, p, "run"))
+            return out, t + need
+        if end <= t:
+            return None
+        out.append((t, end, p, "run"))
+        work += (end - t) / data.time[p]
+        q, s = sizes[i + 1], stall.get(i + 1, Fraction(0))
+        c = data.cost[(p, q)]
+        if s > 0:
+            out.append((end, end + s, p, "stall"))
+        if c > 0:
+            out.append((end + s, end + s + c, max(p, q), "reconfig"))
+        t = end + s + c
+    raise AssertionError("a skeleton's last run ends the job")
