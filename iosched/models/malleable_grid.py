@@ -233,7 +233,6 @@ def scope_value(instance: MalleableInstance, grid: Grid, objective: str, value: 
 def grid_run(instance: MalleableInstance, profile: Profile, objective: str) -> driver.ExactRun:
     """The driver of a grid model's method (:mod:`iosched.models.driver`): its deadline from ``profile``,
     schedules scored by the evaluator's ``objective``."""
-
     return driver.ExactRun(profile, lambda schedule: getattr(evaluate(instance, schedule), objective))
 
 
