@@ -16,6 +16,7 @@ from iosched.heuristics import filedomain as _filedomain_heuristics  # noqa: F40
 from iosched.heuristics import forwarding as _forwarding_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import malleable as _malleable_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import malleable_list as _malleable_list  # noqa: F401  (registers methods)
+from iosched.heuristics import malleable_track as _malleable_track  # noqa: F401  (registers fluid-track)
 from iosched.heuristics import periodic as _periodic_heuristics  # noqa: F401  (registers methods)
 from iosched.heuristics import window as _window_heuristics  # noqa: F401  (registers methods)
 from iosched.instances import filedomain as filedomain_instances
