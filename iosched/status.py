@@ -1,11 +1,11 @@
 """The words every result is told in, shared by :mod:`iosched.core` and :mod:`iosched.solvers`:
-a status, the relative gap, and the clock of the running method. Neither module needs the other
-to say them."""
+a status, the relative gap, and the running method's context (its clock and backend). Neither module
+needs the other to say them."""
 
 from __future__ import annotations
 
-import contextvars
 import math
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -17,18 +17,25 @@ class Status(StrEnum):
     ERROR = "error"
 
 
-# perf_counter() when solve started the running method's clock (None outside solve): the origin of
-# solvers.Deadline.for_method, so a method's budget covers what ran before its first line
-METHOD_START: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_method_start", default=None)
+@dataclass(frozen=True)
+class RunContext:
+    """The running method's clock and backend, as :func:`iosched.solve` hands them to the method (its keyword
+    ``context``, which the registry passes and no user gives) and to the problem's bound.
 
-# perf_counter() by which the problem's bound that solve attaches must be done (None outside that step): the
-# end of the method's budget, so the method, its evaluation and the bound together keep the method's limit
-BOUND_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("iosched_bound_end", default=None)
+    ``method_start`` is the ``perf_counter()`` reading when solve started the method's clock (loading the
+    instance included): the origin of :meth:`iosched.solvers.Deadline.for_method`, so a method's budget covers
+    what ran before its first line. ``bound_end`` is the reading by which the problem's bound that solve
+    attaches must be done, the end of the method's budget, so the method, its evaluation and the bound
+    together keep the method's limit (:meth:`iosched.solvers.Deadline.for_bound`). ``solver`` is the LP
+    backend (a name of ``iosched.solvers.BACKENDS``) of the method's profile, ``highs`` for a method without
+    one: the problem's bounds that solve LPs (malleable's) run on it. A method or a bound called directly
+    has no context: its budget counts from its first line, a bound has no deadline, and the LPs run on the
+    method's profile's backend (a bound's on HiGHS).
+    """
 
-# the LP backend (a name of iosched.solvers.BACKENDS) of the running method's profile, "highs" for a method
-# without one: the problem's bounds that solve the LPs (malleable's) run on it, in the method and in the
-# bound that solve attaches after it
-BOUND_SOLVER: contextvars.ContextVar[str] = contextvars.ContextVar("iosched_bound_solver", default="highs")
+    method_start: float | None = None
+    bound_end: float | None = None
+    solver: str = "highs"
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from iosched.core import METHOD_START
 from iosched.solvers import Deadline
+from iosched.status import RunContext
 
 
 def _fmod(x, T, P):
@@ -489,16 +489,16 @@ def compile_kernel() -> None:
     kernel()
 
 
-def method_deadline(seconds: float | None, entry: float) -> Deadline:
+def method_deadline(seconds: float | None, entry: float, context: RunContext | None = None) -> Deadline:
     """A method's budget of ``seconds`` (None: the default profile's) with the kernel loaded, counted
-    from :func:`iosched.solve`'s clock (:meth:`Deadline.for_method`), or from ``entry`` (the method's
-    first line, a perf_counter reading) when the method is called directly. A numba compilation in
-    this call (the first run after installation or after an edit) is added back, so that it does not
+    from :func:`iosched.solve`'s clock (``context``: :meth:`Deadline.for_method`), or from ``entry`` (the
+    method's first line, a perf_counter reading) when the method is called directly. A numba compilation
+    in this call (the first run after installation or after an edit) is added back, so that it does not
     eat a search; a load from the disk cache is not."""
     first = not _LOADED
     compile_kernel()
-    deadline = Deadline.for_method(seconds)
-    if METHOD_START.get() is None:
+    deadline = Deadline.for_method(seconds, context=context)
+    if context is None or context.method_start is None:
         deadline.end = entry + deadline.seconds
     if first and _LOADED["compiled"]:
         deadline.end += _LOADED["seconds"]

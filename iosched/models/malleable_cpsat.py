@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.instances.malleable import MalleableInstance
 from iosched.models import driver
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
@@ -295,8 +295,8 @@ def _searched(instance, grid, segments, objective, run: driver.ExactRun, plans, 
     return grid_output(instance, grid, run, outcome, plans, objective)
 
 
-def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
-    run = grid_run(instance, load_profile(profile), objective)
+def _solve_cpsat(instance, segments, unit, objective, profile, hint, context: RunContext | None) -> MethodOutput:
+    run = grid_run(instance, load_profile(profile), objective, context)
     prof, deadline = run.profile, run.deadline
     grid = make_grid(instance, unit)
     describe(run, grid, objective, segments, "cpsat")
@@ -334,15 +334,16 @@ def _begin(run: driver.ExactRun, start: GridStart) -> None:
 
 @register("malleable", "cpsat", objective="mean_completion", exact_over="a time grid, at most `segments` runs per job")
 def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None,
-          objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True) -> MethodOutput:
+          objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True,
+          *, context: RunContext | None = None) -> MethodOutput:
     """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only; from
     LNS_MIN_JOBS jobs a large-neighbourhood search in that scope, without proof)."""
-    return _solve_cpsat(instance, segments, unit, objective, profile, hint)
+    return _solve_cpsat(instance, segments, unit, objective, profile, hint, context)
 
 
 @register("malleable", "rigid-optimal", objective="mean_completion",
           exact_over="a time grid, one size per job and no resize")
 def rigid_optimal(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
-                  profile: str = "default", hint: Hint = True) -> MethodOutput:
+                  profile: str = "default", hint: Hint = True, *, context: RunContext | None = None) -> MethodOutput:
     """The best rigid schedule: each job at one ladder size, no reconfiguration (CP-SAT, one segment)."""
-    return _solve_cpsat(instance, 1, unit, objective, profile, hint)
+    return _solve_cpsat(instance, 1, unit, objective, profile, hint, context)

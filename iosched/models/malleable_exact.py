@@ -64,7 +64,7 @@ from fractions import Fraction
 from itertools import accumulate
 from typing import Annotated
 
-from iosched.core import EVERY_SOLUTION, METHOD_START, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, RunContext, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable import dmr
 from iosched.heuristics.malleable_list import rigid_list
@@ -97,16 +97,6 @@ class Start:
     mean: float  # the evaluator's mean completion
 
 
-def _within(seconds: float, call):
-    """Run ``call(time_limit)`` as a method started now with ``seconds`` s: the heuristics and cpsat count
-    their budget from the running method's start (METHOD_START), so that origin is moved to now."""
-    token = METHOD_START.set(time.perf_counter())
-    try:
-        return call(max(seconds, 0.01))
-    finally:
-        METHOD_START.reset(token)
-
-
 def serial_schedule(instance: MalleableInstance) -> Schedule:
     """Jobs in arrival order, one at a time, each at its fastest size: always feasible."""
     out, free = {}, -math.inf
@@ -119,8 +109,8 @@ def serial_schedule(instance: MalleableInstance) -> Schedule:
 
 
 def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tuple[Start, list[dict]]:
-    """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget) and the
-    serial schedule; and what each gave."""
+    """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget, called
+    without a context: counted from its first line) and the serial schedule; and what each gave."""
     tried = []
     calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
@@ -130,7 +120,7 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
     for name, call, share in calls:
         began, error = time.perf_counter(), None
         try:
-            schedule = _within(min(share * deadline.seconds, deadline.remaining()), call) if share else call(0)
+            schedule = call(max(min(share * deadline.seconds, deadline.remaining()), 0.01)) if share else call(0)
         except Exception as e:  # noqa: BLE001 - a start that fails (cpsat's grid refusing the instance) is skipped
             schedule, error = None, f"{type(e).__name__}: {e}"
         ev = evaluate(instance, schedule) if schedule is not None else None
@@ -146,14 +136,10 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
 
 
 def _cpsat_start(instance: MalleableInstance, profile: str, seconds: float) -> Schedule | None:
-    """cpsat's schedule within ``seconds`` (its profile's time limit counts from METHOD_START, which
-    :func:`_within` set to now: moved back so that the limit ends ``seconds`` from now)."""
+    """cpsat's schedule within ``seconds``: its profile's time limit counts from its context's start, put
+    back so that the limit ends ``seconds`` from now."""
     limit = load_profile(profile).time_limit
-    token = METHOD_START.set(time.perf_counter() + seconds - limit)
-    try:
-        return cpsat(instance, profile=profile).solution
-    finally:
-        METHOD_START.reset(token)
+    return cpsat(instance, profile=profile, context=RunContext(time.perf_counter() + seconds - limit)).solution
 
 
 def realize(data: JobData, sh: Shape, values: list[Fraction]) -> tuple[list[tuple], Fraction] | None:
@@ -353,13 +339,13 @@ def _float_below(x: Fraction) -> float:
 
 @register("malleable", "exact", objective="mean_completion", exact_over=EVERY_SOLUTION)
 def exact(instance: MalleableInstance, objective: Objective = "mean_completion", profile: str = "default",
-          max_skeletons: Skeletons = MAX_SKELETONS) -> MethodOutput:
+          max_skeletons: Skeletons = MAX_SKELETONS, *, context: RunContext | None = None) -> MethodOutput:
     """Exact over every schedule (no grid, no segment cap); its bound is valid for every schedule.
 
     Skeleton enumeration and a continuous-time capacity model, every bound proven (module docstring);
     mean completion only; refuses an instance with more than ``max_skeletons`` skeletons for a job."""
     prof = load_profile(profile)
-    deadline = Deadline.for_method(prof.time_limit)
+    deadline = Deadline.for_method(prof.time_limit, context=context)
     start, tried = _starts(instance, profile, deadline)
     n = len(instance.jobs)
     info = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern
@@ -207,7 +207,7 @@ def check_compaction(instance: PeriodicInstance, plan: Plan) -> None:
 
 
 def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | str, k_prime: KPrime, eps: Eps,
-               t_min: Seconds, workers: Workers) -> MethodOutput:
+               t_min: Seconds, workers: Workers, context: RunContext | None) -> MethodOutput:
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, run_search
 
@@ -216,7 +216,7 @@ def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | st
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)
-    deadline = method_deadline(prof.time_limit, entry)  # the whole method: search, LP build and solve
+    deadline = method_deadline(prof.time_limit, entry, context)  # the whole method: search, LP build and solve
     warm_solver()
     # the search gets at most half of what is left: the LP needs the rest
     start = run_search(instance, objective, Deadline(SEARCH_SHARE * deadline.remaining()), k_prime, eps, t_min, None,
@@ -251,14 +251,16 @@ def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | st
 @register("periodic", "persched-compact", objective="sys_efficiency",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
-                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
+                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
+                     *, context: RunContext | None = None) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
-    return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
+    return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers, context)
 
 
 @register("periodic", "persched-mindil-compact", objective="dilation",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
-                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
+                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
+                            *, context: RunContext | None = None) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
-    return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers)
+    return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers, context)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
@@ -326,7 +326,8 @@ def _periods(periods) -> list[float] | None:
     return checked if isinstance(checked, list) else [checked]
 
 
-def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k_prime, eps) -> MethodOutput:
+def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k_prime, eps,
+          context: RunContext | None) -> MethodOutput:
     from iosched.evaluate.periodic import evaluate
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, search
@@ -355,8 +356,8 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
     def evaluated(pattern: Pattern) -> float:
         return getattr(evaluate(instance, pattern), objective)
 
-    run = driver.ExactRun(prof, evaluated, sense, MILP_SCOPE,
-                          method_deadline(prof.time_limit, entry))  # the whole method: the search and every solve
+    # the whole method's deadline: the search and every solve
+    run = driver.ExactRun(prof, evaluated, sense, MILP_SCOPE, method_deadline(prof.time_limit, entry, context))
     deadline, info = run.deadline, run.info
     warm_solver()
     if periods is None:  # the best PerSched periods of the search
@@ -436,17 +437,19 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
 @register("periodic", "milp", objective="sys_efficiency",
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
+         *, context: RunContext | None = None) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap).
 
     The best restriction's pattern, or PerSched's pattern at a period where it lies on the grid (in the scope:
     its MIP start there) where that scores better (``info["incumbent"]`` then says so)."""
-    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
+    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps, context)
 
 
 @register("periodic", "milp-dilation", objective="dilation",
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
+                  *, context: RunContext | None = None) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
-    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
+    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps, context)
