@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.status import RunContext, Status, relative_gap  # noqa: F401  (re-exported)
+from iosched.status import RunContext, Sense, Status, relative_gap  # noqa: F401  (re-exported)
 from iosched.validate import check_params, declared_checks, integer
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Problem:
     name: str
     load: Callable[[str], Any]
     evaluate: Callable[[Any, Any], Any]
-    sense: Callable[[str], str]  # objective name -> "max" | "min"
+    objectives: Mapping[str, Sense]  # every objective name the problem scores -> its sense (:meth:`sense`)
     # (instance, objective name, context=None) -> proven bound: by the end of the run's budget and on its LP
     # backend when :func:`solve` passes the run's RunContext, else without a deadline, on HiGHS
     bound: Callable[..., float | None]
@@ -78,6 +78,15 @@ class Problem:
     # (instance, objective, solution) -> (bound, what it is) for a solution outside the problem's own solution set
     # (periodic: a timeline is not a pattern within the period cap), or None: the problem's bound applies
     outside_bound: Callable[[Any, str, Any], tuple[float | None, str] | None] | None = None
+
+    def sense(self, objective: str) -> Sense:
+        """Whether ``objective`` is minimised or maximised; a name the problem does not score is a ParameterError
+        naming it (never a guess: a misspelt maximised objective would be ranked backwards)."""
+        try:
+            return self.objectives[objective]
+        except (KeyError, TypeError):
+            raise ParameterError(f"{self.name} has no objective {_short(objective)}; its objectives: "
+                                 f"{', '.join(self.objectives)}") from None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
@@ -375,12 +384,12 @@ def _note(info: dict, key: str, text: str) -> None:
     info[key] = f"{info[key]}; {text}" if info.get(key) else text
 
 
-def checked_bound(bound, name: str, objective, sense: str, info: dict):
+def checked_bound(bound, name: str, objective, sense: Sense, info: dict):
     """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
     BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
     if bound is None or objective is None:
         return bound
-    past = bound - objective if sense == "min" else objective - bound
+    past = bound - objective if sense == Sense.MIN else objective - bound
     if past > BOUND_TOLERANCE * abs(objective):
         _note(info, "bound_error", f"{name} {bound!r} lies past the evaluated value {objective!r} of a feasible "
                                    f"solution, so it is wrong (a solver's tolerances or a fault): dropped")
@@ -474,7 +483,7 @@ class Result:
     method: str
     status: Status
     objective_name: str
-    sense: str
+    sense: Sense
     objective: float | None
     bound: float | None
     gap: float | None
@@ -513,7 +522,7 @@ class Result:
             "method": self.method,
             "status": self.status.value,
             "objective_name": self.objective_name,
-            "sense": self.sense,
+            "sense": str(self.sense),
             "objective": self.objective,
             "bound": self.bound,
             "gap": self.gap,
@@ -604,6 +613,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if m.randomized:
         params = {**params, "seed": seed}
     check_method_params(problem, method, params)
+    name = m.objective_of(params)
+    sense = prob.sense(name)  # an objective the problem does not score stops here, before any work
     budget = _time_limit(m, params)  # a bad profile file stops here too, before any kernel compiles
     loading, cpu = time.perf_counter(), time.process_time()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
@@ -636,8 +647,6 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if trivial is not None:
         warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
         out.info["trivial"] = trivial
-    name = m.objective_of(params)
-    sense = prob.sense(name)
     evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
     objective = prob.objective(evaluation, name) if evaluation is not None else None
     status = out.status
@@ -658,7 +667,7 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     feasible = objective if evaluation is not None and evaluation.feasible else None
     bound = checked_bound(bound, "the problem's bound", feasible, sense, out.info)
     method_bound = checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
-    own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
+    own = method_bound is not None and (bound is None or (method_bound > bound if sense == Sense.MIN else
                                                           method_bound < bound))
     bound = method_bound if own else bound
     gap = relative_gap(objective, bound) if status != Status.ERROR else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from iosched.core import Problem, RunContext, register_problem
+from iosched.core import Problem, RunContext, Sense, register_problem
 from iosched.errors import ParameterError
 from iosched.evaluate import filedomain as filedomain_eval
 from iosched.evaluate import forwarding as forwarding_eval
@@ -54,7 +54,7 @@ register_problem(Problem(
     draw=_drawing("periodic"),
     load=periodic_instances.load,
     evaluate=periodic_eval.evaluate_any,
-    sense=lambda name: "max" if name == "sys_efficiency" else "min",
+    objectives={"sys_efficiency": Sense.MAX, "dilation": Sense.MIN},
     bound=periodic_models.best_bound,
     bounds=lambda instance, context=None: periodic_models.bounds(instance),
     gap_reference=lambda instance, objective, context=None: periodic_models.gap_reference(instance, objective),
@@ -124,7 +124,8 @@ register_problem(Problem(
     draw=_drawing("window"),
     load=window_presets.load,
     evaluate=window_eval.evaluate,
-    sense=lambda name: "max",
+    # the front's hypervolume; the formulations' nodes and burst buffer (what a decision gains)
+    objectives={"hypervolume": Sense.MAX, "nodes": Sense.MAX, "burst_buffer": Sense.MAX},
     bound=_window_bound,
     bounds=_window_bounds,
     generate=window_presets.generate,
@@ -145,7 +146,7 @@ register_problem(Problem(
     draw=_drawing("forwarding"),
     load=forwarding_presets.load,
     evaluate=forwarding_eval.evaluate,
-    sense=lambda name: "min",
+    objectives={"total_io_time": Sense.MIN, "total_slowdown": Sense.MIN, "max_io_time": Sense.MIN},
     bound=lambda instance, objective, context=None: forwarding_models.lower_bound(instance, objective),
     bounds=lambda instance, context=None: forwarding_models.bounds(instance),
     generate=forwarding_presets.generate,
@@ -170,7 +171,7 @@ register_problem(Problem(
     draw=_drawing("malleable"),
     load=malleable_presets.load,
     evaluate=malleable_eval.evaluate,
-    sense=lambda name: "max" if name == "utilization" else "min",
+    objectives={"mean_completion": Sense.MIN, "makespan": Sense.MIN, "utilization": Sense.MAX},
     bound=_malleable_bound,
     bounds=lambda instance, context=None: malleable_models.bounds(
         instance, solver="highs" if context is None else context.solver),
@@ -204,7 +205,7 @@ register_problem(Problem(
     draw=_drawing("filedomain"),
     load=filedomain_presets.load,
     evaluate=filedomain_eval.evaluate,
-    sense=lambda name: "max" if name == "bandwidth" else "min",
+    objectives={"time": Sense.MIN, "bandwidth": Sense.MAX, "conflicts": Sense.MIN},
     bound=_filedomain_bound,
     bounds=lambda inst, context=None: {"time_s": filedomain_models.time_bound(inst),
                                        "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},

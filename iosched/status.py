@@ -1,6 +1,6 @@
 """The words every result is told in, shared by :mod:`iosched.core` and :mod:`iosched.solvers`:
-a status, the relative gap, and the running method's context (its clock and backend). Neither module
-needs the other to say them."""
+a status, an objective's sense, the relative gap, and the running method's context (its clock and
+backend). Neither module needs the other to say them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,15 @@ class Status(StrEnum):
     TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound
     INFEASIBLE = "infeasible"  # proven to have no solution / no pattern found
     ERROR = "error"
+
+
+class Sense(StrEnum):
+    """Which way an objective is better: ``min`` (smaller is better) or ``max``. A str, so that JSON and
+    text say ``"min"`` and ``"max"`` as they always did; :meth:`iosched.core.Problem.sense` gives an
+    objective's, and refuses a name the problem does not know."""
+
+    MIN = "min"
+    MAX = "max"
 
 
 @dataclass(frozen=True)

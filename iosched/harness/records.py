@@ -144,9 +144,12 @@ def check_fields(record: dict, stem: str) -> None:
     if name is not None or record.get("objective") is not None:
         if not isinstance(name, str) or not name:
             raise BadRecord(f"objective_name must be a non-empty string, got {_short(name)}")
-        sense = get_problem(record["problem"]).sense(name)
+        try:
+            sense = get_problem(record["problem"]).sense(name)
+        except ParameterError as e:  # an objective its problem does not score
+            raise BadRecord(f"objective_name: {e}") from None
         if record.get("sense") != sense:
-            raise BadRecord(f"sense must be {sense!r} for {record['problem']}'s {name}, got "
+            raise BadRecord(f"sense must be {sense.value!r} for {record['problem']}'s {name}, got "
                             f"{_short(record.get('sense'))}")
     if record.get("feasible") and (record.get("objective") is None or math.isinf(record["objective"])):
         raise BadRecord(f"a feasible result needs a finite objective, got {record.get('objective')!r}")

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from iosched.core import MethodOutput, RunContext, Status
+from iosched.core import MethodOutput, RunContext, Sense, Status
 from iosched.solvers import Deadline, Profile, SolveOutcome, solve_cpsat, solve_pyomo_within
 
 S = TypeVar("S")
@@ -83,21 +83,21 @@ def method_limit(deadline: Deadline, context: RunContext | None = None) -> float
     return max(deadline.end - (time.perf_counter() if origin is None else origin), 0.0)
 
 
-def better(value: float, than: float, sense: str = "min") -> bool:
+def better(value: float, than: float, sense: Sense = Sense.MIN) -> bool:
     """Whether ``value`` beats ``than`` by more than TIE (relative) in the direction ``sense`` (min or max)."""
     margin = TIE * abs(than)
-    return value < than - margin if sense == "min" else value > than + margin
+    return value < than - margin if sense == Sense.MIN else value > than + margin
 
 
-def pick(values: Sequence[float], sense: str = "min") -> int:
+def pick(values: Sequence[float], sense: Sense = Sense.MIN) -> int:
     """The index of the first of ``values`` no other beats by more than TIE: list the solver's candidates
     first, and a tie goes to the solver."""
-    best = min(values) if sense == "min" else max(values)
+    best = min(values) if sense == Sense.MIN else max(values)
     return next(i for i, v in enumerate(values) if not better(best, v, sense))
 
 
 def ranked(candidates: Iterable[tuple[str, Callable[[], S | None]]], score: Callable[[S], float],
-           deadline: Deadline | None = None, sense: str = "min") -> list[Start[S]]:
+           deadline: Deadline | None = None, sense: Sense = Sense.MIN) -> list[Start[S]]:
     """The candidates' solutions (name, a function making it) as starts, best first by ``score`` (ties keep
     the candidates' order). They run in order while ``deadline`` holds (the first always runs); a candidate
     that makes None is left out."""
@@ -108,7 +108,7 @@ def ranked(candidates: Iterable[tuple[str, Callable[[], S | None]]], score: Call
         solution = make()
         if solution is not None:
             out.append(Start(name, solution, score(solution)))
-    return sorted(out, key=lambda s: s.value if sense == "min" else -s.value)
+    return sorted(out, key=lambda s: s.value if sense == Sense.MIN else -s.value)
 
 
 class ExactRun:
@@ -119,7 +119,7 @@ class ExactRun:
     deadline counts from its start, the heuristic starts get it), None for a method called directly.
     """
 
-    def __init__(self, profile: Profile, score: Callable[[Any], float] | None = None, sense: str = "min",
+    def __init__(self, profile: Profile, score: Callable[[Any], float] | None = None, sense: Sense = Sense.MIN,
                  scope: str | None = None, deadline: Deadline | None = None, context: RunContext | None = None):
         self.profile = profile
         self.context = context

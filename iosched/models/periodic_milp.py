@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
-from iosched.core import MethodOutput, RunContext, Status, register
+from iosched.core import MethodOutput, RunContext, Sense, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
@@ -352,7 +352,7 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
     if periods is not None:
         for i, T in enumerate(periods):
             check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
-    sense = "max" if objective == "sys_efficiency" else "min"
+    sense = Sense.MAX if objective == "sys_efficiency" else Sense.MIN  # (its two methods' objectives)
     def evaluated(pattern: Pattern) -> float:
         return getattr(evaluate(instance, pattern), objective)
 
