@@ -10,10 +10,38 @@ from enum import StrEnum
 
 
 class Status(StrEnum):
-    OPTIMAL = "optimal"  # proven: by the solver, or a value that meets a proven bound
-    FEASIBLE = "feasible"  # a solution, no optimality claim (heuristics)
-    TIME_LIMIT = "time_limit"  # stopped by the limit: incumbent (if any) and bound
-    INFEASIBLE = "infeasible"  # proven to have no solution / no pattern found
+    """How a run ended: the verdict of a :class:`~iosched.core.Result`, of a method's output, and of a solver's
+    outcome (:class:`~iosched.solvers.SolveOutcome`, over its model's own scope).
+
+    A str (``"optimal"`` ...), so JSON and text say the value.
+
+    Attributes
+    ----------
+    OPTIMAL
+        A solution proven optimal. For a Result the one rule holds (:func:`iosched.core.settle`, for every
+        problem and method): it is optimal when, and only when, its objective as the problem's evaluator scores
+        it meets a bound valid for every solution of the instance (the method's own or the problem's) within
+        the tolerance (the profile's ``rel_gap``, at least 2e-6, for a method that runs a solver; 1e-9 for
+        any other). A claim that fails is downgraded to FEASIBLE (``info["not_optimal"]`` says why); a value
+        that meets the bound is optimal whatever found it (``info["optimal"]`` names the bound). In a
+        solver's outcome, or where a method's model covers a restricted set (a scope), it is optimal over
+        that model only.
+    FEASIBLE
+        A solution, and no claim that it is optimal (a heuristic's, or a scope's optimum).
+    TIME_LIMIT
+        Stopped by the time limit: the best solution found, if any, and the bound reached so far.
+    INFEASIBLE
+        No solution: proven by the solver or the method for its model, or, for a method whose search covers
+        only part of the solutions (PerSched's periods), none in what it searched (``info`` says which).
+    ERROR
+        No usable answer: the method failed, the evaluator rejected its solution, or the solver reported an
+        error (``info["error"]`` says which).
+    """
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
     ERROR = "error"
 
 

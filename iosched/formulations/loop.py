@@ -50,9 +50,10 @@ def build_model(problem: str, instance, name: str, **params):
 
     Returns
     -------
-    A Pyomo ``ConcreteModel`` (variables named as in the formulation's docstring), a CP-SAT ``CpModel`` (its
-    variables by name in ``model.named``) or an :class:`~iosched.formulations.registry.ArrayModel` (columns by
-    name in ``model.columns``; add a row with ``model.matrix.row``).
+    ConcreteModel, CpModel or ArrayModel
+        A Pyomo ``ConcreteModel`` (variables named as in the formulation's docstring), a CP-SAT ``CpModel``
+        (its variables by name in ``model.named``) or an :class:`~iosched.formulations.registry.ArrayModel`
+        (columns by name in ``model.columns``; add a row with ``model.matrix.row``).
 
     Raises
     ------
