@@ -408,7 +408,7 @@ def _counts_many(periods, B, P, w, vol, beta, tio, max_inst, max_pieces, codes, 
 _KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_add_date",
            "_fill", "_counts_many")
 _LOCK = threading.Lock()
-NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s on an idle machine
+NOTICE_AFTER = 1.0  # s: above a load from numba's disk cache on an idle machine (benchmarks/speed.md, constants)
 # once the kernel is ready: "compiled" (whether numba compiled it in this process), "seconds"
 _LOADED: dict[str, bool | float] = {}
 
@@ -434,8 +434,8 @@ def kernel():
     """The insertion kernel ``_fill``, compiled by numba (or loaded from its disk cache) once per process.
 
     numba is imported here, not with the module. The first compilation after installation (or
-    after an edit of this file) takes about 6 s of CPU on our 2-core machine, a load from the
-    cache about 0.5 s (more on a busy machine). When either takes more than NOTICE_AFTER s,
+    after an edit of this file) takes seconds, a load from the cache a fraction of one (more on a
+    busy machine; benchmarks/speed.md, constants). When either takes more than NOTICE_AFTER s,
     stderr says which it is (numba's cache index tells beforehand; its dispatchers' statistics
     afterwards) and when it is done. :func:`iosched.solve` runs it before the method's clock (the
     methods register it as ``prepare``), ``iosched compile`` ahead of any run, and

@@ -112,12 +112,12 @@ RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' 
 # the evaluator's 1e-5 (at 1e-3, the old ceiling, 5 of random:0..19 gave patterns it rejected; the default
 # precision, default_precision, is within it)
 PRECISION_SHARE = 1e-6
-READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (measured 1.2
-# at random:1:200: the kernel again, recording, and numpy arrays; margin)
+READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (the kernel again,
+# recording, and numpy arrays; a margin over the ratio measured in benchmarks/speed.md, constants)
 BATCH_INSTANCES = 256  # periods that can hold at most this many instances are built in batches ...
 BATCH_PERIODS = 32  # ... of this many periods per call of the kernel (each call costs about 5 us)
 THREADS_FROM = 2e-4  # s: with workers > 1, threads build the periods once three in a row took this long
-# (measured: the paper's sets 1 and 7-10, periods of 10-140 us, ran slower in two threads than in one)
+# (shorter periods ran slower in two threads than in one: benchmarks/speed.md, constants)
 
 # parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
 KPrime = Annotated[float | None, Number(1)]  # None: the instance's k_prime

@@ -495,8 +495,8 @@ def exact_run(instance: ForwardingInstance, objective: str, profile: Profile, sc
 
 def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int,
           context: RunContext | None) -> MethodOutput:
-    # HiGHS's presolve is off for this model: on random:1:1000 (850,000 nonzeros, the rows T >= sum_s t z over
-    # every configuration) it took 15 s to remove 1 % of them, and the whole solve 45 s; without it 13 s
+    # HiGHS's presolve is off for this model: on large instances (the rows T >= sum_s t z over every
+    # configuration) it spends most of the solve removing few nonzeros (benchmarks/speed.md, constants)
     prof = replace(load_profile(profile), highs={**load_profile(profile).highs, "presolve": "off"})
     run = exact_run(instance, objective, prof, SCOPE, context)  # the whole method: configurations, start, build, solve
     try:

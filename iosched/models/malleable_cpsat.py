@@ -200,13 +200,12 @@ def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadli
 LNS_MIN_JOBS = 13  # from this many jobs cpsat searches neighbourhoods of its start instead of the whole model
 LNS_JOBS = 3  # jobs freed per neighbourhood at first; one more after a neighbourhood solved to optimality,
 LNS_MAX_JOBS = 16  # one fewer after one that ran out of time (between 2 and LNS_MAX_JOBS)
-LNS_STEP_S = 0.5  # s per neighbourhood at most (0.5 s and 3 jobs beat 2 s and 8 jobs, or 1 s and 4, on 3 of
-#                   paper:50, paper:100, random:1:50, random:2:50: 60 s each, 2026-11-27)
+LNS_STEP_S = 0.5  # s per neighbourhood at most (0.5 s and 3 jobs beat longer, larger neighbourhoods on most
+#                   instances tried: benchmarks/speed.md, constants)
 LNS_LEAST_S = 0.2  # s: no neighbourhood started with less time left
 WHOLE_SHARE = 0.5  # of the time left after the hint: the whole model's, below LNS_MIN_JOBS jobs (the proof)
-RIGID_SHARE = 0.5  # of the search's time: rigid neighbourhoods first, from a schedule without resizes (quick
-#                    profile: paper:50 1,475.0 -> 1,459.7 s, random:5:50 1,450.4 -> 1,407.8, random:7:50
-#                    1,470.0 -> 1,437.2; default: random:1:50 1,540.3 -> 1,466.8; 2026-11-27)
+RIGID_SHARE = 0.5  # of the search's time: rigid neighbourhoods first, from a schedule without resizes (a better
+#                    mean completion on every instance tried: benchmarks/speed.md, constants)
 
 
 def _blocks(plans) -> list[tuple[int, int, int]]:

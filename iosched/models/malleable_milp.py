@@ -34,8 +34,8 @@ from iosched.models.matrix import solve as solve_matrix
 from iosched.solvers import Deadline, load_profile
 
 MAX_SLOTS_MILP = 5_000
-# columns the milp method hands to HiGHS: beyond, its presolve overruns the time limit (limit 10 s, measured
-# 2026-11-25: 288,871 columns ran 10.8 s, 670,104 columns 25.4 s, 1,140,674 columns 54 s with a 20 s limit)
+# columns the milp method hands to HiGHS: beyond, its presolve overruns the time limit (benchmarks/speed.md,
+# constants)
 MAX_MILP_COLUMNS = 300_000
 
 

@@ -27,13 +27,12 @@ pe = lazy.module("pyomo.environ")
 Spans = list[list[tuple[int, int]]]  # per application, per instance: (its compute start's event, its end's)
 Intervals = list[tuple[int, list[int]]]  # per instance: (its application, the interval indices it spans)
 
-# What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the compaction
-# LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in Pyomo and
-# 0.5 ms to hand to HiGHS (outside HiGHS's own time limit).
+# What one run may build: the compaction LP's memory, its build time in Pyomo and its handover to HiGHS
+# (outside HiGHS's own time limit) per variable, measured in benchmarks/speed.md, constants.
 MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a pattern of K' t_min can hold
 SEARCH_SHARE = 0.5  # of an exact method's budget, at most this much goes to the PerSched search before it
 SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
-HANDOVER_LP = 2.5  # Pyomo hands the LP to HiGHS in this multiple of its build time (measured 1.3-1.6x)
+HANDOVER_LP = 2.5  # Pyomo hands the LP to HiGHS in this multiple of its build time (a margin over the measured)
 
 
 def warm_solver() -> None:

@@ -140,8 +140,8 @@ def _exact(instance: PeriodicInstance, profile, gap: float, context: RunContext 
         part = START_SHARE if b is not None else OPEN_SHARE
         share = Profile("exact-start", max(part * deadline.remaining(), 0.01), prof.rel_gap, prof.threads, prof.seed,
                         solver=prof.solver)
-        # where no leaf can be solved, the incumbent is all there is: a wider search (measured on set 4 under
-        # 500 s: 0.6558756 from a one-cycle window at stagger 0.5, warmup 5, against 0.6556580 by default)
+        # where no leaf can be solved, the incumbent is all there is: a wider search (it found a better pattern on
+        # set 4: benchmarks/speed.md, constants)
         wide = {} if b is not None else WIDE_SEARCH
         found = trace_compact(instance, profile=share, **wide)
         consider(found.solution, "trace-compact")

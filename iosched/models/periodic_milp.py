@@ -27,14 +27,14 @@ pe = lazy.module("pyomo.environ")
 if TYPE_CHECKING:
     from pyomo.environ import ConcreteModel
 
-# What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the
-# time-indexed MILP (3 K S variables, about 5 K S constraints) took 0.25 ms per cell to build
-# and 1.1 ms to hand to HiGHS (outside HiGHS's own time limit).
+# What one run may build: the time-indexed MILP (3 K S variables, about 5 K S constraints), its build
+# time and its handover to HiGHS (outside HiGHS's own time limit) per cell, measured in benchmarks/speed.md,
+# constants.
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
 MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
 MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_MILP_CELL = 1.3e-3  # building one time-indexed model and loading it into HiGHS (the first)
-HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (measured 3.4-6.0x)
+HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (the most measured)
 
 MILP_SCOPE = "a time grid at the given periods (by default PerSched's three best, all <= K' t_min)"
 Slots = Annotated[int | None, Integer(2)]

@@ -265,8 +265,9 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     variables are a MIP start (see :func:`solve_pyomo`); a function of the built model says whether they are.
 
     The garbage collector is paused meanwhile: a full collection over a large heap (another
-    model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
-    meaningless; Pyomo's models hold no cycles worth collecting during a solve.
+    model built earlier in the process) can take many times a small build and make the estimate
+    meaningless (benchmarks/speed.md, constants); Pyomo's models hold no cycles worth collecting
+    during a solve.
     """
     backends.interface(profile.solver)  # Pyomo's first import is not part of the build time the estimate scales
 
