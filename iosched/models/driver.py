@@ -5,8 +5,8 @@ Every exact method (forwarding's MILPs, periodic's time-indexed MILP, malleable'
 filedomain's exact) runs the same five steps; an :class:`ExactRun` owns them, the method only its model:
 
 1. **The deadline.** The profile's ``time_limit`` is the whole method's budget, counted from the method's
-   start (:meth:`iosched.solvers.Deadline.for_method`: from when :func:`iosched.solve` started its clock, the
-   run's :class:`~iosched.core.RunContext` that solve passes the method and the method passes the run):
+   start (:meth:`iosched.solvers.Deadline.for_method`: from when :func:`iosched.solve` started its clock, as
+   the :class:`~iosched.core.RunContext` that solve passes the method, and the method its ExactRun, says):
    computing the model's data, the starts, building, handing over and solving all count against it.
 2. **The start.** The heuristics' solutions, scored by the problem's evaluator (:func:`ranked`), run within
    the deadline: the best is what the method returns when no model is built or solved in time, or the
