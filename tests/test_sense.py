@@ -85,6 +85,7 @@ def test_a_record_with_an_objective_its_problem_does_not_score_is_refused():
     task = Task("window", "paper:example", "naive", {}, None)
     record = {**task.to_dict(), "key": task.key, "status": "OK", "objective_name": "hypervolum",
               "sense": "max", "objective": 0.5, "feasible": True}
-    with pytest.raises(BadRecord, match="objective_name: window has no objective 'hypervolum'"):
+    with pytest.raises(BadRecord, match=r"objective_name 'hypervolum' is not an objective of window \(its "
+                                        r"objectives: hypervolume, nodes, burst_buffer\)"):
         check_fields(record, task.key)
     check_fields({**record, "objective_name": "hypervolume"}, task.key)  # the same record, rightly named, passes

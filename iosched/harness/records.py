@@ -144,10 +144,11 @@ def check_fields(record: dict, stem: str) -> None:
     if name is not None or record.get("objective") is not None:
         if not isinstance(name, str) or not name:
             raise BadRecord(f"objective_name must be a non-empty string, got {_short(name)}")
-        try:
-            sense = get_problem(record["problem"]).sense(name)
-        except ParameterError as e:  # an objective its problem does not score
-            raise BadRecord(f"objective_name: {e}") from None
+        prob = get_problem(record["problem"])
+        if name not in prob.objectives:  # (its sense would be a guess)
+            raise BadRecord(f"objective_name {_short(name)} is not an objective of {record['problem']} (its "
+                            f"objectives: {', '.join(prob.objectives)})")
+        sense = prob.sense(name)
         if record.get("sense") != sense:
             raise BadRecord(f"sense must be {sense.value!r} for {record['problem']}'s {name}, got "
                             f"{_short(record.get('sense'))}")
