@@ -28,7 +28,6 @@ import argparse
 import collections
 import contextlib
 import copy
-import inspect
 import io
 import json
 import math
@@ -40,7 +39,7 @@ import time
 
 import iosched
 from iosched.cli import main as cli
-from iosched.core import METHODS, get_problem
+from iosched.core import METHODS, get_problem, method_parameters
 
 NASTY = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "neg": -1, "zero": 0, "huge": 10**400,
          "big": 1e300, "tiny": 1e-300, "str": "abc", "bool": True, "null": None, "list": [], "dict": {},
@@ -143,7 +142,7 @@ def cases(problem: str, folder: str):
                 yield label, ["solve", problem, target, "--method", FAST.get(problem, "naive")]
     spec = prob.builtins[0]
     for m in sorted((m for m in METHODS.values() if m.problem == problem), key=lambda m: m.name):
-        names = list(inspect.signature(m.run).parameters)[1:]
+        names = list(method_parameters(m.run))
         quick = ["--profile", "quick"] if "profile" in names else []
         for pname in names:
             if pname == "profile":

@@ -22,9 +22,9 @@ from iosched.commands.common import dump_json, fmt, json_safe, parse_params, sho
 from iosched.commands.library import cmd_library
 from iosched.commands.simulate import cmd_simulate
 from iosched.core import (
-    BOUND_SOLVER,
     METHODS,
     PROBLEMS,
+    RunContext,
     Status,
     describe,
     get_method,
@@ -153,11 +153,7 @@ def cmd_bound(args) -> int:
     prob = get_problem(args.problem)
     backends.require(args.solver)  # a missing backend's error names its package, before any work
     inst = prob.read_instance(args.instance)
-    token = BOUND_SOLVER.set(args.solver)
-    try:
-        b = prob.bounds(inst)
-    finally:
-        BOUND_SOLVER.reset(token)
+    b = prob.bounds(inst, RunContext(solver=args.solver))  # the LP bounds on --solver's backend
     if args.json:
         print(dump_json({"problem": args.problem, "instance": inst.name, "bounds": b}))
     else:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iosched.errors import InstanceError, ParameterError
-from iosched.status import BOUND_END, BOUND_SOLVER, METHOD_START, Status, relative_gap  # noqa: F401  (re-exported)
+from iosched.status import RunContext, Sense, Status, relative_gap  # noqa: F401  (re-exported)
 from iosched.validate import check_params, declared_checks, integer
 
 if TYPE_CHECKING:
@@ -55,9 +55,11 @@ class Problem:
     name: str
     load: Callable[[str], Any]
     evaluate: Callable[[Any, Any], Any]
-    sense: Callable[[str], str]  # objective name -> "max" | "min"
-    bound: Callable[[Any, str], float | None]  # (instance, objective name) -> proven bound
-    bounds: Callable[[Any], dict]  # instance -> every bound the problem knows, by name
+    objectives: Mapping[str, Sense]  # every objective name the problem scores -> its sense (:meth:`sense`)
+    # (instance, objective name, context=None) -> proven bound: by the end of the run's budget and on its LP
+    # backend when :func:`solve` passes the run's RunContext, else without a deadline, on HiGHS
+    bound: Callable[..., float | None]
+    bounds: Callable[..., dict]  # (instance, context=None) -> every bound the problem knows, by name
     generate: Callable[..., Any]  # (seed, **size) -> a random instance
     builtins: list[str]
     models: dict[str, Callable[..., Any]] = field(default_factory=dict)  # name -> (instance, **p) -> model
@@ -65,7 +67,7 @@ class Problem:
     solution_to_dict: Callable[[Any, Any], dict] = _solution_dict
     instance_type: type[JsonInstance] | None = None  # the Instance class (from_dict / from_json)
     solution_from_dict: Callable[[dict], Any] | None = None
-    gap_reference: Callable[[Any, str], str] | None = None  # (instance, objective) -> what ``bound`` is, in words
+    gap_reference: Callable[..., str] | None = None  # (instance, objective, context=None) -> what ``bound`` is
     # (instance, Result) -> the problem's own report columns for one result ({name: number or bool}; the
     # report gives each configuration's mean, a bool as a share), beside the gap to the bound
     report_columns: Callable[[Any, Any], dict] | None = None
@@ -76,6 +78,15 @@ class Problem:
     # (instance, objective, solution) -> (bound, what it is) for a solution outside the problem's own solution set
     # (periodic: a timeline is not a pattern within the period cap), or None: the problem's bound applies
     outside_bound: Callable[[Any, str, Any], tuple[float | None, str] | None] | None = None
+
+    def sense(self, objective: str) -> Sense:
+        """Whether ``objective`` is minimised or maximised; a name the problem does not score is a ParameterError
+        naming it (never a guess: a misspelt maximised objective would be ranked backwards)."""
+        try:
+            return self.objectives[objective]
+        except (KeyError, TypeError):
+            raise ParameterError(f"{self.name} has no objective {_short(objective)}; its objectives: "
+                                 f"{', '.join(self.objectives)}") from None
 
     def read_instance(self, spec):
         """An instance from an instance object, a dict, a Path, JSON text, a built-in name, a file name,
@@ -176,9 +187,23 @@ class Method:
         parameter where it takes one (its default is the registered objective), else the registered one."""
         return params.get("objective", self.objective) if "objective" in _signature(self.run) else self.objective
 
+    @property
+    def takes_context(self) -> bool:
+        """Whether :func:`solve` hands the method the run's :class:`RunContext` (its keyword ``context``)."""
+        return CONTEXT in _signature(self.run)
+
 
 def _signature(fn) -> Mapping[str, inspect.Parameter]:
     return inspect.signature(fn).parameters
+
+
+CONTEXT = "context"  # a method's keyword for the run's RunContext: solve passes it, no user gives it
+
+
+def method_parameters(fn: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """The parameters a user gives a method ``fn(instance, ...)``: its signature's after the instance, without
+    the ``context`` that :func:`solve` passes (``iosched list``, the parameter checks and suites see these)."""
+    return {name: p for name, p in list(_signature(fn).items())[1:] if name != CONTEXT}
 
 
 PROBLEMS: dict[str, Problem] = {}
@@ -219,6 +244,10 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
     phrase naming the restricted set (the scope) it optimises over, "a time grid, at most `segments` runs per
     job" (its optimum is then reported in ``info`` with that scope, never as the result's bound).
 
+    A method whose budget counts from :func:`solve`'s clock takes a keyword-only ``context=None``: solve passes
+    it the run's :class:`RunContext`, which is no parameter of the method's (``iosched list`` does not show it, a
+    user cannot give it); called directly, the method has none and counts from its first line.
+
     ``prepare`` is a one-off step that :func:`solve` runs before it starts the method's clock
     (compiling a kernel, or loading it from a cache); its time is reported apart. A method with an
     ``objective`` parameter optimises the objective it names, and its result reports that one
@@ -230,6 +259,10 @@ def register(problem: str, name: str, objective: str, randomized: bool = False,
         if own is not None and own.default != objective:
             raise ValueError(f"{problem}/{name}: registered for {objective!r}, but its objective parameter "
                              f"defaults to {own.default!r}")
+        context = _signature(fn).get(CONTEXT)
+        if context is not None and (context.kind != inspect.Parameter.KEYWORD_ONLY or context.default is not None):
+            raise ValueError(f"{problem}/{name}: its {CONTEXT} parameter must be keyword-only with default None (a "
+                             f"direct call has no context)")
         METHODS[f"{problem}/{name}"] = Method(problem, name, fn, objective, plain_summary(fn.__doc__), randomized,
                                               prepare, exact_over)
         return fn
@@ -262,7 +295,7 @@ def parameters(problem: str, method: str) -> list[Parameter]:
     m = get_method(problem, method)
     declared = declared_checks(m.run)
     out = []
-    for name, p in list(inspect.signature(m.run).parameters.items())[1:]:
+    for name, p in method_parameters(m.run).items():
         checks, none_ok = declared.get(name, ([], False))
         if checks:
             accepts = "; ".join(c.describe() for c in checks) + (", or null" if none_ok else "")
@@ -351,12 +384,12 @@ def _note(info: dict, key: str, text: str) -> None:
     info[key] = f"{info[key]}; {text}" if info.get(key) else text
 
 
-def checked_bound(bound, name: str, objective, sense: str, info: dict):
+def checked_bound(bound, name: str, objective, sense: Sense, info: dict):
     """``bound``, or None when it lies past the evaluated value of a feasible solution by more than
     BOUND_TOLERANCE: no valid bound can (a solver's tolerances or a fault gave it), and it is reported."""
     if bound is None or objective is None:
         return bound
-    past = bound - objective if sense == "min" else objective - bound
+    past = bound - objective if sense == Sense.MIN else objective - bound
     if past > BOUND_TOLERANCE * abs(objective):
         _note(info, "bound_error", f"{name} {bound!r} lies past the evaluated value {objective!r} of a feasible "
                                    f"solution, so it is wrong (a solver's tolerances or a fault): dropped")
@@ -450,7 +483,7 @@ class Result:
     method: str
     status: Status
     objective_name: str
-    sense: str
+    sense: Sense
     objective: float | None
     bound: float | None
     gap: float | None
@@ -489,7 +522,7 @@ class Result:
             "method": self.method,
             "status": self.status.value,
             "objective_name": self.objective_name,
-            "sense": self.sense,
+            "sense": str(self.sense),
             "objective": self.objective,
             "bound": self.bound,
             "gap": self.gap,
@@ -510,8 +543,7 @@ def check_method_params(problem: str, method: str, params: dict) -> None:
     """Every parameter of ``params`` known to ``problem/method`` and within its declared range, and
     the solver profile it names readable: a ParameterError naming what is wrong, before any work."""
     m = get_method(problem, method)
-    signature = inspect.signature(m.run)
-    unknown = sorted(set(params) - set(list(signature.parameters)[1:]))
+    unknown = sorted(set(params) - set(method_parameters(m.run)))
     if unknown:
         known = ", ".join(p.name for p in parameters(problem, method)) or "none"
         raise ParameterError(f"{problem}/{method}: unknown parameter {unknown[0]!r}; its parameters: {known}")
@@ -581,6 +613,8 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
     if m.randomized:
         params = {**params, "seed": seed}
     check_method_params(problem, method, params)
+    name = m.objective_of(params)
+    sense = prob.sense(name)  # an objective the problem does not score stops here, before any work
     budget = _time_limit(m, params)  # a bad profile file stops here too, before any kernel compiles
     loading, cpu = time.perf_counter(), time.process_time()
     instance = prob.read_instance(instance)  # generating a named instance counts against the method's budget
@@ -596,66 +630,56 @@ def solve(problem: str, instance, method: str, seed: int | None = None, *, attac
         prepare_time = time.perf_counter() - start
         start = time.perf_counter()
     profile = method_profile(m, params)
-    # the problem's LP bounds run on the method's backend (a bad profile value is the method's to refuse)
-    solver_token = BOUND_SOLVER.set(getattr(profile, "solver", "highs"))
-    try:
-        if out is None:
-            cpu -= time.process_time()
-            token = METHOD_START.set(start - loading)
-            try:
-                out = m.run(instance, **params)
-            except ParameterError:
-                raise
-            except Exception as e:  # a failing method is a result (status error), not a crash
-                out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
-            finally:
-                METHOD_START.reset(token)
-            cpu += time.process_time()
-        method_time = time.perf_counter() - start
-        trivial = prob.trivial(instance) if prob.trivial is not None else None
-        if trivial is not None:
-            warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
-            out.info["trivial"] = trivial
-        name = m.objective_of(params)
-        sense = prob.sense(name)
-        evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
-        objective = prob.objective(evaluation, name) if evaluation is not None else None
-        status = out.status
-        if evaluation is not None and not evaluation.feasible:
-            status = Status.ERROR
-            out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
-                str(v) for v in evaluation.violations[:5])
-        bound_start = time.perf_counter()
-        token = BOUND_END.set(start - loading + budget)
-        outside = None
+    # the method's clock starts before the loading; the problem's bound ends with the method's budget, its LPs
+    # on the method's backend (a bad profile value is the method's to refuse)
+    context = RunContext(start - loading, start - loading + budget, getattr(profile, "solver", "highs"))
+    if out is None:
+        cpu -= time.process_time()
         try:
-            if prob.outside_bound is not None and out.solution is not None:
-                outside = prob.outside_bound(instance, name, out.solution)
-            bound = (outside[0] if outside else prob.bound(instance, name)) if attach_bound else None
-        except Exception as e:  # no bound is a weaker result, not a failed one
-            bound = None
-            _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
-        finally:
-            BOUND_END.reset(token)
-        bound_time = time.perf_counter() - bound_start
-        feasible = objective if evaluation is not None and evaluation.feasible else None
-        bound = checked_bound(bound, "the problem's bound", feasible, sense, out.info)
-        method_bound = checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
-        own = method_bound is not None and (bound is None or (method_bound > bound if sense == "min" else
-                                                              method_bound < bound))
-        bound = method_bound if own else bound
-        gap = relative_gap(objective, bound) if status != Status.ERROR else None
-        proof = "the problem's bound"
-        if gap is not None and own:
-            proof = "the method's own bound"
-            out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
-        elif gap is not None and outside:
-            proof = out.info["gap_against"] = outside[1]
-        elif gap is not None and prob.gap_reference is not None:
-            proof = out.info["gap_against"] = prob.gap_reference(instance, name)
-        status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
-        return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
-                      objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
-                      out.info, method_time, bound_time, prepare_time, cpu, instance)
-    finally:
-        BOUND_SOLVER.reset(solver_token)
+            out = m.run(instance, **params, **({CONTEXT: context} if m.takes_context else {}))
+        except ParameterError:
+            raise
+        except Exception as e:  # a failing method is a result (status error), not a crash
+            out = MethodOutput(None, Status.ERROR, info={"error": f"{type(e).__name__}: {e}"})
+        cpu += time.process_time()
+    method_time = time.perf_counter() - start
+    trivial = prob.trivial(instance) if prob.trivial is not None else None
+    if trivial is not None:
+        warnings.warn(trivial, TrivialInstanceWarning, stacklevel=2)
+        out.info["trivial"] = trivial
+    evaluation = prob.evaluate(instance, out.solution) if out.solution is not None else None
+    objective = prob.objective(evaluation, name) if evaluation is not None else None
+    status = out.status
+    if evaluation is not None and not evaluation.feasible:
+        status = Status.ERROR
+        out.info["error"] = "the evaluator rejected the solution: " + "; ".join(
+            str(v) for v in evaluation.violations[:5])
+    bound_start = time.perf_counter()
+    outside = None
+    try:
+        if prob.outside_bound is not None and out.solution is not None:
+            outside = prob.outside_bound(instance, name, out.solution)
+        bound = (outside[0] if outside else prob.bound(instance, name, context)) if attach_bound else None
+    except Exception as e:  # no bound is a weaker result, not a failed one
+        bound = None
+        _note(out.info, "bound_error", f"{type(e).__name__}: {e}")
+    bound_time = time.perf_counter() - bound_start
+    feasible = objective if evaluation is not None and evaluation.feasible else None
+    bound = checked_bound(bound, "the problem's bound", feasible, sense, out.info)
+    method_bound = checked_bound(out.bound, "the method's bound", feasible, sense, out.info)
+    own = method_bound is not None and (bound is None or (method_bound > bound if sense == Sense.MIN else
+                                                          method_bound < bound))
+    bound = method_bound if own else bound
+    gap = relative_gap(objective, bound) if status != Status.ERROR else None
+    proof = "the problem's bound"
+    if gap is not None and own:
+        proof = "the method's own bound"
+        out.info["gap_against"] = proof + ("" if attach_bound else " (the problem's was not asked for)")
+    elif gap is not None and outside:
+        proof = out.info["gap_against"] = outside[1]
+    elif gap is not None and prob.gap_reference is not None:
+        proof = out.info["gap_against"] = prob.gap_reference(instance, name, context)
+    status = settle(status, feasible, bound, gap, optimality_tolerance(m, params), proof, out.info)
+    return Result(problem, getattr(instance, "name", "instance"), method, status, name, sense,
+                  objective, bound, gap, time.perf_counter() - start, params, seed, evaluation, out.solution,
+                  out.info, method_time, bound_time, prepare_time, cpu, instance)

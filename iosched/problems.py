@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from iosched.core import Problem, register_problem
+from iosched.core import Problem, RunContext, Sense, register_problem
 from iosched.errors import ParameterError
 from iosched.evaluate import filedomain as filedomain_eval
 from iosched.evaluate import forwarding as forwarding_eval
@@ -38,6 +38,7 @@ from iosched.models import forwarding_exact as _forwarding_exact  # noqa: F401  
 from iosched.models import malleable as malleable_models  # (also registers the exact methods)
 from iosched.models import periodic as periodic_models
 from iosched.models import window as window_models
+from iosched.solvers import Deadline
 
 
 def _drawing(problem: str):
@@ -54,10 +55,10 @@ register_problem(Problem(
     draw=_drawing("periodic"),
     load=periodic_instances.load,
     evaluate=periodic_eval.evaluate_any,
-    sense=lambda name: "max" if name == "sys_efficiency" else "min",
+    objectives={"sys_efficiency": Sense.MAX, "dilation": Sense.MIN},
     bound=periodic_models.best_bound,
-    bounds=periodic_models.bounds,
-    gap_reference=periodic_models.gap_reference,
+    bounds=lambda instance, context=None: periodic_models.bounds(instance),
+    gap_reference=lambda instance, objective, context=None: periodic_models.gap_reference(instance, objective),
     outside_bound=periodic_models.timeline_bound,
     generate=periodic_instances.generate,
     builtins=periodic_instances.BUILTIN,
@@ -71,7 +72,7 @@ register_problem(Problem(
 WINDOW_BOUND_SECONDS = 5.0
 
 
-def _window_bound(instance, objective):
+def _window_bound(instance, objective, context: RunContext | None = None):
     """The hypervolume of the exact front: no feasible front covers more. None (absent) where the
     exact front is beyond the dynamic program's reach (too many states, sizes beyond 63 bits) or
     takes more than WINDOW_BOUND_SECONDS: a bound is not worth waiting for longer than the method."""
@@ -82,7 +83,7 @@ def _window_bound(instance, objective):
     return window_eval.front_hypervolume(instance, front)
 
 
-def _window_bounds(instance):
+def _window_bounds(instance, context: RunContext | None = None):
     """The hypervolume bound and the exact front it comes from, both absent (None) where the bound is."""
     hv = _window_bound(instance, "hypervolume")
     front = None if hv is None else [p.__dict__ for p in window_models.pareto_front(instance)]  # cached
@@ -124,7 +125,8 @@ register_problem(Problem(
     draw=_drawing("window"),
     load=window_presets.load,
     evaluate=window_eval.evaluate,
-    sense=lambda name: "max",
+    # the front's hypervolume; the formulations' nodes and burst buffer (what a decision gains)
+    objectives={"hypervolume": Sense.MAX, "nodes": Sense.MAX, "burst_buffer": Sense.MAX},
     bound=_window_bound,
     bounds=_window_bounds,
     generate=window_presets.generate,
@@ -145,9 +147,9 @@ register_problem(Problem(
     draw=_drawing("forwarding"),
     load=forwarding_presets.load,
     evaluate=forwarding_eval.evaluate,
-    sense=lambda name: "min",
-    bound=forwarding_models.lower_bound,
-    bounds=forwarding_models.bounds,
+    objectives={"total_io_time": Sense.MIN, "total_slowdown": Sense.MIN, "max_io_time": Sense.MIN},
+    bound=lambda instance, objective, context=None: forwarding_models.lower_bound(instance, objective),
+    bounds=lambda instance, context=None: forwarding_models.bounds(instance),
     generate=forwarding_presets.generate,
     builtins=forwarding_presets.BUILTIN,
     models=builders("forwarding"),
@@ -159,15 +161,23 @@ register_problem(Problem(
 
 # --- malleable: expanding and shrinking jobs (DMR, Iserte et al.) ----------------------------------
 
+
+def _malleable_bound(instance, objective, context: RunContext | None = None):
+    """The malleable bound by the end of the run's budget, its LPs on the run's backend (HiGHS without a run)."""
+    return malleable_models.bound(instance, objective, Deadline.for_bound(context),
+                                  "highs" if context is None else context.solver)
+
 register_problem(Problem(
     name="malleable",
     draw=_drawing("malleable"),
     load=malleable_presets.load,
     evaluate=malleable_eval.evaluate,
-    sense=lambda name: "max" if name == "utilization" else "min",
-    bound=malleable_models.bound,
-    bounds=malleable_models.bounds,
-    gap_reference=malleable_models.gap_reference,
+    objectives={"mean_completion": Sense.MIN, "makespan": Sense.MIN, "utilization": Sense.MAX},
+    bound=_malleable_bound,
+    bounds=lambda instance, context=None: malleable_models.bounds(
+        instance, solver="highs" if context is None else context.solver),
+    gap_reference=lambda instance, objective, context=None: malleable_models.gap_reference(
+        instance, objective, "highs" if context is None else context.solver),
     generate=malleable_presets.generate,
     builtins=malleable_presets.BUILTIN,
     models=builders("malleable"),
@@ -180,9 +190,10 @@ register_problem(Problem(
 # --- filedomain: file domains for collective I/O ---------------------------------------------------
 
 
-def _filedomain_bound(instance, objective):
-    """Time: the cheap bound of models.filedomain.time_bound; bandwidth: data over it; conflicts: 0."""
-    t = filedomain_models.time_bound(instance)
+def _filedomain_bound(instance, objective, context: RunContext | None = None):
+    """Time: the cheap bound of models.filedomain.time_bound (by the end of the run's budget); bandwidth: data
+    over it; conflicts: 0."""
+    t = filedomain_models.time_bound(instance, deadline=Deadline.for_bound(context))
     return {"time": t, "bandwidth": instance.data_bytes / t / filedomain_instances.GB, "conflicts": 0.0}.get(objective)
 
 
@@ -195,10 +206,10 @@ register_problem(Problem(
     draw=_drawing("filedomain"),
     load=filedomain_presets.load,
     evaluate=filedomain_eval.evaluate,
-    sense=lambda name: "max" if name == "bandwidth" else "min",
+    objectives={"time": Sense.MIN, "bandwidth": Sense.MAX, "conflicts": Sense.MIN},
     bound=_filedomain_bound,
-    bounds=lambda inst: {"time_s": filedomain_models.time_bound(inst),
-                         "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
+    bounds=lambda inst, context=None: {"time_s": filedomain_models.time_bound(inst),
+                                       "bandwidth_gbs": _filedomain_bound(inst, "bandwidth")},
     generate=filedomain_presets.generate,
     builtins=filedomain_presets.BUILTIN,
     models=builders("filedomain"),

@@ -103,3 +103,23 @@ def test_the_start_as_result_when_nothing_was_built():
 def test_better_is_strict_beyond_the_tie(sense):
     assert not driver.better(1.0, 1.0, sense)
     assert driver.better(0.5, 1.0, "min") and driver.better(2.0, 1.0, "max")
+
+
+def test_a_runs_deadline_and_its_starts_limits_count_from_the_contexts_start():
+    """With the run's context, the driver's deadline and the time_limit it gives a heuristic start both count from
+    solve's clock (context.method_start), so the start, called with the same context, ends by the deadline;
+    without one, from now."""
+    import time
+
+    from iosched.core import RunContext
+
+    began = time.perf_counter() - 3.0  # solve started the clock 3 s ago (loading the instance, say)
+    context = RunContext(method_start=began)
+    run = driver.ExactRun(PROFILE, context=context)
+    assert run.deadline.end == pytest.approx(began + PROFILE.time_limit)
+    limit = driver.method_limit(run.deadline, context)
+    assert limit == pytest.approx(PROFILE.time_limit)  # from the same origin: ends with the run
+    assert Deadline.for_method(limit, context=context).end == pytest.approx(run.deadline.end)
+    alone = driver.ExactRun(PROFILE)  # called directly: from now
+    assert alone.deadline.remaining() > PROFILE.time_limit - 1.0
+    assert driver.method_limit(run.deadline) == pytest.approx(run.deadline.remaining(), abs=0.1)

@@ -4,7 +4,6 @@ outside it is refused by name, by ``solve`` and by a suite at load time, before 
 The bad values are derived from each declared check, so a parameter added later is tried too.
 """
 
-import inspect
 import json
 import math
 import re
@@ -13,7 +12,7 @@ import typing
 import pytest
 
 import iosched
-from iosched.core import METHODS
+from iosched.core import METHODS, method_parameters
 from iosched.errors import ParameterError
 from iosched.harness.suite import load_suite
 from iosched.validate import CHECKS, Boolean, Integer, ListOf, Number, OneOf
@@ -26,7 +25,7 @@ NOT_DECLARED = {"profile", "seed"}  # checked against solvers.toml by solve; a r
 
 def _params(method):
     hints = typing.get_type_hints(method.run, include_extras=True)
-    for name in list(inspect.signature(method.run).parameters)[1:]:
+    for name in method_parameters(method.run):
         if name not in NOT_DECLARED:
             yield name, [c for c in getattr(hints[name], "__metadata__", ()) if isinstance(c, CHECKS)]
 

@@ -135,32 +135,90 @@ def test_a_named_profile_file_must_exist(monkeypatch, tmp_path, capsys):
 
 
 def test_a_methods_deadline_counts_from_when_solve_started_its_clock():
-    """Deadline.for_method inside a method run by iosched.solve starts at solve's clock, not at
-    the method's first line: work before it (here a sleep standing for a slow set-up) counts."""
+    """Deadline.for_method inside a method run by iosched.solve starts at solve's clock (the run's context, which
+    solve passes the method), not at the method's first line: work before it (here a sleep standing for a slow
+    set-up) counts. Called directly, without a context, the method counts from now."""
     import time
 
     from iosched import core
-    from iosched.core import MethodOutput, register, solve
+    from iosched.core import MethodOutput, RunContext, register, solve
     from iosched.solvers import Deadline
 
     seen = {}
 
     @register("window", "_deadline_probe", objective="hypervolume")
-    def probe(instance):
-        seen["before"] = Deadline.for_method(5.0).remaining()
+    def probe(instance, *, context: RunContext | None = None):
+        seen["context"] = context
+        seen["before"] = Deadline.for_method(5.0, context=context).remaining()
         time.sleep(0.05)
-        seen["after"] = Deadline.for_method(5.0).remaining()
-        seen["default"] = Deadline.for_method().seconds
+        seen["after"] = Deadline.for_method(5.0, context=context).remaining()
+        seen["default"] = Deadline.for_method(context=context).seconds
         return MethodOutput(None, Status.ERROR)
 
     try:
+        before = time.perf_counter()
         solve("window", "paper:example", "_deadline_probe")
+        assert core.parameters("window", "_deadline_probe") == []  # the context is no parameter of the method
+        with pytest.raises(ParameterError, match="unknown parameter 'context'"):  # nor can a user give it
+            solve("window", "paper:example", "_deadline_probe", context=RunContext())
     finally:
         core.METHODS.pop("window/_deadline_probe", None)
     assert seen["after"] <= seen["before"] - 0.05  # one budget, whenever it is asked for
     assert seen["default"] == load_profile("default").time_limit
-    assert core.METHOD_START.get() is None  # reset after the method
+    context = seen["context"]
+    assert before <= context.method_start <= time.perf_counter()
+    assert context.bound_end == pytest.approx(context.method_start + load_profile("default").time_limit)
+    assert context.solver == "highs"  # a method without a profile: its bounds' LPs on HiGHS
     assert Deadline.for_method(5.0).remaining() > 4.9  # outside solve: from now
+    assert Deadline.for_bound(None) is None  # a bound called directly has no deadline
+    assert Deadline.for_bound(RunContext(bound_end=time.perf_counter() - 1)).expired()
+
+
+def test_a_context_parameter_must_be_keyword_only_and_default_to_none():
+    """A direct call has no context: a method that could not be called without one is refused at registration."""
+    from iosched import core
+    from iosched.core import MethodOutput, register
+
+    def positional(instance, context=None):
+        return MethodOutput(None)
+
+    def required(instance, *, context):
+        return MethodOutput(None)
+
+    for fn in (positional, required):
+        with pytest.raises(ValueError, match="keyword-only with default None"):
+            register("window", "_context_probe", objective="hypervolume")(fn)
+    assert "window/_context_probe" not in core.METHODS
+
+
+def test_the_problems_bound_gets_the_runs_solver_and_deadline(monkeypatch):
+    """solve hands the problem's bound and its words the run's context: the LPs on the method's profile's backend
+    (``quick:scip``: SCIP), by the end of the method's budget."""
+    import time
+
+    from iosched import core
+    from iosched.core import get_problem, register, solve
+    from iosched.heuristics.malleable import rigid_fcfs
+
+    prob, seen = get_problem("malleable"), {}
+    monkeypatch.setattr(prob, "bound", lambda instance, objective, context=None: seen.setdefault("bound", context)
+                        and 0.0)
+    monkeypatch.setattr(prob, "gap_reference", lambda instance, objective, context=None:
+                        seen.setdefault("words", context) and "a probe's bound")
+
+    @register("malleable", "_context_probe", objective="mean_completion")
+    def probe(instance, profile: str = "default"):
+        return rigid_fcfs(instance)
+
+    try:
+        start = time.perf_counter()
+        res = solve("malleable", "paper:50", "_context_probe", profile="quick:scip")
+    finally:
+        core.METHODS.pop("malleable/_context_probe", None)
+    assert res.info["gap_against"] == "a probe's bound"
+    assert seen["bound"] is seen["words"]  # one context for the run
+    assert seen["bound"].solver == "scip"
+    assert start <= seen["bound"].bound_end - load_profile("quick").time_limit <= time.perf_counter()
 
 
 @pytest.mark.parametrize("text", ["default = " + "[" * 100_000 + "]" * 100_000 + "\n",

@@ -320,7 +320,7 @@ def shared_units(unit: int, starts, ends, owners) -> tuple[np.ndarray, np.ndarra
 
 def distinct(x: np.ndarray) -> np.ndarray:
     """The sorted distinct values of an integer array (a sort and a comparison: numpy 2's hashing
-    np.unique took 0.5 s on 3.6 million offsets, the sort 0.1 s)."""
+    np.unique took five times as long on millions of offsets: benchmarks/speed.md, constants)."""
     x = np.sort(x)
     return x[np.r_[True, x[1:] != x[:-1]]] if len(x) else x
 

@@ -17,9 +17,8 @@ import time
 from dataclasses import dataclass, field
 
 from iosched.core import (
-    BOUND_END,
-    BOUND_SOLVER,
     Result,
+    RunContext,
     Status,
     checked_bound,
     get_problem,
@@ -51,9 +50,10 @@ def build_model(problem: str, instance, name: str, **params):
 
     Returns
     -------
-    A Pyomo ``ConcreteModel`` (variables named as in the formulation's docstring), a CP-SAT ``CpModel`` (its
-    variables by name in ``model.named``) or an :class:`~iosched.formulations.registry.ArrayModel` (columns by
-    name in ``model.columns``; add a row with ``model.matrix.row``).
+    ConcreteModel, CpModel or ArrayModel
+        A Pyomo ``ConcreteModel`` (variables named as in the formulation's docstring), a CP-SAT ``CpModel``
+        (its variables by name in ``model.named``) or an :class:`~iosched.formulations.registry.ArrayModel`
+        (columns by name in ``model.columns``; add a row with ``model.matrix.row``).
 
     Raises
     ------
@@ -107,14 +107,9 @@ def problem_bound(prob, f: Formulation, instance, objective: str, profile: Profi
             return None, (f"no bound: the {objective} bound of {f.problem}'s formulations was not reached within "
                           f"the profile's time limit ({profile.time_limit:g} s) or is not defined for {objective}")
         return value, f"the {objective} bound of {f.problem}'s formulations"
-    end = BOUND_END.set(time.perf_counter() + profile.time_limit)
-    solver = BOUND_SOLVER.set(profile.solver)
-    try:
-        value = prob.bound(instance, objective)
-    finally:
-        BOUND_END.reset(end)
-        BOUND_SOLVER.reset(solver)
-    why = prob.gap_reference(instance, objective) if prob.gap_reference is not None else "the problem's bound"
+    context = RunContext(bound_end=time.perf_counter() + profile.time_limit, solver=profile.solver)
+    value = prob.bound(instance, objective, context)
+    why = prob.gap_reference(instance, objective, context) if prob.gap_reference is not None else "the problem's bound"
     return value, why or "the problem's bound"
 
 

@@ -144,9 +144,13 @@ def check_fields(record: dict, stem: str) -> None:
     if name is not None or record.get("objective") is not None:
         if not isinstance(name, str) or not name:
             raise BadRecord(f"objective_name must be a non-empty string, got {_short(name)}")
-        sense = get_problem(record["problem"]).sense(name)
+        prob = get_problem(record["problem"])
+        if name not in prob.objectives:  # (its sense would be a guess)
+            raise BadRecord(f"objective_name {_short(name)} is not an objective of {record['problem']} (its "
+                            f"objectives: {', '.join(prob.objectives)})")
+        sense = prob.sense(name)
         if record.get("sense") != sense:
-            raise BadRecord(f"sense must be {sense!r} for {record['problem']}'s {name}, got "
+            raise BadRecord(f"sense must be {sense.value!r} for {record['problem']}'s {name}, got "
                             f"{_short(record.get('sense'))}")
     if record.get("feasible") and (record.get("objective") is None or math.isinf(record["objective"])):
         raise BadRecord(f"a feasible result needs a finite objective, got {record.get('objective')!r}")

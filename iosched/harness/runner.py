@@ -62,7 +62,7 @@ STARVED = 0.25  # a TIME_LIMIT run with less than this share of its budget in CP
 def _starved(status: str, method_s: float | None, cpu_s: float | None, limit: float) -> bool:
     """Stopped by its budget (TIME_LIMIT after at least half of it on the clock) with under a quarter
     of it in CPU: a method that gives up early on its own estimate is not starved (persched-mindil-
-    compact refused its compaction LP after 1.3 s of 10 at load 2.7, measured on the harness branch)."""
+    compact refuses its compaction LP after a fraction of its budget: benchmarks/speed.md, constants)."""
     return (status == TIME_LIMIT and method_s is not None and cpu_s is not None
             and method_s >= 0.5 * limit and cpu_s < STARVED * limit)
 

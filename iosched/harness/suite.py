@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import inspect
 import json
 import re
 import tomllib
@@ -43,7 +42,7 @@ from importlib import resources
 from pathlib import Path
 
 from iosched import validate
-from iosched.core import METHODS, get_problem
+from iosched.core import METHODS, get_problem, method_parameters
 from iosched.errors import InstanceError, ParameterError
 from iosched.files import read_regular
 from iosched.harness.slurm import options as slurm_options
@@ -253,12 +252,12 @@ def load_suite(name_or_path: str) -> Suite:
         key = f"{problem}/{name}"
         if key not in METHODS:
             raise fail(f"unknown method {name!r} for {problem}", f'"{name}"')
-        accepted = inspect.signature(METHODS[key].run).parameters
+        accepted = method_parameters(METHODS[key].run)
         for p in params:
             if p == "seed":
                 raise param_fail("a method's seed comes from the suite's 'seeds' key, not from its params", p, start)
             if p not in accepted:
-                raise param_fail(f"method {name} has no parameter {p!r}; it takes {', '.join(list(accepted)[1:])}",
+                raise param_fail(f"method {name} has no parameter {p!r}; it takes {', '.join(accepted)}",
                                  p, start)
         for p, value in params.items():
             try:

@@ -50,7 +50,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import MAX_EXTENTS, Domains
 from iosched.instances.filedomain import MAX_AGGREGATORS, FileDomainInstance, MiB
@@ -185,9 +185,9 @@ def _finish(domains: Domains | None, deadline: Deadline, info: dict | None = Non
 
 @register("filedomain", "even", objective="time", exact_over=HEURISTIC)
 def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hint = 0,
-         time_limit: TimeLimit = None) -> MethodOutput:
+         time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """ROMIO's default: ADIOI_Calc_file_domains (even split; boundaries to the nearest striping_unit)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     start, end, fd_size = romio_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators,
                                              min_fd_size, striping_unit)
     info = {"fd_size": int(fd_size), "aligned": striping_unit > 0, "empty_domains": int((start == -1).sum())}
@@ -195,9 +195,10 @@ def even(instance: FileDomainInstance, striping_unit: Hint = 0, min_fd_size: Hin
 
 
 @register("filedomain", "stripe-aligned", objective="time", exact_over=HEURISTIC)
-def stripe_aligned(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def stripe_aligned(instance: FileDomainInstance, time_limit: TimeLimit = None,
+                   *, context: RunContext | None = None) -> MethodOutput:
     """Contiguous domains of balanced whole-stripe counts (the seed's Figure 2a)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     counts = balanced(instance.stripes, instance.aggregators)
     return _finish(None if deadline.expired() else _aligned(instance, counts, "extent"), deadline,
                    {"stripes_per_aggregator": [int(counts.min()), int(counts.max())]})
@@ -209,17 +210,19 @@ def _aligned(instance: FileDomainInstance, counts: np.ndarray, io: str) -> Domai
 
 
 @register("filedomain", "stripe-size-io", objective="time", exact_over=HEURISTIC)
-def stripe_size_io(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def stripe_size_io(instance: FileDomainInstance, time_limit: TimeLimit = None,
+                   *, context: RunContext | None = None) -> MethodOutput:
     """The stripe-aligned domains written one stripe per call (more lock grants in the model)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     counts = balanced(instance.stripes, instance.aggregators)
     return _finish(None if deadline.expired() else _aligned(instance, counts, "stripe"), deadline)
 
 
 @register("filedomain", "static-cyclic", objective="time", exact_over=HEURISTIC)
-def static_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def static_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None,
+                  *, context: RunContext | None = None) -> MethodOutput:
     """Stripe k to aggregator k mod P (the seed's Figure 2b)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     n, P = _check_stripes(instance, "static-cyclic"), instance.aggregators
     k = instance.first_stripe + np.arange(n, dtype=np.int64)
     return _finish(None if deadline.expired() else by_stripe(instance, k % P, P), deadline,
@@ -249,9 +252,10 @@ def group_cyclic_owner(n: int, S: int, P: int) -> np.ndarray:
 
 
 @register("filedomain", "group-cyclic", objective="time", exact_over=HEURISTIC)
-def group_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def group_cyclic(instance: FileDomainInstance, time_limit: TimeLimit = None,
+                 *, context: RunContext | None = None) -> MethodOutput:
     """Groups of S aggregators, one sub-region each, static-cyclic inside (the seed's Figure 2c)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     n, P, S = _check_stripes(instance, "group-cyclic"), instance.aggregators, instance.stripe_count
     groups = -(-P // S)
     info = {"groups": groups, "group_sizes": sorted({*([S] if groups > 1 else []), P - (groups - 1) * S}, reverse=True),
@@ -272,9 +276,10 @@ def transpose_owner(n: int, S: int, P: int) -> np.ndarray:
 
 
 @register("filedomain", "transpose", objective="time", exact_over=HEURISTIC)
-def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None,
+              *, context: RunContext | None = None) -> MethodOutput:
     """Stripes in column-major order of the servers x rounds matrix, cut into P runs (Figure 2d)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     n, P = _check_stripes(instance, "transpose"), instance.aggregators
     owner = None if deadline.expired() else transpose_owner(n, instance.stripe_count, P)
     return _finish(None if owner is None or deadline.expired() else by_stripe(instance, owner, P), deadline)
@@ -282,9 +287,10 @@ def transpose(instance: FileDomainInstance, time_limit: TimeLimit = None) -> Met
 
 @register("filedomain", "lustre", objective="time", exact_over=HEURISTIC)
 def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer(1, MAX_AGGREGATORS)] = None,
-           co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1, time_limit: TimeLimit = None) -> MethodOutput:
+           co_ratio: Annotated[int, Integer(1, C_INT_MAX)] = 1, time_limit: TimeLimit = None,
+           *, context: RunContext | None = None) -> MethodOutput:
     """ROMIO's Lustre driver: A aggregators (a multiple or a divisor of S), stripe k to k mod A."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     P = instance.aggregators
     cb = P if cb_nodes is None else integer("cb_nodes", cb_nodes, 1, P, error=ParameterError)  # its aggregators
     n = _check_stripes(instance, "lustre")
@@ -298,10 +304,11 @@ def lustre(instance: FileDomainInstance, cb_nodes: Annotated[int | None, Integer
 
 @register("filedomain", "gpfs", objective="time", exact_over=HEURISTIC)
 def gpfs(instance: FileDomainInstance, block_size: Annotated[int | None, Integer(1, C_INT_MAX)] = None,
-         large_first: Annotated[bool, Boolean()] = True, time_limit: TimeLimit = None) -> MethodOutput:
+         large_first: Annotated[bool, Boolean()] = True, time_limit: TimeLimit = None,
+         *, context: RunContext | None = None) -> MethodOutput:
     """ROMIO's GPFS driver: whole blocks, n_blk mod P aggregators one block more (the first ones;
     the last ones with large_first = false, as older ROMIO)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     default = MiB if instance.block_size is None else instance.block_size  # set exactly under token locking
     blk = default if block_size is None else block_size
     start, end = gpfs_file_domains(instance.region_offset, instance.region_end - 1, instance.aggregators, blk,

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, alone_time, dedicated_time, machine_times, node_times
 from iosched.instances.forwarding import MAX_COMPUTE_NODES, ForwardingInstance, Job, even_groups
@@ -37,19 +37,20 @@ def _status(deadline: Deadline) -> Status:
 
 
 @register("forwarding", "fixed", objective="total_io_time", exact_over=HEURISTIC)
-def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def fixed(instance: ForwardingInstance, time_limit: TimeLimit = None,
+          *, context: RunContext | None = None) -> MethodOutput:
     """The default mapping (512:1 blocks on TaihuLight), as the machine does without DFRA."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     out = allocation(instance, {})
     return MethodOutput(out, _status(deadline))
 
 
 @register("forwarding", "round-robin", objective="total_io_time", exact_over=HEURISTIC)
 def round_robin(instance: ForwardingInstance, k: Annotated[int, Integer(1, MAX_COMPUTE_NODES)] = 32,
-                time_limit: TimeLimit = None) -> MethodOutput:
+                time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """Groups of k contiguous compute nodes dealt in turn to the default-service nodes (the seed's RR 32-1);
     past ``time_limit`` s the jobs not dealt yet keep their default mapping (status time_limit)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     integer("k", k, 1, instance.compute_nodes, error=ParameterError)  # this instance's limit
     serving = [f.id for f in instance.forwarding_nodes if f.service == "default"]
     mapping = {}
@@ -97,7 +98,7 @@ def interference_likely(instance: ForwardingInstance, a: Job, b: Job, w_meta: fl
 def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0,
          n_min: Annotated[int, Integer(0)] = 32, w_meta: Annotated[float, Number(0)] = 32.0,
          f: Annotated[float, Number(0, lo_open=True)] = 32.0, rule: Annotated[str, OneOf(RULES)] = "seed",
-         time_limit: TimeLimit = None) -> MethodOutput:
+         time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """DFRA (Ji et al., FAST'19): scale eligible jobs to ceil(N_io / F) idle nodes, isolate interference-prone ones.
 
     Per job, in dispatch order: (1) eligible if its history shows volume > ``v_min`` GB,
@@ -110,7 +111,7 @@ def dfra(instance: ForwardingInstance, v_min: Annotated[float, Number(0)] = 20.0
     mapping uses; (5) otherwise the default mapping. Never an anomalous node from the pool. Past
     ``time_limit`` s the jobs not decided yet keep their default mapping (status time_limit).
     """
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     idle = list(instance.idle_healthy)
     running = {r.id: r for r in instance.running}
     on_node: dict[int, list[Job]] = {f: [running[jid] for jid in on] for f, on in instance.running_users.items()}
@@ -213,13 +214,14 @@ def mckp_solve(weights: list[list[int]], values: list[list[float]], capacity: in
 
 @register("forwarding", "mckp", objective="total_io_time",
           exact_over="0, 1, 2, 4 ... dedicated nodes per job, most total bandwidth (Bez et al.'s arbitration)")
-def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def mckp(instance: ForwardingInstance, time_limit: TimeLimit = None,
+         *, context: RunContext | None = None) -> MethodOutput:
     """Bez et al.'s arbitration: 0, 1, 2, 4, ... dedicated nodes per job, most total bandwidth, exact DP.
 
     Each job takes that many idle healthy nodes (0 keeps its default mapping), the sum within the
     pool; the dynamic program maximises the total bandwidth exactly (for its own objective, not the
     I/O time the evaluator scores). Past ``time_limit`` s: the default mapping (status time_limit)."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     pool = len(instance.idle_healthy)
     counts, values, bw = mckp_choices(instance, pool)
     try:
@@ -314,7 +316,7 @@ def _search_moves(state: _State, job: Job, nodes: list[int], default: dict[int, 
 @register("forwarding", "search", objective="total_io_time", exact_over=HEURISTIC)
 def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "fixed", "dfra", "mckp"))] = "best",
            objective: Annotated[str, OneOf(("total_io_time", "total_slowdown"))] = "total_io_time",
-           time_limit: TimeLimit = None) -> MethodOutput:
+           time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """Local search over every allocation: from ``start`` (``best``: the best of fixed, DFRA and MCKP), move
     one job at a time to the mapping that lowers ``objective`` most -- its default mapping, any single
     forwarding node (shared or idle, default or pool), or an even split over its best k nodes -- until no
@@ -322,7 +324,7 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
 
     Nodes dedicated to a running job are never used; moves are scored exactly as the evaluator scores
     them (node by node with :func:`node_times`). The result claims no dedicated node."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     starts = {"fixed": fixed, "dfra": dfra, "mckp": mckp}
     names = list(starts) if start == "best" else [start]
     weight = {j.id: 1.0 if objective == "total_io_time" else 1 / alone_time(instance, j)
@@ -330,7 +332,7 @@ def search(instance: ForwardingInstance, start: Annotated[str, OneOf(("best", "f
     best: _State | None = None
     best_value, origin = math.inf, names[0]
     for name in names:
-        alloc = starts[name](instance, time_limit=time_limit).solution
+        alloc = starts[name](instance, time_limit=time_limit, context=context).solution
         mapping = {jid: _merged(groups) for jid, groups in alloc.mapping.items()}
         state = _State(instance, mapping, weight)
         value = sum(weight[u] * t for u, t in state.time.items())

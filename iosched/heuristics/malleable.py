@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Annotated
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.heuristics.malleable_sim import SimResult, simulate
 from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline
@@ -34,11 +34,12 @@ def _stopped(res: SimResult) -> MethodOutput:
 @register("malleable", "dmr", objective="mean_completion", exact_over=HEURISTIC)
 def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "fcfs"))] = "easy", depth: Depth = 100,
         modes: Annotated[str, OneOf(("all", "wide"))] = "all", asynchronous: Annotated[bool, Boolean()] = False,
-        time_limit: TimeLimit = None) -> MethodOutput:
+        time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """DMR's policy at each check (request, preferred, wide optimisation) on EASY backfilling;
     ``asynchronous``: each action carried out at the check after the one that decided it (the
     seed's asynchronous mode); ``time_limit`` in seconds (the default profile's when None)."""
-    res = simulate(instance, "dmr", scheduler, depth, modes, Deadline.for_method(time_limit), asynchronous)
+    deadline = Deadline.for_method(time_limit, context=context)
+    res = simulate(instance, "dmr", scheduler, depth, modes, deadline, asynchronous)
     if res.stopped:
         return _stopped(res)
     info = {
@@ -53,18 +54,21 @@ def dmr(instance: MalleableInstance, scheduler: Annotated[str, OneOf(("easy", "f
     return MethodOutput(res.schedule, Status.FEASIBLE, info=info)
 
 
-def _rigid(instance: MalleableInstance, scheduler: str, depth: int, time_limit: float | None) -> MethodOutput:
-    res = simulate(instance, "rigid", scheduler, depth, deadline=Deadline.for_method(time_limit))
+def _rigid(instance: MalleableInstance, scheduler: str, depth: int, time_limit: float | None,
+           context: RunContext | None) -> MethodOutput:
+    res = simulate(instance, "rigid", scheduler, depth, deadline=Deadline.for_method(time_limit, context=context))
     return _stopped(res) if res.stopped else MethodOutput(res.schedule, Status.FEASIBLE)
 
 
 @register("malleable", "rigid-fcfs", objective="mean_completion", exact_over=HEURISTIC)
-def rigid_fcfs(instance: MalleableInstance, time_limit: TimeLimit = None) -> MethodOutput:
+def rigid_fcfs(instance: MalleableInstance, time_limit: TimeLimit = None,
+               *, context: RunContext | None = None) -> MethodOutput:
     """Every job at its submitted size, first come first served (no backfilling)."""
-    return _rigid(instance, "fcfs", 100, time_limit)
+    return _rigid(instance, "fcfs", 100, time_limit, context)
 
 
 @register("malleable", "rigid-backfill", objective="mean_completion", exact_over=HEURISTIC)
-def rigid_backfill(instance: MalleableInstance, depth: Depth = 100, time_limit: TimeLimit = None) -> MethodOutput:
+def rigid_backfill(instance: MalleableInstance, depth: Depth = 100, time_limit: TimeLimit = None,
+                   *, context: RunContext | None = None) -> MethodOutput:
     """Every job at its submitted size, with EASY backfilling (the seed's fixed workloads)."""
-    return _rigid(instance, "easy", depth, time_limit)
+    return _rigid(instance, "easy", depth, time_limit, context)

@@ -23,7 +23,7 @@ from typing import Annotated
 import numpy as np
 import numpy.typing as npt
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule
 from iosched.instances.malleable import Job, MalleableInstance
@@ -134,10 +134,10 @@ def initial(instance: MalleableInstance) -> list[tuple[list[int], np.ndarray]]:
 @register("malleable", "rigid-list", objective="mean_completion", exact_over=HEURISTIC, randomized=True)
 def rigid_list(instance: MalleableInstance, iterations: Annotated[int, Integer(0, 10**7)] = 1000,
                restarts: Annotated[int, Integer(1, 10**4)] = 10, seed: Annotated[int | None, Integer(0)] = 0,
-               time_limit: TimeLimit = None) -> MethodOutput:
+               time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """Rigid list scheduling (smallest area first), then ``restarts`` local searches of ``iterations``
     moves over sizes and order (random streams spawned from ``seed``); the best is kept."""
-    deadline = Deadline.for_method(time_limit)
+    deadline = Deadline.for_method(time_limit, context=context)
     jobs = instance.jobs
     _, starts, sizes, tried, kept = restarted(instance.nodes, [j.arrival for j in jobs],
                                               [dict(zip(j.sizes, j.times)) for j in jobs], initial(instance),

@@ -37,7 +37,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, Status, register
+from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable import dmr
 from iosched.heuristics.malleable_list import rigid_list
@@ -301,20 +301,22 @@ def swapped(order: Sequence[Event], rng: random.Random) -> list[Event]:
 
 @register("malleable", "fluid-track", objective="mean_completion", exact_over=HEURISTIC, randomized=True)
 def fluid_track(instance: MalleableInstance, rounds: Annotated[int, Integer(1, 10**6)] = 1000,
-                profile: str = "default", seed: Annotated[int | None, Integer(0)] = 0) -> MethodOutput:
+                profile: str = "default", seed: Annotated[int | None, Integer(0)] = 0, *,
+                context: RunContext | None = None) -> MethodOutput:
     """Plan the workload as a fluid for an order of events (an LP over configurations), follow the plan with
     real jobs at their checks, polish; the realised completion order is the next round's (module docstring);
     where an order comes back, a random neighbour of the best one (two adjacent events swapped, from ``seed``);
     the best of at most ``rounds`` rounds within the profile's time limit, its LPs on the profile's backend."""
     prof = load_profile(profile)
-    deadline, solver, time_limit = Deadline.for_method(prof.time_limit), prof.solver, prof.time_limit
+    deadline, solver = Deadline.for_method(prof.time_limit, context=context), prof.solver
     # the problem's bound first (remembered for solve to attach, as cpsat does): the search stops where it is met
     lower = bound(instance, "mean_completion", Deadline(BOUND_SHARE * deadline.remaining()), solver)
     begun = time.perf_counter()
     best = None
     history: list[dict[str, Any]] = []
-    for name, start in (("dmr", dmr(instance, time_limit=time_limit)),
-                        ("rigid-list", rigid_list(instance, iterations=100, restarts=2, time_limit=time_limit))):
+    for name, start in (("dmr", dmr(instance, time_limit=prof.time_limit, context=context)),
+                        ("rigid-list", rigid_list(instance, iterations=100, restarts=2, time_limit=prof.time_limit,
+                                                  context=context))):
         if start.solution is not None:
             value = evaluate(instance, start.solution).mean_completion
             if best is None or value < best[0]:

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from iosched.core import METHOD_START
 from iosched.solvers import Deadline
+from iosched.status import RunContext
 
 
 def _fmod(x, T, P):
@@ -408,7 +408,7 @@ def _counts_many(periods, B, P, w, vol, beta, tio, max_inst, max_pieces, codes, 
 _KERNEL = ("_fmod", "_lower_near", "_order_desc", "_find", "_grow", "_grow_rows", "_shift_in", "_add_date",
            "_fill", "_counts_many")
 _LOCK = threading.Lock()
-NOTICE_AFTER = 1.0  # s: a load from numba's disk cache takes about 0.5 s on an idle machine
+NOTICE_AFTER = 1.0  # s: above a load from numba's disk cache on an idle machine (benchmarks/speed.md, constants)
 # once the kernel is ready: "compiled" (whether numba compiled it in this process), "seconds"
 _LOADED: dict[str, bool | float] = {}
 
@@ -434,8 +434,8 @@ def kernel():
     """The insertion kernel ``_fill``, compiled by numba (or loaded from its disk cache) once per process.
 
     numba is imported here, not with the module. The first compilation after installation (or
-    after an edit of this file) takes about 6 s of CPU on our 2-core machine, a load from the
-    cache about 0.5 s (more on a busy machine). When either takes more than NOTICE_AFTER s,
+    after an edit of this file) takes seconds, a load from the cache a fraction of one (more on a
+    busy machine; benchmarks/speed.md, constants). When either takes more than NOTICE_AFTER s,
     stderr says which it is (numba's cache index tells beforehand; its dispatchers' statistics
     afterwards) and when it is done. :func:`iosched.solve` runs it before the method's clock (the
     methods register it as ``prepare``), ``iosched compile`` ahead of any run, and
@@ -489,16 +489,16 @@ def compile_kernel() -> None:
     kernel()
 
 
-def method_deadline(seconds: float | None, entry: float) -> Deadline:
+def method_deadline(seconds: float | None, entry: float, context: RunContext | None = None) -> Deadline:
     """A method's budget of ``seconds`` (None: the default profile's) with the kernel loaded, counted
-    from :func:`iosched.solve`'s clock (:meth:`Deadline.for_method`), or from ``entry`` (the method's
-    first line, a perf_counter reading) when the method is called directly. A numba compilation in
-    this call (the first run after installation or after an edit) is added back, so that it does not
+    from :func:`iosched.solve`'s clock (``context``: :meth:`Deadline.for_method`), or from ``entry`` (the
+    method's first line, a perf_counter reading) when the method is called directly. A numba compilation
+    in this call (the first run after installation or after an edit) is added back, so that it does not
     eat a search; a load from the disk cache is not."""
     first = not _LOADED
     compile_kernel()
-    deadline = Deadline.for_method(seconds)
-    if METHOD_START.get() is None:
+    deadline = Deadline.for_method(seconds, context=context)
+    if context is None or context.method_start is None:
         deadline.end = entry + deadline.seconds
     if first and _LOADED["compiled"]:
         deadline.end += _LOADED["seconds"]

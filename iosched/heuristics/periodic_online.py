@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Trace
@@ -130,8 +130,8 @@ def simulate_online(instance: PeriodicInstance, policy: str = "fairshare", cycle
 
 def _online(policy):
     def run(instance: PeriodicInstance, cycles: Cycles = 100, gamma: Gamma = 1.2,
-            time_limit: TimeLimit = None) -> MethodOutput:
-        deadline = Deadline.for_method(check_time_limit(time_limit))
+            time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
+        deadline = Deadline.for_method(check_time_limit(time_limit), context=context)
         trace = simulate_online(instance, policy, cycles, gamma, deadline)
         longest = max(range(len(instance.applications)),
                       key=lambda k: instance.applications[k].work + instance.time_io(k))

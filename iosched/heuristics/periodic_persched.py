@@ -83,7 +83,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from iosched.core import HEURISTIC, MethodOutput, Status, register
+from iosched.core import HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import PackedApplications, Pattern, dilation, sys_efficiency
 from iosched.heuristics.periodic_kernel import BROKEN, OK, TOO_LARGE, compile_kernel, kernel, kernels, method_deadline
@@ -112,12 +112,12 @@ RESOLUTION = 1e-7  # the shortest I/O time must be at least this fraction of K' 
 # the evaluator's 1e-5 (at 1e-3, the old ceiling, 5 of random:0..19 gave patterns it rejected; the default
 # precision, default_precision, is within it)
 PRECISION_SHARE = 1e-6
-READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (measured 1.2
-# at random:1:200: the kernel again, recording, and numpy arrays; margin)
+READ_BACK = 2.0  # building the chosen pattern costs up to this many periods' search time (the kernel again,
+# recording, and numpy arrays; a margin over the ratio measured in benchmarks/speed.md, constants)
 BATCH_INSTANCES = 256  # periods that can hold at most this many instances are built in batches ...
 BATCH_PERIODS = 32  # ... of this many periods per call of the kernel (each call costs about 5 us)
 THREADS_FROM = 2e-4  # s: with workers > 1, threads build the periods once three in a row took this long
-# (measured: the paper's sets 1 and 7-10, periods of 10-140 us, ran slower in two threads than in one)
+# (shorter periods ran slower in two threads than in one: benchmarks/speed.md, constants)
 
 # parameter ranges, checked by iosched.solve and the suites before anything runs (and again inside)
 KPrime = Annotated[float | None, Number(1)]  # None: the instance's k_prime
@@ -557,12 +557,12 @@ def run_search(instance, objective, deadline: Deadline, k_prime=None, eps=0.01, 
 
 
 
-def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limit):
+def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limit, context):
     entry = time.perf_counter()
     time_limit = check_time_limit(time_limit)
     plan_search(instance, k_prime, eps, t_min, precision)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
-    deadline = method_deadline(time_limit, entry)
+    deadline = method_deadline(time_limit, entry, context)
     return run_search(instance, objective, deadline, k_prime, eps, t_min, precision, workers)
 
 
@@ -570,18 +570,19 @@ def _run(instance, objective, k_prime, eps, t_min, precision, workers, time_limi
           prepare=compile_kernel)
 def persched(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
              t_min: Seconds = None, precision: Seconds = None,
-             workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
+             workers: Workers = 1, time_limit: TimeLimit = None, *, context: RunContext | None = None) -> MethodOutput:
     """PerSched (Algorithm 2): the pattern of best SysEfficiency over the period search (k_prime, t_min: the
     instance's unless given, never past its period cap); stops after time_limit s."""
-    return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit)
+    return _run(instance, "sys_efficiency", k_prime, eps, t_min, precision, workers, time_limit, context)
 
 
 @register("periodic", "persched-mindil", objective="dilation", exact_over=HEURISTIC,
           prepare=compile_kernel)
 def persched_mindil(instance: PeriodicInstance, k_prime: KPrime = None, eps: Eps = 0.01,
                     t_min: Seconds = None, precision: Seconds = None,
-                    workers: Workers = 1, time_limit: TimeLimit = None) -> MethodOutput:
+                    workers: Workers = 1, time_limit: TimeLimit = None,
+                    *, context: RunContext | None = None) -> MethodOutput:
     """PerSched's least-Dilation pattern over its whole search (the paper's min Dilation); stops after time_limit s."""
-    return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit)
+    return _run(instance, "dilation", k_prime, eps, t_min, precision, workers, time_limit, context)
 
 

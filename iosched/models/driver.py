@@ -5,7 +5,8 @@ Every exact method (forwarding's MILPs, periodic's time-indexed MILP, malleable'
 filedomain's exact) runs the same five steps; an :class:`ExactRun` owns them, the method only its model:
 
 1. **The deadline.** The profile's ``time_limit`` is the whole method's budget, counted from the method's
-   start (:meth:`iosched.solvers.Deadline.for_method`: from when :func:`iosched.solve` started its clock):
+   start (:meth:`iosched.solvers.Deadline.for_method`: from when :func:`iosched.solve` started its clock, as
+   the :class:`~iosched.core.RunContext` that solve passes the method, and the method its ExactRun, says):
    computing the model's data, the starts, building, handing over and solving all count against it.
 2. **The start.** The heuristics' solutions, scored by the problem's evaluator (:func:`ranked`), run within
    the deadline: the best is what the method returns when no model is built or solved in time, or the
@@ -54,9 +55,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from iosched.core import MethodOutput, Status
+from iosched.core import MethodOutput, RunContext, Sense, Status
 from iosched.solvers import Deadline, Profile, SolveOutcome, solve_cpsat, solve_pyomo_within
-from iosched.status import METHOD_START
 
 S = TypeVar("S")
 TIE = 1e-9  # relative: a start must beat the solver's solution by more than this to be returned instead
@@ -75,29 +75,29 @@ class Start(Generic[S]):
         return {"heuristic": self.heuristic, "value": self.value}
 
 
-def method_limit(deadline: Deadline) -> float:
-    """The ``time_limit`` to give a registered method called inside the running one (a heuristic start) so
-    that it ends by ``deadline``: a method counts its limit from the running method's start, as
-    :meth:`Deadline.for_method` does (or from now outside :func:`iosched.solve`)."""
-    origin = METHOD_START.get()
+def method_limit(deadline: Deadline, context: RunContext | None = None) -> float:
+    """The ``time_limit`` to give a registered method called inside the running one (a heuristic start) with
+    the running one's ``context`` so that it ends by ``deadline``: a method counts its limit from the run's
+    start, as :meth:`Deadline.for_method` does (or from now without a context)."""
+    origin = None if context is None else context.method_start
     return max(deadline.end - (time.perf_counter() if origin is None else origin), 0.0)
 
 
-def better(value: float, than: float, sense: str = "min") -> bool:
+def better(value: float, than: float, sense: Sense = Sense.MIN) -> bool:
     """Whether ``value`` beats ``than`` by more than TIE (relative) in the direction ``sense`` (min or max)."""
     margin = TIE * abs(than)
-    return value < than - margin if sense == "min" else value > than + margin
+    return value < than - margin if sense == Sense.MIN else value > than + margin
 
 
-def pick(values: Sequence[float], sense: str = "min") -> int:
+def pick(values: Sequence[float], sense: Sense = Sense.MIN) -> int:
     """The index of the first of ``values`` no other beats by more than TIE: list the solver's candidates
     first, and a tie goes to the solver."""
-    best = min(values) if sense == "min" else max(values)
+    best = min(values) if sense == Sense.MIN else max(values)
     return next(i for i, v in enumerate(values) if not better(best, v, sense))
 
 
 def ranked(candidates: Iterable[tuple[str, Callable[[], S | None]]], score: Callable[[S], float],
-           deadline: Deadline | None = None, sense: str = "min") -> list[Start[S]]:
+           deadline: Deadline | None = None, sense: Sense = Sense.MIN) -> list[Start[S]]:
     """The candidates' solutions (name, a function making it) as starts, best first by ``score`` (ties keep
     the candidates' order). They run in order while ``deadline`` holds (the first always runs); a candidate
     that makes None is left out."""
@@ -108,20 +108,22 @@ def ranked(candidates: Iterable[tuple[str, Callable[[], S | None]]], score: Call
         solution = make()
         if solution is not None:
             out.append(Start(name, solution, score(solution)))
-    return sorted(out, key=lambda s: s.value if sense == "min" else -s.value)
+    return sorted(out, key=lambda s: s.value if sense == Sense.MIN else -s.value)
 
 
 class ExactRun:
     """One exact method's run under ``profile`` (module docstring): its deadline, its start, its ``info``.
 
     ``score`` is the evaluator's value of a solution in the method's objective (minimised or maximised by
-    ``sense``); ``scope`` what the model optimises over (``info["scope"]``).
+    ``sense``); ``scope`` what the model optimises over (``info["scope"]``); ``context`` the run's (the
+    deadline counts from its start, the heuristic starts get it), None for a method called directly.
     """
 
-    def __init__(self, profile: Profile, score: Callable[[Any], float] | None = None, sense: str = "min",
-                 scope: str | None = None, deadline: Deadline | None = None):
+    def __init__(self, profile: Profile, score: Callable[[Any], float] | None = None, sense: Sense = Sense.MIN,
+                 scope: str | None = None, deadline: Deadline | None = None, context: RunContext | None = None):
         self.profile = profile
-        self.deadline = deadline if deadline is not None else Deadline.for_method(profile.time_limit)
+        self.context = context
+        self.deadline = deadline if deadline is not None else Deadline.for_method(profile.time_limit, context=context)
         self.score = score
         self.sense = sense
         self.info: dict[str, Any] = {} if scope is None else {"scope": scope}

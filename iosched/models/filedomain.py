@@ -81,7 +81,7 @@ from typing import Annotated
 
 import numpy as np
 
-from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.filedomain import Domains, evaluate
 from iosched.instances.filedomain import FileDomainInstance
@@ -141,27 +141,27 @@ SCOPES = {
 @register("filedomain", "exact", objective="time", exact_over=EVERY_SOLUTION)
 def exact(instance: FileDomainInstance, engine: Annotated[str, OneOf(ENGINES)] = "auto",
           granularity: Annotated[str | None, OneOf(("byte", "unit"))] = None, profile: str = "default",
-          early: Annotated[bool, Boolean()] = True) -> MethodOutput:
+          early: Annotated[bool, Boolean()] = True, *, context: RunContext | None = None) -> MethodOutput:
     """Minimise the modelled time: segments and levels (auto: where it fits, else milp), milp / cpsat
     (any split, or whole units), aggregated counts, or the dp."""
     if engine == "aggregated" and granularity == "byte":
         raise ParameterError("engine=aggregated counts whole stripes: granularity must be unit")
     if engine == "segments" and granularity == "unit":
         raise ParameterError("engine=segments splits at any byte: granularity must be byte (or use engine=milp)")
-    return solve_exact(instance, engine, granularity, load_profile(profile), early)
+    return solve_exact(instance, engine, granularity, load_profile(profile), early, context)
 
 
 def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity: str | None = None,
-                profile: Profile | None = None, early: bool = True) -> MethodOutput:
+                profile: Profile | None = None, early: bool = True, context: RunContext | None = None) -> MethodOutput:
     """:func:`exact` under a :class:`Profile` (its time limit is the whole method's budget, counted
-    from when :func:`iosched.solve` started the method).
+    from when :func:`iosched.solve` started the method: ``context``, None when called directly).
 
     ``auto``: the segment model where it fits (MAX_COLUMNS), else the unit MILP where it fits
     (MAX_CELLS), else the heuristics' best beside :func:`time_bound`. With ``early`` (not for the
     dp) no model is solved when a heuristic's domains already meet :func:`time_bound` within the
     profile's gap: they are optimal."""
     prof = profile or load_profile("default")
-    run = driver.ExactRun(prof)
+    run = driver.ExactRun(prof, context=context)
     deadline, info = run.deadline, run.info
     bound: float | None  # valid for every solution where not None
     asked = engine
@@ -176,7 +176,7 @@ def solve_exact(instance: FileDomainInstance, engine: str = "auto", granularity:
         segments.check_size(instance)  # refuses before the heuristics run
     gran = granularity or ("byte" if engine in ("milp", "cpsat", "segments") else "unit")
     info.update(engine=engine, granularity=gran, scope=SCOPES[engine, gran])
-    starts, times, skipped = timed_starts(instance, deadline) if engine != "dp" else ([], {}, 0)
+    starts, times, skipped = timed_starts(instance, deadline, context) if engine != "dp" else ([], {}, 0)
     if skipped:
         info["heuristics_skipped"] = (f"{skipped} heuristic(s) not run: the time left would not hold another "
                                       f"and the evaluation of the answer")
@@ -257,10 +257,11 @@ def heuristic_starts(instance: FileDomainInstance, deadline: Deadline | None = N
     return timed_starts(instance, deadline)[0]
 
 
-def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None):
+def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None, context: RunContext | None = None):
     """(:func:`heuristic_starts`, each one's evaluated time (s) by name, how many were not run). With
     ``deadline`` a heuristic is started only while the time left holds twice the longest heuristic and
-    evaluation so far (it, and solve's evaluation of the answer: on 10^6 aggregators each takes seconds)."""
+    evaluation so far (it, and solve's evaluation of the answer: on 10^6 aggregators each takes seconds).
+    Each runs with the run's ``context`` (its budget counts from the run's start)."""
     from iosched.core import METHODS
 
     heuristics = [m for m in METHODS.values() if m.problem == "filedomain" and m.name != "exact"]
@@ -272,7 +273,7 @@ def timed_starts(instance: FileDomainInstance, deadline: Deadline | None = None)
             return starts, times, len(heuristics) - k
         began = time.perf_counter()
         try:
-            domains = method.run(instance).solution
+            domains = method.run(instance, **({"context": context} if method.takes_context else {})).solution
         except ParameterError:  # e.g. too many extents for a cyclic method
             continue
         if domains is not None:

@@ -21,8 +21,8 @@ segments and pieces) and dirty cuts Y - Z (Z its segments) under its lock stairc
 node merging) and interchangeable ones are ordered by bytes. Where no staircase allows a dirty
 cut, no segment is split and the model is whole segments only, which CP-SAT settles by propagation
 where the unit-level byte model (``engine=cpsat``) branches over symmetric owners: on the library's
-token-1 (9 blocks, 35 aggregators) the proof at its optimum took 28 s there and takes well under a
-second here.
+token-1 (9 blocks, 35 aggregators) the proof at its optimum takes a small fraction of that model's
+time here (benchmarks/speed.md, constants).
 """
 
 from __future__ import annotations

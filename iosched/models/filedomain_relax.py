@@ -53,7 +53,6 @@ from iosched.models.filedomain_bounds import (
 )
 from iosched.models.filedomain_units import aggregator_classes, lock_units, node_classes
 from iosched.solvers import Deadline
-from iosched.status import BOUND_END
 
 MAX_CLASSES = 8  # unit weight classes per sequence kept exact; rarer weights become free bytes
 MAX_RELAX_CELLS = 20_000  # sequences x aggregators x (classes + 4) variables: larger instances skip the relaxation
@@ -631,12 +630,10 @@ def time_bound(instance: FileDomainInstance, upper: float | None = None, deadlin
     """A lower bound on the modelled time valid for every solution, in the evaluator's arithmetic (no
     deflation): :func:`cheap_bound`, raised by :func:`count_bound` where the instance fits the count
     relaxation. ``upper`` is the evaluated time of a known partition (default: the best of the
-    heuristics, run here); the search needs none when the cheap bound meets it. ``deadline`` (default:
-    the end of the running method's budget when :func:`iosched.solve` attaches the bound) cuts the
-    search's wall-clock guard; a search stopped by it still gives a valid bound, not kept for later
+    heuristics, run here); the search needs none when the cheap bound meets it. ``deadline`` (the end
+    of the running method's budget when :func:`iosched.solve` attaches the bound) cuts the search's
+    wall-clock guard; a search stopped by it still gives a valid bound, not kept for later
     calls with more time. The last few results are kept per instance."""
-    if deadline is None and BOUND_END.get() is not None:
-        deadline = Deadline(0.0, BOUND_END.get())
     wall = RELAX_WALL_S if deadline is None else min(RELAX_WALL_S, deadline.remaining())
     known = _BOUNDS.get(instance)
     if known is not None and (known[1] or wall <= known[2] or upper is not None and known[0] >= upper):

@@ -94,8 +94,8 @@ pe = lazy.module("pyomo.environ")
 if TYPE_CHECKING:
     from pyomo.environ import ConcreteModel
 
-# columns of one segment model: more is refused (built in 0.2 s per 130,000; HiGHS's memory grows with
-# its search more than with the model: 1.0 GB after 10 s on 133,000 columns, sweep:16:20, 2026-11)
+# columns of one segment model: more is refused (building is cheap; HiGHS's memory grows with its search
+# more than with the model: benchmarks/speed.md, constants)
 MAX_COLUMNS = 300_000
 RELAX = 1e-9  # relative slack on every capacity of a test: HiGHS's tolerances cannot cut off a solution at T
 BELOW = 1e-9  # a test "just below" level L is at L (1 - BELOW)

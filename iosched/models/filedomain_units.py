@@ -20,9 +20,8 @@ from iosched.validate import choice
 BOUND_SLACK = 1e-6  # HiGHS bounds are deflated by this (relative): its tolerances put them ~1e-8 too high
 MAX_CELLS = 200_000  # units x aggregators (or servers x aggregators) in one model: more is refused
 # seconds to build a Pyomo model per unit x aggregator (servers x aggregators for the count models),
-# rounded up from 60-90 us (byte MILP), 15-25 us (unit MILP) and 18-22 us (count models) measured
-# on sweep:16:64 and sweep:64:256:4 (2-core machine, 2026-11); Pyomo then hands a model to HiGHS in
-# about HANDOVER times its build time (measured, 40,000 variables)
+# rounded up from the times measured (benchmarks/speed.md, constants); Pyomo then hands a model to HiGHS
+# in about HANDOVER times its build time (measured, 40,000 variables)
 BUILD_S_PER_CELL = {"byte": 1e-4, "unit": 3e-5, "counts": 3e-5}
 HANDOVER = 4.0
 US = 1e6  # microseconds per second

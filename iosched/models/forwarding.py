@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import (
     OBJECTIVES,
@@ -471,33 +471,39 @@ class Start(driver.Start[Allocation]):
         return self.solution
 
 
-def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline, heuristics: dict) -> Start:
-    """The best by ``objective`` (the evaluator's score) of ``heuristics`` (name -> method), each run within
-    ``deadline`` (past it they keep jobs' default mappings, and the rest are skipped)."""
-    limit = driver.method_limit(deadline)
-    made = [(name, lambda h=h: h(instance, time_limit=limit).solution) for name, h in heuristics.items()]
+def best_start(instance: ForwardingInstance, objective: str, deadline: Deadline, heuristics: dict,
+               context: RunContext | None = None) -> Start:
+    """The best by ``objective`` (the evaluator's score) of ``heuristics`` (name -> method), each run with the
+    run's ``context`` within ``deadline`` (past it they keep jobs' default mappings, and the rest are skipped)."""
+    limit = driver.method_limit(deadline, context)
+    made = [(name, lambda h=h: h(instance, time_limit=limit, context=context).solution)
+            for name, h in heuristics.items()]
     starts = driver.ranked(made, lambda alloc: getattr(evaluate(instance, alloc), objective), deadline)
     best = starts[0]  # (the first heuristic always runs, and always gives an allocation)
     return Start(best.heuristic, best.solution, best.value)
 
 
-def exact_run(instance: ForwardingInstance, objective: str, profile: Profile, scope: str) -> driver.ExactRun:
-    """The driver of a forwarding MILP: its deadline from ``profile``, allocations scored by ``objective``."""
-    run = driver.ExactRun(profile, lambda alloc: getattr(evaluate(instance, alloc), objective), scope=scope)
+def exact_run(instance: ForwardingInstance, objective: str, profile: Profile, scope: str,
+              context: RunContext | None = None) -> driver.ExactRun:
+    """The driver of a forwarding MILP: its deadline from ``profile`` and the run's ``context``, allocations
+    scored by ``objective``."""
+    run = driver.ExactRun(profile, lambda alloc: getattr(evaluate(instance, alloc), objective), scope=scope,
+                          context=context)
     run.info["objective"] = objective
     return run
 
 
-def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
-    # HiGHS's presolve is off for this model: on random:1:1000 (850,000 nonzeros, the rows T >= sum_s t z over
-    # every configuration) it took 15 s to remove 1 % of them, and the whole solve 45 s; without it 13 s
+def _milp(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int,
+          context: RunContext | None) -> MethodOutput:
+    # HiGHS's presolve is off for this model: on large instances (the rows T >= sum_s t z over every
+    # configuration) it spends most of the solve removing few nonzeros (benchmarks/speed.md, constants)
     prof = replace(load_profile(profile), highs={**load_profile(profile).highs, "presolve": "off"})
-    run = exact_run(instance, objective, prof, SCOPE)  # the whole method: configurations, start, build, solve
+    run = exact_run(instance, objective, prof, SCOPE, context)  # the whole method: configurations, start, build, solve
     try:
         data = choices(instance, max_configurations, run.deadline)  # ModelTooLarge (a ParameterError) refuses
     except TimeoutError as e:
         return run.fall_back("", error=str(e))
-    run.begin(best_start(instance, objective, run.deadline, STARTS_IN_SCOPE))
+    run.begin(best_start(instance, objective, run.deadline, STARTS_IN_SCOPE, context))
     configurations = sum(len(n.configs) for n in data.nodes.values())
     variables = configurations + sum(len(o) + 2 for o in data.options.values())
     if (late := too_slow_to_build(run, variables)) is not None:
@@ -524,10 +530,10 @@ def _milp(instance: ForwardingInstance, objective: str, profile: str, max_config
           exact_over="DFRA's remapping space: default mapping or k dedicated nodes per job")
 def milp_dfra_space(instance: ForwardingInstance,
                     objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time", profile: str = "default",
-                    max_configurations: Configurations = 20_000) -> MethodOutput:
+                    max_configurations: Configurations = 20_000, *, context: RunContext | None = None) -> MethodOutput:
     """The exact choice MILP over DFRA's remapping space (HiGHS); ``info`` has the model's status and bound.
 
     Once the configurations are computed, a start, the best of fixed, DFRA and MCKP by ``objective``, within
     the same time limit: when the model is not built or solved in time, or HiGHS has no better allocation,
     the method returns that start (``info["incumbent"]`` says why)."""
-    return _milp(instance, objective, profile, max_configurations)
+    return _milp(instance, objective, profile, max_configurations, context)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from iosched import lazy
-from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.forwarding import Allocation, alone_time, node_times, running_alone
 from iosched.heuristics.forwarding import round_robin
@@ -63,9 +63,9 @@ SCOPES = ("every", "dfra-space")
 SCOPE_EVERY = "every allocation the evaluator accepts"
 
 
-def _round_robin(instance: ForwardingInstance, time_limit: float) -> MethodOutput:
+def _round_robin(instance: ForwardingInstance, time_limit: float, context: RunContext | None = None) -> MethodOutput:
     """round-robin's groups of 32 compute nodes (its default), all of them on a machine of fewer."""
-    return round_robin(instance, k=min(32, instance.compute_nodes), time_limit=time_limit)
+    return round_robin(instance, k=min(32, instance.compute_nodes), time_limit=time_limit, context=context)
 
 
 STARTS = {**STARTS_IN_SCOPE, "round-robin": _round_robin}
@@ -209,15 +209,16 @@ def set_every_start(instance: ForwardingInstance, m: ConcreteModel, allocation: 
     return m
 
 
-def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int) -> MethodOutput:
-    run = exact_run(instance, objective, load_profile(profile), SCOPE_EVERY)
+def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_configurations: int,
+                context: RunContext | None) -> MethodOutput:
+    run = exact_run(instance, objective, load_profile(profile), SCOPE_EVERY, context)
     try:
         data = node_classes(instance, max_configurations, run.deadline)
     except ModelTooLarge as e:
         raise ParameterError(str(e)) from None
     except TimeoutError as e:
         return run.fall_back("", error=str(e))
-    run.begin(best_start(instance, objective, run.deadline, STARTS))
+    run.begin(best_start(instance, objective, run.deadline, STARTS, context))
     count = sum(len(c.configs) for c in data)
     variables = count * 2 + len(instance.jobs)
     if (late := too_slow_to_build(run, variables)) is not None:
@@ -236,29 +237,30 @@ def _milp_every(instance: ForwardingInstance, objective: str, profile: str, max_
                       bound, what="allocation")
 
 
-def _milp(instance, objective, scope, profile, max_configurations) -> MethodOutput:
+def _milp(instance, objective, scope, profile, max_configurations, context: RunContext | None) -> MethodOutput:
     if scope == "dfra-space":
-        return milp_dfra_space(instance, objective, profile, max_configurations)
-    return _milp_every(instance, objective, profile, max_configurations)
+        return milp_dfra_space(instance, objective, profile, max_configurations, context=context)
+    return _milp_every(instance, objective, profile, max_configurations, context)
 
 
 @register("forwarding", "milp", objective="total_io_time", exact_over=EVERY_SOLUTION)
 def milp(instance: ForwardingInstance, objective: Annotated[str, OneOf(MODEL_OBJECTIVES)] = "total_io_time",
          scope: Annotated[str, OneOf(SCOPES)] = "every", profile: str = "default",
-         max_configurations: Configurations = 20_000) -> MethodOutput:
+         max_configurations: Configurations = 20_000, *, context: RunContext | None = None) -> MethodOutput:
     """The exact MILP over every allocation (HiGHS), or over DFRA's space (``scope=dfra-space``).
 
     Once the configurations are computed, a start, the best of fixed, DFRA, MCKP and round-robin by
     ``objective`` (over DFRA's space: not round-robin), within the same time limit: when the model is not
     built or solved in time, or HiGHS has no better allocation, the method returns that start
     (``info["incumbent"]`` says why)."""
-    return _milp(instance, objective, scope, profile, max_configurations)
+    return _milp(instance, objective, scope, profile, max_configurations, context)
 
 
 @register("forwarding", "milp-max", objective="max_io_time", exact_over=EVERY_SOLUTION)
 def milp_max(instance: ForwardingInstance, scope: Annotated[str, OneOf(SCOPES)] = "every",
-             profile: str = "default", max_configurations: Configurations = 20_000) -> MethodOutput:
+             profile: str = "default", max_configurations: Configurations = 20_000,
+             *, context: RunContext | None = None) -> MethodOutput:
     """The MILP minimising the largest I/O time of the jobs placed, over every allocation or DFRA's space.
 
     It returns the best heuristic start when HiGHS has nothing better in time, as ``milp`` does."""
-    return _milp(instance, "max_io_time", scope, profile, max_configurations)
+    return _milp(instance, "max_io_time", scope, profile, max_configurations, context)

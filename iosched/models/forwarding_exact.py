@@ -73,7 +73,7 @@ from typing import Annotated, Any, Literal, overload
 
 import numpy as np
 
-from iosched.core import EVERY_SOLUTION, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, RunContext, Status, register
 from iosched.evaluate.forwarding import Allocation, evaluate, machine_times, running_alone, trait_indices
 from iosched.heuristics.forwarding import search
 from iosched.instances.forwarding import ForwardingInstance, Job
@@ -517,14 +517,16 @@ def core_bound(instance: ForwardingInstance, incumbent: Allocation, upper: float
     return best, {"cores": tried}, better
 
 
-def _search(instance: ForwardingInstance, time_limit: float) -> MethodOutput:
+def _search(instance: ForwardingInstance, time_limit: float, context: RunContext | None = None) -> MethodOutput:
     """The local search within half the method's time limit (the rest is for the bounds and the search)."""
-    return search(instance, time_limit=time_limit / 2)
+    return search(instance, time_limit=time_limit / 2, context=context)
 
 
-def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int) -> MethodOutput:
-    """The method of the module docstring: a start, the bounds, the tables and the branch and bound."""
-    start = best_start(instance, "total_io_time", deadline, {**STARTS, "search": _search})
+def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int,
+                context: RunContext | None = None) -> MethodOutput:
+    """The method of the module docstring: a start, the bounds, the tables and the branch and bound (the
+    heuristic starts run with the run's ``context``)."""
+    start = best_start(instance, "total_io_time", deadline, {**STARTS, "search": _search}, context)
     incumbent, upper = start.allocation, start.value
     info: dict = {"scope": SCOPE_EXACT, "start": start.summary()}
     jobs, classes = list(instance.jobs), node_classes(instance)
@@ -585,7 +587,8 @@ def solve_exact(instance: ForwardingInstance, deadline: Deadline, max_rows: int)
 
 
 @register("forwarding", "exact", objective="total_io_time", exact_over=EVERY_SOLUTION)
-def exact(instance: ForwardingInstance, time_limit: TimeLimit = None, max_rows: Rows = 5_000_000) -> MethodOutput:
+def exact(instance: ForwardingInstance, time_limit: TimeLimit = None, max_rows: Rows = 5_000_000,
+          *, context: RunContext | None = None) -> MethodOutput:
     """Exact over every allocation: branch and bound on the jobs' I/O times over node configurations.
 
     Starts from the best of fixed, DFRA, MCKP, round-robin and the local search; bounds each job by its own
@@ -594,4 +597,4 @@ def exact(instance: ForwardingInstance, time_limit: TimeLimit = None, max_rows: 
     ``time_limit`` s: the incumbent and the bound so far (status time_limit). Where the tables would pass
     ``max_rows`` configurations: the incumbent and the bounds (status feasible, ``info["stopped"]`` says why).
     """
-    return solve_exact(instance, Deadline.for_method(time_limit), max_rows)
+    return solve_exact(instance, Deadline.for_method(time_limit, context=context), max_rows, context)

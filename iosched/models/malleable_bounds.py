@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from iosched.core import BOUND_END, BOUND_SOLVER
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.malleable_closed import closed_form_bounds
 from iosched.models.malleable_lp import interval_lp_bound, lagrangian_bound, order_lp_bound
@@ -26,11 +25,11 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     """Every lower bound (s) valid for every schedule: the closed-form ones, the interval LP's,
     (up to ORDER_MAX_JOBS jobs) the completion-order LP's for ``objectives`` and, for the mean
     completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`, its LPs on backend ``solver``,
-    by default the running method's: ``BOUND_SOLVER``; None where the LP did not finish, would be too
+    by default HiGHS: :func:`iosched.solve` names the method's; None where the LP did not finish, would be too
     large, was refused for the backend's licence or ``deadline`` came first), and under
     ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``. Remembered per
     backend: bounds already computed for the instance with at least as much time are returned as they are."""
-    solver = BOUND_SOLVER.get() if solver is None else solver
+    solver = "highs" if solver is None else solver
     key = (instance, tuple(objectives), solver)
     budget = math.inf if deadline is None else deadline.remaining()
     known = _BOUNDS.get(key)
@@ -56,21 +55,18 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
 def bound(instance: MalleableInstance, objective: str, deadline: Deadline | None = None,
           solver: str | None = None) -> float | None:
     """The largest lower bound on ``objective`` valid for every schedule (None where there is none),
-    computed by ``deadline`` (default: by the end of the running method's budget when
-    :func:`iosched.solve` attaches it, else without one), its LPs on ``solver`` (see :func:`bounds`)."""
+    computed by ``deadline`` (default: without one; :func:`iosched.solve` gives the end of the running
+    method's budget), its LPs on ``solver`` (see :func:`bounds`)."""
     if objective not in MODEL_OBJECTIVES:
         return None
-    if deadline is None and BOUND_END.get() is not None:
-        deadline = Deadline(0.0, BOUND_END.get())
     return bounds(instance, (objective,), deadline, solver)[objective]
 
 
-def gap_reference(instance: MalleableInstance, objective: str) -> str:
+def gap_reference(instance: MalleableInstance, objective: str, solver: str = "highs") -> str:
     """What the problem's bound on ``objective`` is, in words (the one :func:`bound` last computed)."""
     if objective not in MODEL_OBJECTIVES:
         return ""
-    solver = BOUND_SOLVER.get()
     known = _BOUNDS.get((instance, (objective,), solver))
-    which = (known[0] if known is not None else bounds(instance, (objective,)))[f"{objective}_from"]
+    which = (known[0] if known is not None else bounds(instance, (objective,), solver=solver))[f"{objective}_from"]
     by = f" (solved by {solver})" if solver != "highs" and ("LP" in which or which == "Lagrangian") else ""
     return f"the {which} bound{by} on the {objective.replace('_', ' ')}, valid for every schedule"

@@ -243,6 +243,8 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             out.lower = min(out.lower, inherited)
             out.notes.append(cert.message)
             continue
+        # (an optimal outcome has the backend's optimum and point)
+        assert cert.estimate is not None and cert.point is not None
         lower = inherited
         if cert.lower is not None:  # proven exactly (a backend other than HiGHS)
             lower = max(lower, cert.lower)
@@ -250,6 +252,7 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
             lower = Fraction(cert.floor)
         if lower < cut and cert.estimate >= float(cut) * (1 - NEAR) - NEAR:  # not proven in floats: exactly
             prove(lp, cert)
+            assert cert.lower is not None  # (prove gives it its bound)
             lower = max(lower, cert.lower)
         if lower >= cut:
             out.lower = min(out.lower, lower)
@@ -258,6 +261,7 @@ def solve_tuple(model: TupleModel, cut: Fraction, solver: str, deadline: Deadlin
         chosen = model.overload(x, False)
         if chosen is None:  # capacity holds at the backend's point: find the exact one
             lp.certify_vertex(cert)  # proves the node's bound too
+            assert cert.lower is not None
             lower = max(lower, cert.lower)
             if lower >= cut:
                 out.lower = min(out.lower, lower)

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.instances.malleable import MalleableInstance
 from iosched.models import driver
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
@@ -200,13 +200,12 @@ def _bound_units(instance: MalleableInstance, grid: Grid, objective: str, deadli
 LNS_MIN_JOBS = 13  # from this many jobs cpsat searches neighbourhoods of its start instead of the whole model
 LNS_JOBS = 3  # jobs freed per neighbourhood at first; one more after a neighbourhood solved to optimality,
 LNS_MAX_JOBS = 16  # one fewer after one that ran out of time (between 2 and LNS_MAX_JOBS)
-LNS_STEP_S = 0.5  # s per neighbourhood at most (0.5 s and 3 jobs beat 2 s and 8 jobs, or 1 s and 4, on 3 of
-#                   paper:50, paper:100, random:1:50, random:2:50: 60 s each, 2026-11-27)
+LNS_STEP_S = 0.5  # s per neighbourhood at most (0.5 s and 3 jobs beat longer, larger neighbourhoods on most
+#                   instances tried: benchmarks/speed.md, constants)
 LNS_LEAST_S = 0.2  # s: no neighbourhood started with less time left
 WHOLE_SHARE = 0.5  # of the time left after the hint: the whole model's, below LNS_MIN_JOBS jobs (the proof)
-RIGID_SHARE = 0.5  # of the search's time: rigid neighbourhoods first, from a schedule without resizes (quick
-#                    profile: paper:50 1,475.0 -> 1,459.7 s, random:5:50 1,450.4 -> 1,407.8, random:7:50
-#                    1,470.0 -> 1,437.2; default: random:1:50 1,540.3 -> 1,466.8; 2026-11-27)
+RIGID_SHARE = 0.5  # of the search's time: rigid neighbourhoods first, from a schedule without resizes (a better
+#                    mean completion on every instance tried: benchmarks/speed.md, constants)
 
 
 def _blocks(plans) -> list[tuple[int, int, int]]:
@@ -295,8 +294,8 @@ def _searched(instance, grid, segments, objective, run: driver.ExactRun, plans, 
     return grid_output(instance, grid, run, outcome, plans, objective)
 
 
-def _solve_cpsat(instance, segments, unit, objective, profile, hint) -> MethodOutput:
-    run = grid_run(instance, load_profile(profile), objective)
+def _solve_cpsat(instance, segments, unit, objective, profile, hint, context: RunContext | None) -> MethodOutput:
+    run = grid_run(instance, load_profile(profile), objective, context)
     prof, deadline = run.profile, run.deadline
     grid = make_grid(instance, unit)
     describe(run, grid, objective, segments, "cpsat")
@@ -334,15 +333,16 @@ def _begin(run: driver.ExactRun, start: GridStart) -> None:
 
 @register("malleable", "cpsat", objective="mean_completion", exact_over="a time grid, at most `segments` runs per job")
 def cpsat(instance: MalleableInstance, segments: Segments = 3, unit: Unit = None,
-          objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True) -> MethodOutput:
+          objective: Objective = "mean_completion", profile: str = "default", hint: Hint = True,
+          *, context: RunContext | None = None) -> MethodOutput:
     """CP-SAT over schedules of at most ``segments`` segments per job (optimal for that scope only; from
     LNS_MIN_JOBS jobs a large-neighbourhood search in that scope, without proof)."""
-    return _solve_cpsat(instance, segments, unit, objective, profile, hint)
+    return _solve_cpsat(instance, segments, unit, objective, profile, hint, context)
 
 
 @register("malleable", "rigid-optimal", objective="mean_completion",
           exact_over="a time grid, one size per job and no resize")
 def rigid_optimal(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
-                  profile: str = "default", hint: Hint = True) -> MethodOutput:
+                  profile: str = "default", hint: Hint = True, *, context: RunContext | None = None) -> MethodOutput:
     """The best rigid schedule: each job at one ladder size, no reconfiguration (CP-SAT, one segment)."""
-    return _solve_cpsat(instance, 1, unit, objective, profile, hint)
+    return _solve_cpsat(instance, 1, unit, objective, profile, hint, context)

@@ -59,12 +59,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
-from typing import Annotated
+from typing import Annotated, Any
 
-from iosched.core import EVERY_SOLUTION, METHOD_START, MethodOutput, Status, register
+from iosched.core import EVERY_SOLUTION, MethodOutput, RunContext, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable import dmr
 from iosched.heuristics.malleable_list import rigid_list
@@ -97,19 +98,10 @@ class Start:
     mean: float  # the evaluator's mean completion
 
 
-def _within(seconds: float, call):
-    """Run ``call(time_limit)`` as a method started now with ``seconds`` s: the heuristics and cpsat count
-    their budget from the running method's start (METHOD_START), so that origin is moved to now."""
-    token = METHOD_START.set(time.perf_counter())
-    try:
-        return call(max(seconds, 0.01))
-    finally:
-        METHOD_START.reset(token)
-
-
 def serial_schedule(instance: MalleableInstance) -> Schedule:
     """Jobs in arrival order, one at a time, each at its fastest size: always feasible."""
-    out, free = {}, -math.inf
+    out: dict[str, tuple[Interval, ...]] = {}
+    free = -math.inf
     for job in sorted(instance.jobs, key=lambda j: (j.arrival, j.id)):
         p = job.sizes[job.times.index(min(job.times))]
         s = max(job.arrival, free)
@@ -119,9 +111,9 @@ def serial_schedule(instance: MalleableInstance) -> Schedule:
 
 
 def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tuple[Start, list[dict]]:
-    """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget) and the
-    serial schedule; and what each gave."""
-    tried = []
+    """The best start (exact sum) of cpsat, rigid-list and dmr (each in its share of the budget, called
+    without a context: counted from its first line) and the serial schedule; and what each gave."""
+    tried: list[dict[str, Any]] = []
     calls = [("cpsat", lambda s: _cpsat_start(instance, profile, min(s, CPSAT_MAX_S)), CPSAT_SHARE),
              ("rigid-list", lambda s: rigid_list(instance, time_limit=s).solution, LIST_SHARE),
              ("dmr", lambda s: dmr(instance, time_limit=s).solution, LIST_SHARE),
@@ -130,30 +122,27 @@ def _starts(instance: MalleableInstance, profile: str, deadline: Deadline) -> tu
     for name, call, share in calls:
         began, error = time.perf_counter(), None
         try:
-            schedule = _within(min(share * deadline.seconds, deadline.remaining()), call) if share else call(0)
+            schedule = call(max(min(share * deadline.seconds, deadline.remaining()), 0.01)) if share else call(0)
         except Exception as e:  # noqa: BLE001 - a start that fails (cpsat's grid refusing the instance) is skipped
             schedule, error = None, f"{type(e).__name__}: {e}"
         ev = evaluate(instance, schedule) if schedule is not None else None
-        row = {"heuristic": name, "value": ev.mean_completion if ev is not None and ev.feasible else None,
-               "time_s": round(time.perf_counter() - began, 3), **({"error": error} if error else {})}
-        tried.append(row)
-        if row["value"] is None:
+        value = ev.mean_completion if ev is not None and ev.feasible else None
+        tried.append({"heuristic": name, "value": value, "time_s": round(time.perf_counter() - began, 3),
+                      **({"error": error} if error else {})})
+        if value is None or schedule is None:
             continue
-        total = sum(Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs)
+        total = sum((Fraction(schedule.jobs[j.id][-1].end) - Fraction(j.arrival) for j in instance.jobs), Fraction(0))
         if best is None or total < best.sum:
-            best = Start(name, schedule, total, row["value"])
+            best = Start(name, schedule, total, value)
+    assert best is not None, "the serial schedule is always feasible"
     return best, tried
 
 
 def _cpsat_start(instance: MalleableInstance, profile: str, seconds: float) -> Schedule | None:
-    """cpsat's schedule within ``seconds`` (its profile's time limit counts from METHOD_START, which
-    :func:`_within` set to now: moved back so that the limit ends ``seconds`` from now)."""
+    """cpsat's schedule within ``seconds``: its profile's time limit counts from its context's start, put
+    back so that the limit ends ``seconds`` from now."""
     limit = load_profile(profile).time_limit
-    token = METHOD_START.set(time.perf_counter() + seconds - limit)
-    try:
-        return cpsat(instance, profile=profile).solution
-    finally:
-        METHOD_START.reset(token)
+    return cpsat(instance, profile=profile, context=RunContext(time.perf_counter() + seconds - limit)).solution
 
 
 class Search:
@@ -172,7 +161,8 @@ class Search:
         fastest = sum(j.fastest for j in self.jobs)
         self.lists = [skeletons(j, self.cut - (fastest - j.fastest), deadline, cap) for j in self.jobs]
         self.listed = [len(lst) for lst in self.lists]
-        self.charge, self.priced_bound, self.price_steps = 0.0, None, 0
+        self.charge, self.price_steps = 0.0, 0
+        self.priced_bound: float | None = None  # the Lagrangian bound on the sum, once priced
         self.g = [[float(s.own) for s in lst] for lst in self.lists]  # no prices: g = F (charge 0)
         self.shapes: dict[tuple[int, Skeleton], Shape] = {}
 
@@ -195,7 +185,7 @@ class Search:
             self.best = (schedule, total)
         return total
 
-    def shapes_of(self, chosen: list[Skeleton | None]) -> tuple[list[int], list[Shape]]:
+    def shapes_of(self, chosen: Sequence[Skeleton | None]) -> tuple[list[int], list[Shape]]:
         """The jobs with a skeleton in ``chosen`` and their shapes."""
         which, shapes = [], []
         for j, sk in enumerate(chosen):
@@ -208,8 +198,9 @@ class Search:
             shapes.append(self.shapes[key])
         return which, shapes
 
-    def _tuple(self, chosen: list[Skeleton], priced: float) -> None:
-        """Solve the tuple ``chosen`` (its priced bound ``priced``: the root's of its branch and bound)."""
+    def _tuple(self, chosen: Sequence[Skeleton | None], priced: float) -> None:
+        """Solve the tuple ``chosen`` (a skeleton for every job; its priced bound ``priced``: the root's of its
+        branch and bound)."""
         _, shapes = self.shapes_of(chosen)
         model = TupleModel(self.jobs, shapes, self.instance.nodes, self.cut)
         res = solve_tuple(model, self.cut, self.solver, self.deadline, lambda x: self._accept(model, x), priced)
@@ -225,19 +216,19 @@ class Search:
         self.notes.update(res.notes)
         self.stopped |= res.stopped
 
-    def _partial(self, chosen: list[Skeleton | None], rest: Fraction, priced: float) -> Fraction | float:
+    def _partial(self, chosen: Sequence[Skeleton | None], rest: Fraction, priced: float) -> Fraction | float:
         """A lower bound on the sum of every completion of the partial tuple ``chosen`` below the cut: the
         capacity problem of its jobs alone (a relaxation: the other jobs' blocks dropped) plus ``rest``, the
         other jobs' least own minima, solved only to the extent of telling whether it reaches the cut; at
         least ``priced``, its priced bound (its g, the other jobs' least g, less the charge)."""
         which, shapes = self.shapes_of(chosen)
         if sum(max(sh.demand) for sh in shapes) <= self.instance.nodes:  # no overload possible among them
-            return max(sum(sh.skeleton.own for sh in shapes) + rest, priced)
+            return _larger(sum((sh.skeleton.own for sh in shapes), Fraction(0)) + rest, priced)
         model = TupleModel([self.jobs[j] for j in which], shapes, self.instance.nodes, self.cut - rest)
         res = solve_tuple(model, self.cut - rest, self.solver, self.deadline, model.lp.objective)
         self._count(res)
         self.counts["partial"] += 1
-        return max(res.lower + rest, priced)
+        return _larger(res.lower + rest, priced)
 
     def price(self) -> None:
         """Lagrangian prices (:mod:`iosched.models.malleable_prices`), searched for in PRICE_SHARE of the time
@@ -266,12 +257,13 @@ class Search:
         order = sorted(range(n), key=lambda j: (len(lists[j]), j))
         if not all(lists):  # a job with no skeleton below the cut: no schedule beats the incumbent
             return
-        rest = [sum(min(s.own for s in lists[order[e]]) for e in range(d, n)) for d in range(n + 1)]
+        rest = [sum((min(s.own for s in lists[order[e]]) for e in range(d, n)), Fraction(0)) for d in range(n + 1)]
         rest_g = [sum(g[order[e]][0] for e in range(d, n)) for d in range(n + 1)]
         least_after = []  # per level, the least F from each index on (the frontier's bound), in linear time
         for e in range(n):
             least_after.append(list(accumulate(reversed([s.own for s in lists[order[e]]]), min))[::-1])
-        idx, part, part_g, chosen = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1), [None] * n
+        idx, part, part_g = [0] * n, [Fraction(0)] * (n + 1), [0.0] * (n + 1)
+        chosen: list[Skeleton | None] = [None] * n
         d = 0
         while d >= 0:
             level = lists[order[d]]
@@ -280,8 +272,8 @@ class Search:
                 for e in range(d + 1):
                     k = idx[e] + (e < d)
                     if k < len(lists[order[e]]):
-                        self.lower = min(self.lower, max(part[e] + least_after[e][k] + rest[e + 1],
-                                                         part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge))
+                        self.lower = min(self.lower, _larger(part[e] + least_after[e][k] + rest[e + 1],
+                                                             part_g[e] + g[order[e]][k] + rest_g[e + 1] - self.charge))
                 return
             if idx[d] >= len(level):
                 chosen[order[d]] = None
@@ -295,7 +287,7 @@ class Search:
                 self.lower = min(self.lower, priced)
                 idx[d] = len(level)
                 continue
-            lb = part[d] + sk.own + rest[d + 1]
+            lb: Fraction | float = part[d] + sk.own + rest[d + 1]
             if lb >= self.cut:  # nor can this one, by the own minima
                 self.lower = min(self.lower, lb)
                 idx[d] += 1
@@ -316,7 +308,12 @@ class Search:
             idx[d] = 0
 
 
-def _float_below(x: Fraction) -> float:
+def _larger(a: Fraction | float, b: Fraction | float) -> Fraction | float:
+    """max(a, b), typed: the first where they are equal, as max gives."""
+    return b if b > a else a
+
+
+def _float_below(x: Fraction | float) -> float:
     """The largest float at most ``x``."""
     f = float(x)
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
@@ -324,16 +321,16 @@ def _float_below(x: Fraction) -> float:
 
 @register("malleable", "exact", objective="mean_completion", exact_over=EVERY_SOLUTION)
 def exact(instance: MalleableInstance, objective: Objective = "mean_completion", profile: str = "default",
-          max_skeletons: Skeletons = MAX_SKELETONS) -> MethodOutput:
+          max_skeletons: Skeletons = MAX_SKELETONS, *, context: RunContext | None = None) -> MethodOutput:
     """Exact over every schedule (no grid, no segment cap); its bound is valid for every schedule.
 
     Skeleton enumeration and a continuous-time capacity model, every bound proven (module docstring);
     mean completion only; refuses an instance with more than ``max_skeletons`` skeletons for a job."""
     prof = load_profile(profile)
-    deadline = Deadline.for_method(prof.time_limit)
+    deadline = Deadline.for_method(prof.time_limit, context=context)
     start, tried = _starts(instance, profile, deadline)
     n = len(instance.jobs)
-    info = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
+    info: dict[str, Any] = {"scope": SCOPE, "start": {"heuristic": start.name, "value": start.mean, "tried": tried}}
     began = time.perf_counter()
     try:
         search = Search(instance, start, prof.solver, deadline, max_skeletons)
@@ -346,7 +343,8 @@ def exact(instance: MalleableInstance, objective: Objective = "mean_completion",
     info["skeletons"] = {j.id: [listed, len(lst)] for j, listed, lst in zip(instance.jobs, search.listed, search.lists)}
     lagrangian = search.priced_bound  # floating point, as found: the pruning uses it lowered by its margins
     finite = lagrangian is not None and math.isfinite(lagrangian)
-    info["prices"] = {"steps": search.price_steps, "lagrangian_mean": lagrangian / n if finite else None}
+    info["prices"] = {"steps": search.price_steps,
+                      "lagrangian_mean": lagrangian / n if lagrangian is not None and finite else None}
     search.run()
     if search.best is not None:
         schedule, total = search.best

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Annotated
 
-from iosched.core import MethodOutput, Status
+from iosched.core import MethodOutput, RunContext, Status
 from iosched.errors import ParameterError
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable_sim import SimResult, simulate
@@ -230,10 +230,12 @@ def scope_value(instance: MalleableInstance, grid: Grid, objective: str, value: 
     return (value * grid.unit - sum(j.arrival for j in instance.jobs)) / len(instance.jobs)
 
 
-def grid_run(instance: MalleableInstance, profile: Profile, objective: str) -> driver.ExactRun:
-    """The driver of a grid model's method (:mod:`iosched.models.driver`): its deadline from ``profile``,
-    schedules scored by the evaluator's ``objective``."""
-    return driver.ExactRun(profile, lambda schedule: getattr(evaluate(instance, schedule), objective))
+def grid_run(instance: MalleableInstance, profile: Profile, objective: str,
+             context: RunContext | None = None) -> driver.ExactRun:
+    """The driver of a grid model's method (:mod:`iosched.models.driver`): its deadline from ``profile`` and
+    the run's ``context``, schedules scored by the evaluator's ``objective``."""
+    return driver.ExactRun(profile, lambda schedule: getattr(evaluate(instance, schedule), objective),
+                           context=context)
 
 
 def describe(run: driver.ExactRun, grid: Grid, objective: str, segments: int | None, model_name: str) -> None:

@@ -68,8 +68,8 @@ from iosched.status import Status
 
 SHADE = 1e-6  # relative: the LP optimum is lowered by this much (the solvers' optimality tolerances)
 MAX_VARIABLES = 250_000  # x_jpk columns: beyond this many on the coarsest grid, no LP bound
-GRID_VARIABLES = 100_000  # the first grid keeps x_jpk under this many columns (paper:400's 2,000 ladder sizes: 50
-#                           intervals, 14.7 s of HiGHS; 80 ran past TIME_LIMIT, 31.8 s; 2026-11-27/28)
+GRID_VARIABLES = 100_000  # the first grid keeps x_jpk under this many columns (on paper:400's 2,000 ladder sizes
+#                           50 intervals solve within TIME_LIMIT, 80 did not: benchmarks/speed.md, constants)
 MAX_INTERVALS = 80
 MIN_INTERVALS = 8
 TIME_LIMIT = 30.0  # s of the LP solver; past it no LP bound (the closed-form bounds remain)
@@ -110,9 +110,8 @@ def interval_lp_bound(instance: MalleableInstance, objective: str = "mean_comple
     finish, or the backend refuses it for its licence, the grid's intervals are halved (a coarser grid:
     still a bound, a weaker one) down to MIN_INTERVALS, then None; no solve outlasts ``deadline``.
     ``intervals`` fixes the grid (no halving). The first grid has :func:`intervals_for` intervals: on
-    paper:400 (2,000 ladder sizes) 50, 14.7 s of HiGHS for 4,883.7 s (2026-11-28, beside other work),
-    where 80 intervals ran past the limit (31.8 s on 2026-11-27, load 1.7) and the halving to 40 then gave 4,842.1 s
-    after 41 s in all."""
+    paper:400 (2,000 ladder sizes) 50, which solve within the limit, where 80 ran past it and the halving
+    to 40 gave a weaker bound after more time in all (benchmarks/speed.md, constants)."""
     if intervals is not None:
         try:
             return _solved(instance, objective, intervals, _within(time_limit, deadline), solver)[0]
@@ -288,7 +287,7 @@ def _solve_lp(instance: MalleableInstance, objective: str, intervals: int,
 
 # --- the completion-order LP (small workloads) ------------------------------------------------------
 
-ORDER_MAX_JOBS = 6  # n! orders; the mean completion at 6 jobs 0.2-0.9 s, 7 jobs 7 s, 8 jobs 99 s (random:1:N, load 1)
+ORDER_MAX_JOBS = 6  # n! orders: ten times longer per job added past 6 (benchmarks/speed.md, constants)
 
 
 @functools.lru_cache(maxsize=16)
@@ -409,9 +408,8 @@ def order_lp_bound(instance: MalleableInstance, objective: str = "mean_completio
 
 LAGRANGE_TIME_LIMIT = 20.0  # s of column generation; the best bound found by then is kept
 LAGRANGE_COLUMNS = 5  # columns per job and round: completion times spread over the interval of its least value
-LAGRANGE_SMOOTHING = 0.7  # prices: this share of the best prices so far, the rest the master LP's duals (0.7
-#                           against 0.5, converged: 19-45 % less CPU on random:1:6 ... paper:400, paper:200 within
-#                           the 20 s, bounds within 0.03 % either way; 0.3 slower, 0.8 no faster; 2026-11-28)
+LAGRANGE_SMOOTHING = 0.7  # prices: this share of the best prices so far, the rest the master LP's duals (of
+#                           0.3, 0.5, 0.7 and 0.8 none converged faster, bounds alike: benchmarks/speed.md, constants)
 LAGRANGE_GAP = 1e-4  # relative: stop where the master LP's value is this close to the bound,
 LAGRANGE_STALL = 10  # or, once within LAGRANGE_NEAR of it, where neither moved (by LAGRANGE_GAP) in this many rounds
 LAGRANGE_NEAR = 1e-2

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.covers import cardinality_cuts
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
@@ -34,8 +34,8 @@ from iosched.models.matrix import solve as solve_matrix
 from iosched.solvers import Deadline, load_profile
 
 MAX_SLOTS_MILP = 5_000
-# columns the milp method hands to HiGHS: beyond, its presolve overruns the time limit (limit 10 s, measured
-# 2026-11-25: 288,871 columns ran 10.8 s, 670,104 columns 25.4 s, 1,140,674 columns 54 s with a 20 s limit)
+# columns the milp method hands to HiGHS: beyond, its presolve overruns the time limit (benchmarks/speed.md,
+# constants)
 MAX_MILP_COLUMNS = 300_000
 
 
@@ -203,13 +203,13 @@ def milp_start(m: Matrix, instance: MalleableInstance, grid: Grid, cols, plans) 
 
 @register("malleable", "milp", objective="mean_completion", exact_over="a time grid, one size per grid step")
 def milp(instance: MalleableInstance, unit: Unit = None, objective: Objective = "mean_completion",
-         profile: str = "default") -> MethodOutput:
+         profile: str = "default", *, context: RunContext | None = None) -> MethodOutput:
     """Time-indexed MILP (arrays handed to HiGHS, started from the best schedule on the grid that is a
     solution of it), a cross-check of cpsat for small workloads (at most MAX_MILP_COLUMNS columns).
     ``info["start"]``: that schedule (``heuristic``), its evaluated objective (``value``) and the model's
     (``model_value``, slots), and whether the backend took it and at what value (``solver_taken``,
     ``solver_value``, slots); absent without one. The result is the better of the solver's schedule and it."""
-    run = grid_run(instance, load_profile(profile), objective)  # the whole method: grid, build and solve
+    run = grid_run(instance, load_profile(profile), objective, context)  # the whole method: grid, build and solve
     grid = make_grid(instance, unit, max_slots=MAX_SLOTS_MILP)
     describe(run, grid, objective, None, "milp")
     bound(instance, objective, Deadline(BOUND_SHARE * run.deadline.remaining()), run.profile.solver)  # for solve

@@ -65,8 +65,9 @@ def _blocks(job: JobData, sk: Skeleton) -> tuple[np.ndarray, np.ndarray]:
     for i in range(1, m + 1):
         k, c = checks[i - 1] * P, job.cost[(sizes[i - 1], sizes[i])]
         if sizes[i] > sizes[i - 1]:  # the old size over the stall window, at most
-            stall = min(job.timeout, (checks[i] - checks[i - 1]) * P - c if i < m else job.timeout)
-            bounds.append(float(k + max(stall, 0)))
+            window = (checks[i] - checks[i - 1]) * P - c if i < m else job.timeout
+            stall = window if window < job.timeout else job.timeout  # min(timeout, window), typed as a Fraction
+            bounds.append(float(k + (stall if stall > 0 else 0)))
         else:  # a shrink holds the old size during its reconfiguration
             bounds.append(float(k + c))
     bounds.append(float(sk.own))
@@ -187,8 +188,9 @@ def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: fl
         done += 1
         prefix = np.concatenate([[0.0], np.cumsum(pi * width)])
         total, used = 0.0, np.zeros(MAX_INTERVALS)
-        found = [st.least(tau, prefix, ascent) for st in stacks]
-        if any(f is None for f in found):  # the deadline came during this step: the best prices so far stand
+        least = [st.least(tau, prefix, ascent) for st in stacks]
+        found = [f for f in least if f is not None]
+        if len(found) < len(least):  # the deadline came during this step: the best prices so far stand
             break
         for st, (value, n, start) in zip(stacks, found):
             total += value
@@ -216,8 +218,8 @@ def prices(jobs: list[JobData], lists: list[list[Skeleton]], nodes: int, cut: fl
                 parts.append(st.own[first:])
                 break
             parts.append(st.evaluate(tau, prefix, slice(first, first + 1024))[0])
-        value = np.concatenate(parts) if parts else np.zeros(0)
-        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(value)
-        values.append(value - ERROR * size)
+        priced = np.concatenate(parts) if parts else np.zeros(0)
+        size = prefix[-1] * st.demand.sum(axis=1) + st.reach + st.own + np.abs(priced)
+        values.append(priced - ERROR * size)
     charge = nodes * width * float(best_pi.sum())
     return Priced(values, charge * (1 + ERROR) + ERROR, float(best), done, complete)

@@ -25,6 +25,7 @@ from iosched.errors import ParameterError
 from iosched.instances.periodic import PeriodicInstance
 from iosched.models.periodic_counts import MAX_CUT_APPS, capped_bound, contiguity_cuts  # noqa: F401
 from iosched.solvers import Deadline, Profile, load_profile
+from iosched.status import RunContext
 from iosched.validate import choice
 
 if TYPE_CHECKING:
@@ -159,17 +160,15 @@ CAPPED_SECONDS = 10.0  # the capped bound's search, where no deadline is given (
 
 def capped(instance: PeriodicInstance, deadline: Deadline | None = None) -> dict:
     """:func:`iosched.models.periodic_counts.capped_bound` of ``instance`` by ``deadline``: by default the end of
-    the running method's budget when :func:`iosched.solve` attaches it (``BOUND_END``), else CAPPED_SECONDS.
+    the running method's budget when :func:`iosched.solve` attaches it (:meth:`Deadline.for_bound`), else
+    CAPPED_SECONDS.
     Complete results are remembered per instance (a bound cut short by a deadline is still valid, only
     weaker: the largest bound left in the search, and is not remembered)."""
-    from iosched.core import BOUND_END
-
     known = _CAPPED.get(instance)
     if known is not None:
         return dict(known)
     if deadline is None:
-        end = BOUND_END.get()
-        deadline = Deadline(CAPPED_SECONDS) if end is None else Deadline(0.0, end)
+        deadline = Deadline(CAPPED_SECONDS)
     out = capped_bound(instance, deadline)
     if out["complete"]:
         if len(_CAPPED) >= 64:
@@ -199,14 +198,16 @@ def bounds(instance: PeriodicInstance, profile: Profile | None = None) -> dict:
     }
 
 
-def best_bound(instance: PeriodicInstance, objective: str) -> float:
+def best_bound(instance: PeriodicInstance, objective: str, context: RunContext | None = None) -> float:
     """The tightest bound on ``objective`` valid for every pattern within the instance's period cap: for
     SysEfficiency the period-capped integer bound (it includes the cycle, volume and contiguity rows, so it
     is never above the LP, contiguity or paper bound: the min is taken all the same, against rounding),
-    for Dilation the long-run LP bound (valid for every schedule)."""
+    for Dilation the long-run LP bound (valid for every schedule). The capped bound's search ends with the
+    run's budget (``context``: :func:`iosched.solve`'s), else after CAPPED_SECONDS."""
     lp = longrun_bound(instance, objective)
     if objective == "sys_efficiency":
-        return min(paper_bound(instance), lp, contiguity_bound(instance)["value"], capped(instance)["value"])
+        capped_value = capped(instance, Deadline.for_bound(context))["value"]
+        return min(paper_bound(instance), lp, contiguity_bound(instance)["value"], capped_value)
     return lp
 
 

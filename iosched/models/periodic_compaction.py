@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern
@@ -27,13 +27,12 @@ pe = lazy.module("pyomo.environ")
 Spans = list[list[tuple[int, int]]]  # per application, per instance: (its compute start's event, its end's)
 Intervals = list[tuple[int, list[int]]]  # per instance: (its application, the interval indices it spans)
 
-# What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the compaction
-# LP with 296,000 volume variables took 1.7 GB, 0.09 ms per variable to build in Pyomo and
-# 0.5 ms to hand to HiGHS (outside HiGHS's own time limit).
+# What one run may build: the compaction LP's memory, its build time in Pyomo and its handover to HiGHS
+# (outside HiGHS's own time limit) per variable, measured in benchmarks/speed.md, constants.
 MAX_LP_VARIABLES = 500_000  # compaction LP: K x 2 x the most instances a pattern of K' t_min can hold
 SEARCH_SHARE = 0.5  # of an exact method's budget, at most this much goes to the PerSched search before it
 SECONDS_PER_LP_VARIABLE = 6e-4  # building the compaction LP and loading it into HiGHS
-HANDOVER_LP = 2.5  # Pyomo hands the LP to HiGHS in this multiple of its build time (measured 1.3-1.6x)
+HANDOVER_LP = 2.5  # Pyomo hands the LP to HiGHS in this multiple of its build time (a margin over the measured)
 
 
 def warm_solver() -> None:
@@ -207,7 +206,7 @@ def check_compaction(instance: PeriodicInstance, plan: Plan) -> None:
 
 
 def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | str, k_prime: KPrime, eps: Eps,
-               t_min: Seconds, workers: Workers) -> MethodOutput:
+               t_min: Seconds, workers: Workers, context: RunContext | None) -> MethodOutput:
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, run_search
 
@@ -216,7 +215,7 @@ def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | st
     plan = plan_search(instance, k_prime, eps, t_min)  # every parameter checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
     check_compaction(instance, plan)
-    deadline = method_deadline(prof.time_limit, entry)  # the whole method: search, LP build and solve
+    deadline = method_deadline(prof.time_limit, entry, context)  # the whole method: search, LP build and solve
     warm_solver()
     # the search gets at most half of what is left: the LP needs the rest
     start = run_search(instance, objective, Deadline(SEARCH_SHARE * deadline.remaining()), k_prime, eps, t_min, None,
@@ -251,14 +250,16 @@ def _compacted(instance: PeriodicInstance, objective: str, profile: Profile | st
 @register("periodic", "persched-compact", objective="sys_efficiency",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
-                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
+                     eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
+                     *, context: RunContext | None = None) -> MethodOutput:
     """PerSched's pattern shortened by the compaction LP (event order kept, exact for that order)."""
-    return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers)
+    return _compacted(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers, context)
 
 
 @register("periodic", "persched-mindil-compact", objective="dilation",
           exact_over="PerSched's pattern with its order of events kept", prepare=compile_kernel)
 def persched_mindil_compact(instance: PeriodicInstance, profile: str = "default", k_prime: KPrime = None,
-                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1) -> MethodOutput:
+                            eps: Eps = 0.01, t_min: Seconds = None, workers: Workers = 1,
+                            *, context: RunContext | None = None) -> MethodOutput:
     """PerSched-MinDil's pattern shortened by the compaction LP (event order kept)."""
-    return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers)
+    return _compacted(instance, "dilation", profile, k_prime, eps, t_min, workers, context)

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Status, register
 from iosched.errors import ParameterError
 from iosched.evaluate.periodic import evaluate
 from iosched.heuristics.periodic_kernel import compile_kernel, method_deadline
@@ -108,11 +108,11 @@ def _product(options):
             yield (first, *rest)
 
 
-def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
+def _exact(instance: PeriodicInstance, profile, gap: float, context: RunContext | None) -> MethodOutput:
     entry = time.perf_counter()
     prof = as_profile(profile)
     gap = number("gap", gap, 0, 0.1, error=ParameterError)
-    deadline = method_deadline(prof.time_limit, entry)
+    deadline = method_deadline(prof.time_limit, entry, context)
     rel = relaxation(instance)
     rel_apps = relaxation(instance, merged=False)
     fits, b = rel.peak_fits, contender(instance)
@@ -140,8 +140,8 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
         part = START_SHARE if b is not None else OPEN_SHARE
         share = Profile("exact-start", max(part * deadline.remaining(), 0.01), prof.rel_gap, prof.threads, prof.seed,
                         solver=prof.solver)
-        # where no leaf can be solved, the incumbent is all there is: a wider search (measured on set 4 under
-        # 500 s: 0.6558756 from a one-cycle window at stagger 0.5, warmup 5, against 0.6556580 by default)
+        # where no leaf can be solved, the incumbent is all there is: a wider search (it found a better pattern on
+        # set 4: benchmarks/speed.md, constants)
         wide = {} if b is not None else WIDE_SEARCH
         found = trace_compact(instance, profile=share, **wide)
         consider(found.solution, "trace-compact")
@@ -200,7 +200,8 @@ def _exact(instance: PeriodicInstance, profile, gap: float) -> MethodOutput:
 
 
 @register("periodic", "exact", objective="sys_efficiency", exact_over=EXACT_OVER, prepare=compile_kernel)
-def exact(instance: PeriodicInstance, profile: str = "default", gap: Gap = 1e-9) -> MethodOutput:
+def exact(instance: PeriodicInstance, profile: str = "default", gap: Gap = 1e-9,
+          *, context: RunContext | None = None) -> MethodOutput:
     """Branch and bound over instance counts, each leaf's shortest period solved exactly (peak within B, or
     one contender); exact over every pattern within the period cap, up to ``gap`` (relative)."""
-    return _exact(instance, profile, gap)
+    return _exact(instance, profile, gap, context)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched import lazy
-from iosched.core import MethodOutput, Status, register
+from iosched.core import MethodOutput, RunContext, Sense, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, dilation, sys_efficiency
@@ -27,14 +27,14 @@ pe = lazy.module("pyomo.environ")
 if TYPE_CHECKING:
     from pyomo.environ import ConcreteModel
 
-# What one run may build, measured on a 2-core, 24 GiB machine (load average 5): the
-# time-indexed MILP (3 K S variables, about 5 K S constraints) took 0.25 ms per cell to build
-# and 1.1 ms to hand to HiGHS (outside HiGHS's own time limit).
+# What one run may build: the time-indexed MILP (3 K S variables, about 5 K S constraints), its build
+# time and its handover to HiGHS (outside HiGHS's own time limit) per cell, measured in benchmarks/speed.md,
+# constants.
 MAX_MILP_CELLS = 20_000  # time-indexed MILP: applications x slots
 MAX_MILP_TERMS = 2_000_000  # ... and Σ_k slots x the slots a compute covers (its compute constraints' terms)
 MAX_PERIODS = 100  # periods given to the MILP
 SECONDS_PER_MILP_CELL = 1.3e-3  # building one time-indexed model and loading it into HiGHS (the first)
-HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (measured 3.4-6.0x)
+HANDOVER_MILP = 6.0  # Pyomo hands the MILP to HiGHS in this multiple of its build time (the most measured)
 
 MILP_SCOPE = "a time grid at the given periods (by default PerSched's three best, all <= K' t_min)"
 Slots = Annotated[int | None, Integer(2)]
@@ -326,7 +326,8 @@ def _periods(periods) -> list[float] | None:
     return checked if isinstance(checked, list) else [checked]
 
 
-def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k_prime, eps) -> MethodOutput:
+def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k_prime, eps,
+          context: RunContext | None) -> MethodOutput:
     from iosched.evaluate.periodic import evaluate
     from iosched.heuristics.periodic_kernel import method_deadline
     from iosched.heuristics.periodic_persched import plan_search, search
@@ -351,12 +352,12 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
     if periods is not None:
         for i, T in enumerate(periods):
             check_milp_size(instance, slots or default_slots(instance, T), T, f"periods[{i}]")
-    sense = "max" if objective == "sys_efficiency" else "min"
+    sense = Sense.MAX if objective == "sys_efficiency" else Sense.MIN  # (its two methods' objectives)
     def evaluated(pattern: Pattern) -> float:
         return getattr(evaluate(instance, pattern), objective)
 
-    run = driver.ExactRun(prof, evaluated, sense, MILP_SCOPE,
-                          method_deadline(prof.time_limit, entry))  # the whole method: the search and every solve
+    # the whole method's deadline: the search and every solve
+    run = driver.ExactRun(prof, evaluated, sense, MILP_SCOPE, method_deadline(prof.time_limit, entry, context))
     deadline, info = run.deadline, run.info
     warm_solver()
     if periods is None:  # the best PerSched periods of the search
@@ -436,17 +437,19 @@ def _milp(instance: PeriodicInstance, objective: str, periods, slots, profile, k
 @register("periodic", "milp", objective="sys_efficiency",
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+         profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
+         *, context: RunContext | None = None) -> MethodOutput:
     """Time-indexed MILP (restriction) at the best PerSched periods or the given ones (at most the period cap).
 
     The best restriction's pattern, or PerSched's pattern at a period where it lies on the grid (in the scope:
     its MIP start there) where that scores better (``info["incumbent"]`` then says so)."""
-    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps)
+    return _milp(instance, "sys_efficiency", periods, slots, profile, k_prime, eps, context)
 
 
 @register("periodic", "milp-dilation", objective="dilation",
           exact_over=MILP_SCOPE, prepare=compile_kernel)
 def milp_dilation(instance: PeriodicInstance, periods: Periods = None, slots: Slots = None,
-                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01) -> MethodOutput:
+                  profile: str = "default", k_prime: KPrime = None, eps: Eps = 0.01,
+                  *, context: RunContext | None = None) -> MethodOutput:
     """The time-indexed MILP minimising Dilation."""
-    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps)
+    return _milp(instance, "dilation", periods, slots, profile, k_prime, eps, context)

@@ -20,7 +20,7 @@ import math
 import time
 from typing import Annotated
 
-from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, Status, register
+from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.errors import InstanceError, ParameterError
 from iosched.evaluate.periodic import Instance as PatternInstance
 from iosched.evaluate.periodic import Pattern, evaluate
@@ -275,8 +275,8 @@ def _as_list(name: str, value: object, check: ListOf) -> list:
 
 def _search(instance: PeriodicInstance, objective: str, profile: Profile | str, k_prime: KPrime, eps: Eps,
             t_min: Seconds, workers: Workers, priorities: Priorities, staggers: Staggers, warmups: Warmups,
-            multiples: Multiples, matched: Matched, candidates: Candidates, max_instances: MaxInstances
-            ) -> MethodOutput:
+            multiples: Multiples, matched: Matched, candidates: Candidates, max_instances: MaxInstances,
+            context: RunContext | None) -> MethodOutput:
     entry = time.perf_counter()
     prof = as_profile(profile)
     priorities = _as_list("priorities", priorities, PRIORITY_LIST)
@@ -309,7 +309,7 @@ def _search(instance: PeriodicInstance, objective: str, profile: Profile | str, 
                             f"fewer warmups or a smaller max_instances fit")
     plan_search(instance, k_prime, eps, t_min)  # PerSched's parameters checked before anything runs
     integer("workers", workers, 1, 256, error=ParameterError)
-    deadline = method_deadline(prof.time_limit, entry)
+    deadline = method_deadline(prof.time_limit, entry, context)
     # PerSched's pattern compacted first (persched-compact's pattern, the same LP solved here without
     # Pyomo): the result is never worse than persched-compact's with the same parameters and time
     found = run_search(instance, objective, Deadline(PERSCHED_SHARE * deadline.remaining()), k_prime, eps, t_min,
@@ -401,10 +401,10 @@ def trace_compact(instance: PeriodicInstance, profile: str = "default", k_prime:
                   t_min: Seconds = None, workers: Workers = 1, priorities: Priorities = ("syseff", "fcfs"),
                   staggers: Staggers = (0.0, 1.0), warmups: Warmups = (2, 3),
                   multiples: Multiples = (1, 2, 3, 4, 5, 6), matched: Matched = 3, candidates: Candidates = 40,
-                  max_instances: MaxInstances = 3000) -> MethodOutput:
+                  max_instances: MaxInstances = 3000, *, context: RunContext | None = None) -> MethodOutput:
     """Windows of fluid online runs, each compacted by the LP, beside PerSched's compacted pattern."""
     return _search(instance, "sys_efficiency", profile, k_prime, eps, t_min, workers, priorities, staggers,
-                   warmups, multiples, matched, candidates, max_instances)
+                   warmups, multiples, matched, candidates, max_instances, context)
 
 
 @register("periodic", "trace-compact-dilation", objective="dilation", exact_over=HEURISTIC, prepare=compile_kernel)
@@ -413,7 +413,7 @@ def trace_compact_dilation(instance: PeriodicInstance, profile: str = "default",
                            priorities: Priorities = ("dilation", "fcfs"), staggers: Staggers = (0.0, 1.0),
                            warmups: Warmups = (2, 3), multiples: Multiples = (1, 2, 3, 4, 5, 6),
                            matched: Matched = 3, candidates: Candidates = 40,
-                           max_instances: MaxInstances = 3000) -> MethodOutput:
+                           max_instances: MaxInstances = 3000, *, context: RunContext | None = None) -> MethodOutput:
     """The same search minimising Dilation (PerSched-MinDil's compacted pattern as first candidate)."""
     return _search(instance, "dilation", profile, k_prime, eps, t_min, workers, priorities, staggers, warmups,
-                   multiples, matched, candidates, max_instances)
+                   multiples, matched, candidates, max_instances, context)

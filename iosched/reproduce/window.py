@@ -272,10 +272,10 @@ FIGURE14_METHODS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
                     ("constrained-bb", "constrained-bb", {}), ("constrained-ssd", "constrained-ssd", {}),
                     ("bin-packing", "bin-packing", {}), ("exact", "exact", {}))
 # The GA in the simulator stops once its Pareto set has not changed for SIM_GA_PATIENCE generations (the paper runs
-# all G = 500: about 4x the CPU, 13.2 s against 3.1 s on generate:0:300 S4 WFP); every simulated row says so
+# all G = 500, several times the CPU: benchmarks/speed.md, constants); every simulated row says so
 SIM_GA_PATIENCE = 100
-FIGURE14_GA = ("bbsched-ga", "bbsched-ga", {"patience": SIM_GA_PATIENCE})  # about 12 s per workload of 1,000 jobs
-# here: with ``full`` only
+FIGURE14_GA = ("bbsched-ga", "bbsched-ga", {"patience": SIM_GA_PATIENCE})  # the slowest row of Figure 14 (its
+# time per workload: benchmarks/speed.md, constants): with ``full`` only
 CONSTRAINED = ("constrained-cpu", "constrained-bb", "constrained-ssd")
 
 

@@ -27,7 +27,7 @@ from iosched.solvers import backends
 from iosched.solvers.backends import BACKENDS, LicenceLimit, SolverMissing, shown  # noqa: F401  (re-exported)
 from iosched.solvers.backends.cpsat import CPSAT, solve_cpsat  # noqa: F401  (re-exported)
 from iosched.solvers.outcome import Profile, SolveOutcome, Stop  # noqa: F401  (re-exported)
-from iosched.status import METHOD_START
+from iosched.status import RunContext
 
 # the tables of a backend's own options a profile may hold, in the order they are checked
 _RAW = {"highs": BACKENDS["highs"], "cpsat": CPSAT, **{n: b for n, b in BACKENDS.items() if n != "highs"}}
@@ -51,12 +51,22 @@ class Deadline:
         self.end = (time.perf_counter() if start is None else start) + seconds
 
     @classmethod
-    def for_method(cls, time_limit: float | None = None, profile: str = "default") -> Deadline:
+    def for_method(cls, time_limit: float | None = None, profile: str = "default",
+                   context: RunContext | None = None) -> Deadline:
         """The running method's budget: ``time_limit`` s (None: the profile's ``time_limit``),
-        counted from when :func:`iosched.solve` started the method's clock (from now when the
-        method is called directly), so work done before the method's first line counts."""
+        counted from when :func:`iosched.solve` started the method's clock (``context.method_start``;
+        from now when the method is called directly, without a context), so work done before the
+        method's first line counts."""
         seconds = load_profile(profile).time_limit if time_limit is None else time_limit
-        return cls(seconds, METHOD_START.get())
+        return cls(seconds, None if context is None else context.method_start)
+
+    @classmethod
+    def for_bound(cls, context: RunContext | None) -> Deadline | None:
+        """The deadline of the problem's bound that :func:`iosched.solve` attaches after the method: the end
+        of the method's budget (``context.bound_end``); None without one (a bound called directly)."""
+        if context is None or context.bound_end is None:
+            return None
+        return cls(0.0, context.bound_end)
 
     def remaining(self) -> float:
         return max(0.0, self.end - time.perf_counter())
@@ -255,8 +265,9 @@ def solve_pyomo_within(build, profile: Profile, deadline: Deadline | None, hando
     variables are a MIP start (see :func:`solve_pyomo`); a function of the built model says whether they are.
 
     The garbage collector is paused meanwhile: a full collection over a large heap (another
-    model built earlier in the process) took 0.5 s of a 0.03 s build and made the estimate
-    meaningless; Pyomo's models hold no cycles worth collecting during a solve.
+    model built earlier in the process) can take many times a small build and make the estimate
+    meaningless (benchmarks/speed.md, constants); Pyomo's models hold no cycles worth collecting
+    during a solve.
     """
     backends.interface(profile.solver)  # Pyomo's first import is not part of the build time the estimate scales
 

@@ -112,8 +112,8 @@ def clip(values: np.ndarray, big: float) -> np.ndarray:
 
 @functools.cache
 def package_version(package: str) -> str:
-    """``package``'s installed version, read once per process: the metadata scan took 0.7 ms, and every
-    LP built checks its backend (the order LP builds up to 720 on six jobs)."""
+    """``package``'s installed version, read once per process: the metadata scan is not free (benchmarks/
+    speed.md, constants), and every LP built checks its backend (the order LP builds up to 720 on six jobs)."""
     try:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
