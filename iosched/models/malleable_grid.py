@@ -252,7 +252,8 @@ def grid_output(instance: MalleableInstance, grid: Grid, run: driver.ExactRun, o
     ``feasible`` (``time_limit`` where the solver stopped at its limit). For the mean completion the schedule
     is then polished off the grid (:func:`iosched.models.malleable_polish.polish`: what the grid's rounding
     left, never worse), ``info["polished"]`` saying from what to what: the model's own values stay in the
-    ``model_*`` keys."""
+    ``model_*`` keys. The polish (one LP) may end up to POLISH_GRACE of the budget past it where the solver used
+    all of it."""
     run.record(outcome, scope_value(instance, grid, objective, outcome.objective),
                scope_value(instance, grid, objective, outcome.bound))
     stopped = outcome.status == Status.TIME_LIMIT
@@ -262,7 +263,8 @@ def grid_output(instance: MalleableInstance, grid: Grid, run: driver.ExactRun, o
     out = run.settle(plan_schedule(instance, grid, plans), Status.TIME_LIMIT if stopped else Status.FEASIBLE,
                      stopped, what="schedule")
     if objective == "mean_completion" and out.solution is not None:
-        polished = polish(instance, out.solution, run.profile.solver, run.deadline)
+        grace = Deadline(max(run.deadline.remaining(), POLISH_GRACE * run.profile.time_limit))
+        polished = polish(instance, out.solution, run.profile.solver, grace)
         if polished is not out.solution:
             run.info["polished"] = {"from": evaluate(instance, out.solution).mean_completion,
                                     "to": evaluate(instance, polished).mean_completion,
@@ -270,6 +272,9 @@ def grid_output(instance: MalleableInstance, grid: Grid, run: driver.ExactRun, o
                                            "(iosched.models.malleable_polish)"}
             out.solution = polished
     return out
+
+
+POLISH_GRACE = 0.05  # of the budget: what the polish may take past it (one LP: milliseconds on 10 jobs)
 
 
 @dataclass
