@@ -99,6 +99,8 @@ def best_configuration(alive: list[int], price: dict[int, float], sizes: list[tu
         new, pick = best.copy(), np.zeros(nodes + 1, dtype=np.int64)
         if price[j] > 0:
             for p, r in zip(sizes[j], rates[j]):
+                if p > nodes:
+                    break  # (a ladder grows)
                 shifted = np.full(nodes + 1, -np.inf)
                 shifted[p:] = best[:nodes + 1 - p] + price[j] * r
                 better = shifted > new
@@ -355,12 +357,21 @@ class Search:
     seconds: float
 
 
+def _tried(free: Free, prefix: tuple[Event, ...], deadline: Deadline) -> float | None:
+    """free.solve, None where the backend refuses the LP for its licence's size (the search then stops)."""
+    try:
+        return free.solve(prefix, deadline)
+    except LicenceLimit:
+        return None
+
+
 def search(instance: MalleableInstance, deadline: Deadline | None = None, solver: str = "highs",
            upper: float | None = None) -> Search:
     """Branch and bound over the order of events of the free problem (module docstring): best first, diving
     from each node expanded into its child of least bound, pruned by the best complete order and by ``upper``
     (the mean completion time of any schedule the evaluator accepts: an upper bound on the free optimum). Stops
-    at ``deadline`` (default: TIME_LIMIT s) with the bound so far; LPs on backend ``solver``."""
+    at ``deadline`` (default: TIME_LIMIT s) with the bound so far; LPs on backend ``solver`` (where it refuses
+    one for its licence's size, the search stops there too, with the bound so far)."""
     deadline = Deadline(TIME_LIMIT) if deadline is None else deadline
     began = time.perf_counter()
     free = Free(instance, solver)
@@ -369,10 +380,7 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
     best_order = None
     size = 2 * n
     root = ((ARRIVAL, free.arrivals[0]),)
-    try:
-        value = free.solve(root, deadline)
-    except LicenceLimit:
-        value = None
+    value = _tried(free, root, deadline)
     if value is None:
         return Search(None, None, None, False, 0, free.lps, time.perf_counter() - began)
     heap: list[tuple[float, int, tuple[Event, ...]]] = [(value, offset, root)]
@@ -400,8 +408,8 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
         kids, stopped = [], False
         for event in free.children(dive):
             child = dive + (event,)
-            got = None if stopped else free.solve(child, deadline)
-            if got is None:  # the deadline came: the child stays open at its parent's bound
+            got = None if stopped else _tried(free, child, deadline)
+            if got is None:  # the deadline came (or a refusal): the child stays open at its parent's bound
                 stopped = True
                 got = parent
             elif len(child) == size:
