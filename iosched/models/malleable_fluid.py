@@ -72,14 +72,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iosched.errors import ParameterError
 from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline, LicenceLimit
 from iosched.solvers.lp import LP
 from iosched.status import Status
+from iosched.validate import number
 
 SHADE = 1e-6  # relative: the bound is lowered by this much (the LP solvers' optimality tolerances)
 RC_TOL = 1e-9  # relative: a configuration enters where its reduced cost is below -RC_TOL (1 + |alpha|)
-MAX_ROUNDS = 200  # column generation rounds per LP (convergence takes 3-15 on the paper's workloads)
+MAX_ROUNDS = 200  # column generation rounds per LP (paper10-0, -2: 1-3 LP solves mostly, at most 11, 17; the
+#                  pool of columns found at other nodes starts most LPs close to their optimum)
 TIME_LIMIT = 60.0  # s: the search's budget when no deadline is given
 LEAST_S = 0.05  # s: no LP is started with less time left
 
@@ -148,7 +151,8 @@ class Free:
         self.area = [min(p * t for p, t in zip(j.sizes, j.times)) for j in jobs]
         self.arrivals = sorted(range(self.n), key=lambda j: (self.a[j], j))  # the arrival order
         horizon = max(self.a) + sum(self.area) / self.N + max(self.tmin)
-        self.big_m = 10.0 * self.n * max(horizon, 1.0)  # per unit of work missing: above any schedule's value
+        self.big_m = 10.0 * self.n * max(horizon, 1.0)  # per unit of work missing (any value keeps the LP a
+        #                                                 relaxation; a large one prices an impossible order out)
         kinds: dict = {}
         self.kind = [kinds.setdefault((j.sizes, j.times), len(kinds)) for j in jobs]
         self.earlier = [[i for i in self.arrivals[:self.arrivals.index(j)] if self.kind[i] == self.kind[j]]
@@ -372,6 +376,8 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
     (the mean completion time of any schedule the evaluator accepts: an upper bound on the free optimum). Stops
     at ``deadline`` (default: TIME_LIMIT s) with the bound so far; LPs on backend ``solver`` (where it refuses
     one for its licence's size, the search stops there too, with the bound so far)."""
+    if upper is not None:
+        upper = number("upper", upper, 0, error=ParameterError)
     deadline = Deadline(TIME_LIMIT) if deadline is None else deadline
     began = time.perf_counter()
     free = Free(instance, solver)
