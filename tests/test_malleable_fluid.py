@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import iosched
+from iosched import library
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime
@@ -213,3 +214,14 @@ def test_every_backend_finds_the_same_free_optimum(solver):
     inst = generate(1, 6, "paper")
     found = search(inst, solver=solver)
     assert found.complete and found.bound == pytest.approx(591.4586, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["grid3-0", "grid3-3", "grid4-0", "grid4-7", "grid6-2", "grid6-4", "paper10-0"])
+def test_below_the_librarys_best_known(name):
+    """The library's best known schedules (the grid ones proved optimal by the exact method) are free schedules: the
+    free optimum is at most each, and here strictly above the Lagrangian."""
+    inst = iosched.load_instance("malleable", f"lib:malleable/{name}")
+    known = library.summary("malleable")[f"malleable/{name}"]["best_known"]
+    found = search(inst)
+    assert found.complete and found.best <= known * (1 + 1e-9)
+    assert found.bound > lagrangian_bound(inst)
