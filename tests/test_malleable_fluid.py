@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import iosched
 from iosched import library
+from iosched.errors import ParameterError
 from iosched.evaluate.malleable import evaluate
 from iosched.heuristics.malleable_sim import simulate
 from iosched.instances.malleable import Job, MalleableInstance, Runtime
@@ -225,3 +226,26 @@ def test_below_the_librarys_best_known(name):
     found = search(inst)
     assert found.complete and found.best <= known * (1 + 1e-9)
     assert found.bound > lagrangian_bound(inst)
+
+
+def test_a_floor_stops_the_search_where_it_cannot_gain():
+    """``floor``: the search stops at the first complete order whose mean is at most it (its bound can be no
+    larger), with a bound still valid; bounds() passes the Lagrangian's, so an instance whose free optimum is
+    the Lagrangian's (grid3-1: 20.333 both) stops with ``no_gain``."""
+    inst = generate(2, 8, "grid")
+    full = search(inst)
+    stopped = search(inst, floor=full.best * 1.01)
+    assert not stopped.complete and stopped.best <= full.best * 1.01 and stopped.nodes < full.nodes
+    assert stopped.bound <= full.bound * (1 + 1e-9)
+    with pytest.raises(ParameterError, match="floor"):
+        search(inst, floor=math.nan)
+    with pytest.raises(ParameterError, match="upper"):
+        search(inst, upper="1")
+    few = search(inst, max_nodes=3)  # a node budget: the same search, cut
+    assert few.nodes == 3 and not few.complete and few.bound <= full.bound * (1 + 1e-9)
+    with pytest.raises(ParameterError, match="max_nodes"):
+        search(inst, max_nodes=-1)
+    tight = iosched.load_instance("malleable", "lib:malleable/grid3-1")
+    b = mb.bounds(tight, ("mean_completion",))
+    assert b["mean_completion_fluid_status"] in ("no_gain", "optimal")
+    assert b["mean_completion"] == pytest.approx(20.3333, rel=1e-4)

@@ -25,6 +25,9 @@ FLUID_MAX_JOBS = 12  # the free problem's search on up to this many jobs: it clo
 #                      paper generator's 12 jobs in 4-10 s, not grid's 10 jobs in 30 s; where it does not close its
 #                      bound so far is mostly below the Lagrangian's (benchmarks/malleable_fluid.md)
 FLUID_TIME_LIMIT = 10.0  # s of that search at most (less where the deadline comes first); its bound by then is kept
+FLUID_MAX_NODES = 200  # and nodes expanded at most (paper10-0..2 close in 30-49, the paper generator's 12 jobs in
+#                        62-148; grid's 8 jobs need 404-554): the same bound on a busy machine, within its time
+FLUID_GAIN = 1e-4  # relative: that search stops once a free schedule shows it cannot beat the Lagrangian by more
 
 
 def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJECTIVES,
@@ -34,11 +37,13 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     completion, the Lagrangian one (:mod:`iosched.models.malleable_lp`, its LPs on backend ``solver``,
     by default the running method's: ``BOUND_SOLVER``; None where the LP did not finish, would be too
     large, was refused for the backend's licence or ``deadline`` came first), then (up to FLUID_MAX_JOBS
-    jobs, for FLUID_TIME_LIMIT s at most) the free problem's under ``mean_completion_fluid``
-    (:func:`iosched.models.malleable_fluid.search`; ``mean_completion_fluid_status`` ``optimal`` where the
-    search closed, so that it is the free optimum, ``time_limit`` where it stopped with its bound so far), and
-    under ``mean_completion`` / ``makespan`` the largest, its name under ``..._from``. Remembered per
-    backend: bounds already computed for the instance with at least as much time are returned as they are."""
+    jobs, for FLUID_TIME_LIMIT s and FLUID_MAX_NODES nodes at most) the free problem's under
+    ``mean_completion_fluid`` (:func:`iosched.models.malleable_fluid.search`; ``mean_completion_fluid_status``
+    ``optimal`` where the search closed, so that it is the free optimum, ``time_limit`` where it stopped at
+    either limit with its bound so far, ``no_gain`` where it stopped on finding a free schedule within
+    FLUID_GAIN of the Lagrangian bound), and under ``mean_completion`` / ``makespan`` the largest, its name
+    under ``..._from``. Remembered per backend: bounds already computed for the instance with at least as much
+    time are returned as they are."""
     solver = BOUND_SOLVER.get() if solver is None else solver
     key = (instance, tuple(objectives), solver)
     budget = math.inf if deadline is None else deadline.remaining()
@@ -53,7 +58,7 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
         priced = fluid = None
         if objective == "mean_completion":  # none for the makespan
             priced = out["mean_completion_lagrangian"] = lagrangian_bound(instance, deadline=deadline, solver=solver)
-            fluid = _fluid(instance, deadline, solver, out)
+            fluid = _fluid(instance, deadline, solver, out, priced)
         for value, name in ((lp, "interval LP"), (order, "completion-order LP"), (priced, "Lagrangian"),
                             (fluid, "free-problem search")):
             if value is not None and value > out[objective]:
@@ -64,17 +69,21 @@ def bounds(instance: MalleableInstance, objectives: tuple[str, ...] = MODEL_OBJE
     return out
 
 
-def _fluid(instance: MalleableInstance, deadline: Deadline | None, solver: str, out: dict) -> float | None:
+def _fluid(instance: MalleableInstance, deadline: Deadline | None, solver: str, out: dict,
+           lagrangian: float | None) -> float | None:
     """The free problem's bound (None beyond FLUID_MAX_JOBS jobs or where its root LP did not finish) and its
-    search's status, put in ``out``; the bound returned."""
+    search's status, put in ``out``; the bound returned. The search stops early where it finds a free schedule
+    within FLUID_GAIN of the ``lagrangian`` bound."""
     out["mean_completion_fluid"] = out["mean_completion_fluid_status"] = None
     if len(instance.jobs) > FLUID_MAX_JOBS:
         return None
     seconds = FLUID_TIME_LIMIT if deadline is None else min(FLUID_TIME_LIMIT, deadline.remaining())
-    found = search(instance, Deadline(seconds), solver)
+    floor = None if lagrangian is None else lagrangian * (1 + FLUID_GAIN)
+    found = search(instance, Deadline(seconds), solver, floor=floor, max_nodes=FLUID_MAX_NODES)
     if found.bound is not None:
         out["mean_completion_fluid"] = found.bound
-        out["mean_completion_fluid_status"] = "optimal" if found.complete else "time_limit"
+        stopped = floor is not None and found.best is not None and found.best <= floor
+        out["mean_completion_fluid_status"] = "optimal" if found.complete else "no_gain" if stopped else "time_limit"
     return found.bound
 
 

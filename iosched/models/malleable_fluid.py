@@ -77,7 +77,7 @@ from iosched.instances.malleable import MalleableInstance
 from iosched.solvers import Deadline, LicenceLimit
 from iosched.solvers.lp import LP
 from iosched.status import Status
-from iosched.validate import number
+from iosched.validate import integer, number
 
 SHADE = 1e-6  # relative: the bound is lowered by this much (the LP solvers' optimality tolerances)
 RC_TOL = 1e-9  # relative: a configuration enters where its reduced cost is below -RC_TOL (1 + |alpha|)
@@ -370,14 +370,21 @@ def _tried(free: Free, prefix: tuple[Event, ...], deadline: Deadline) -> float |
 
 
 def search(instance: MalleableInstance, deadline: Deadline | None = None, solver: str = "highs",
-           upper: float | None = None) -> Search:
+           upper: float | None = None, floor: float | None = None, max_nodes: int | None = None) -> Search:
     """Branch and bound over the order of events of the free problem (module docstring): best first, diving
     from each node expanded into its child of least bound, pruned by the best complete order and by ``upper``
     (the mean completion time of any schedule the evaluator accepts: an upper bound on the free optimum). Stops
     at ``deadline`` (default: TIME_LIMIT s) with the bound so far; LPs on backend ``solver`` (where it refuses
-    one for its licence's size, the search stops there too, with the bound so far)."""
+    one for its licence's size, the search stops there too, with the bound so far). ``floor``, a mean completion
+    time (another bound's): stop, not closed, once a complete order's mean is at most it, as the search's bound
+    can then be no larger. ``max_nodes``: expand at most this many nodes (a budget that, unlike the deadline,
+    gives the same bound on a busy machine)."""
     if upper is not None:
         upper = number("upper", upper, 0, error=ParameterError)
+    if floor is not None:
+        floor = number("floor", floor, error=ParameterError)
+    if max_nodes is not None:
+        max_nodes = integer("max_nodes", max_nodes, 0, error=ParameterError)
     deadline = Deadline(TIME_LIMIT) if deadline is None else deadline
     began = time.perf_counter()
     free = Free(instance, solver)
@@ -394,7 +401,7 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
     expanded, nodes = set(), 0
     dive: tuple[Event, ...] | None = None
     tol = 1e-9 * max(1.0, abs(value))
-    while True:
+    while floor is None or best > floor * n:
         while heap and heap[0][2] in expanded:
             heapq.heappop(heap)
         if dive is None:
@@ -407,7 +414,7 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
                 break
             dive = None
             continue
-        if deadline.remaining() < LEAST_S:
+        if deadline.remaining() < LEAST_S or (max_nodes is not None and nodes >= max_nodes):
             break
         expanded.add(dive)
         nodes += 1
@@ -434,7 +441,7 @@ def search(instance: MalleableInstance, deadline: Deadline | None = None, solver
     while heap and heap[0][2] in expanded:
         heapq.heappop(heap)
     low = min(best, heap[0][0]) if heap else best
-    complete = not heap or heap[0][0] >= best - tol
+    complete = not heap or heap[0][0] >= best - tol  # (a floor's stop leaves open nodes below the best)
     mean = low / n if math.isfinite(low) else None
     bound = None if mean is None else mean - SHADE * abs(mean)
     return Search(bound, None if best_order is None else best / n, best_order, complete, nodes, free.lps,
