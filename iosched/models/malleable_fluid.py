@@ -21,12 +21,13 @@ size or 0, sum_j c_j <= N. x_ic >= 0 is the time interval i spends in configurat
 
 A free schedule whose events come in this order gives a feasible point (x_ic: the time it spends in c within
 interval i) of the same value, and conversely every feasible point is a free schedule (within an interval, run
-the configurations one after another), so the LP's optimum is the free optimum over this order, and the least
-over all orders is the free optimum. Configurations are generated as columns: the reduced cost of x_ic is
-alpha_i - sum_j mu_j / t_j(c_j) (alpha, mu the duals of (L), (W)), so pricing is a multiple-choice knapsack over
-the N nodes (:func:`best_configuration`, a dynamic program). An order no schedule meets is infeasible; rather than
-detect that, (W) of a completed job gets a slack of cost BIG_M per unit of work missing: a relaxation, so its
-optimum is still a lower bound on the order's, and an infeasible order gets a value above every schedule's.
+the configurations one after another) whose completions are no later than the E_e, so of no larger value: the
+LP's optimum is the free optimum over this order, and the least over all orders is the free optimum.
+Configurations are generated as columns: the reduced cost of x_ic is alpha_i - sum_j mu_j / t_j(c_j) (alpha, mu
+the duals of (L), (W)), so pricing is a multiple-choice knapsack over the N nodes (:func:`best_configuration`, a
+dynamic program). An order no schedule meets is infeasible; rather than detect that, (W) of a completed job gets
+a slack of cost BIG_M per unit of work missing: a relaxation, so its optimum is still a lower bound on the
+order's, and an infeasible order gets a large value and is pruned.
 
 *A node of the branch and bound* is a prefix e_0..e_r of the sequence. The prefix is modelled exactly, as above,
 with D_j in [0, 1] the work a job alive at E_r has done by then ((W) reads sum x / t = D_j); each remaining job
@@ -45,7 +46,9 @@ the parent's); a complete order's LP is exact. *Anytime:* every free schedule fo
 open node, a pruned node or a solved leaf; so min(best leaf, least bound of the open nodes) is a lower bound on
 the free optimum at any moment, pruned nodes being those whose bound reaches an upper bound on it (a solved leaf,
 or ``upper``: the mean completion of any real schedule, as each is a free schedule). Where column generation is
-cut by the deadline before it converges the restricted LP bounds nothing, and the node keeps its parent's bound.
+cut (the deadline, MAX_ROUNDS, a backend's licence) before it converges the restricted LP bounds nothing, and the
+node keeps its parent's bound. Stopping early (the deadline, a node budget, a ``floor``) leaves nodes open and
+the bound valid.
 
 *Dominance: identical jobs complete in arrival order.* Call jobs i, k identical when their ladders and run times
 agree (the paper's workloads have three applications). Take an optimal free schedule where a_i <= a_k (ties: i
