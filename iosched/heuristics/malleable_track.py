@@ -2,13 +2,9 @@
 
 **The fluid plan.** Relax the checks, the resize costs and the run's contiguity, keep the ladder sizes and the
 nodes: a *free* schedule. For a fixed order of events (the arrivals at their times and the completions in a
-given order, merged), the best free schedule is an LP: between two consecutive events the jobs alive are known;
-``x[i, c]`` is the time interval i spends in configuration c (a ladder size or nothing per alive job, their sum
-at most N); interval i lasts at least the sum of its x; each job's work, the sum of x over its alive intervals
-at its rate in c, is 1; minimise the sum of completion events. Configurations come by column generation: the
-pricing problem is a multiple-choice knapsack over the N nodes (:func:`best_configuration`). The LP's value is
-the free optimum *for that order only*: it is not a bound on the problem (another order may be better), and
-``info`` says so.
+given order, merged) the best free schedule is an LP over node configurations (:mod:`iosched.models.malleable_fluid`,
+whose search over every order bounds the problem; here one order per round). Its value is the free optimum *for
+that order only*: not a bound on the problem, and ``info`` says so.
 
 **Tracking.** An event simulation of the real rules (:mod:`iosched.evaluate.malleable`): a job starts when its
 plan starts it and its plan's size (or a share of it) fits in the free nodes; at each of its checks
@@ -35,135 +31,21 @@ import time
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-import numpy as np
-
 from iosched.core import CERTIFIED_GAP, HEURISTIC, MethodOutput, RunContext, Status, register
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.heuristics.malleable import dmr
 from iosched.heuristics.malleable_list import rigid_list
 from iosched.instances.malleable import MalleableInstance
 from iosched.models.malleable_bounds import BOUND_SHARE, bound
+from iosched.models.malleable_fluid import ARRIVAL, COMPLETION, Event, Free
 from iosched.models.malleable_polish import polish
 from iosched.solvers import Deadline, load_profile
-from iosched.solvers.lp import LP
 from iosched.validate import Integer
 
-Event = tuple[str, int]  # ("a", job): its arrival; ("c", job): its completion
 PRICING_ROUNDS = 500  # column generation rounds per plan (the LP is solved well before, in practice)
 VARIANTS = tuple((share, ahead) for share in (0.25, 0.5, 0.75, 1.0) for ahead in (0.0, 0.5, 1.0))  # tracking rules
 #   tried per plan: a job starts once this share of its plan's size fits; a shrink looks this many periods ahead
 NEIGHBOURS = 200  # random neighbours drawn at each distance (swaps) before the search moves one swap further
-
-
-def best_configuration(nodes: int, jobs: Sequence[int], sizes: Sequence[Sequence[int]],
-                       value: Sequence[Sequence[float]]) -> tuple[float, dict[int, int]]:
-    """max sum_j value[j][k] over one size k (or none) per job in ``jobs``, the sizes summing to at most
-    ``nodes`` (a multiple-choice knapsack, by dynamic programming over the nodes): the value and the sizes."""
-    best = np.full(nodes + 1, -np.inf)
-    best[0] = 0.0
-    picks = []
-    for j in jobs:
-        new, pick = best.copy(), np.zeros(nodes + 1, dtype=int)
-        for p, v in zip(sizes[j], value[j]):
-            if v <= 0 or p > nodes:
-                continue
-            shifted = np.full(nodes + 1, -np.inf)
-            shifted[p:] = best[:nodes + 1 - p] + v
-            better = shifted > new
-            new[better], pick[better] = shifted[better], p
-        picks.append(pick)
-        best = new
-    used = int(np.argmax(best))
-    out = {}
-    for j, pick in zip(reversed(jobs), reversed(picks)):
-        if pick[used]:
-            out[j] = int(pick[used])
-            used -= int(pick[used])
-    return float(best.max()), out
-
-
-def fluid_plan(instance: MalleableInstance, order: Sequence[Event], solver: str,
-               deadline: Deadline) -> tuple[float, list[list[tuple[float, float, int]]]] | None:
-    """The best free schedule for the event ``order`` (module docstring): the sum of C_j - a_j and, per job,
-    its plan as (from, to, size) pieces; None where the order admits none; TimeoutError past ``deadline``."""
-    jobs, nodes = instance.jobs, instance.nodes
-    n, events = len(jobs), len(order)
-    rate = [[1.0 / t for t in job.times] for job in jobs]
-    alive: list[list[int]] = []
-    now: set[int] = set()
-    for k, (kind, j) in enumerate(order):
-        if k:
-            alive.append(sorted(now))
-        (now.add if kind == "a" else now.discard)(j)
-    done = {j: k for k, (kind, j) in enumerate(order) if kind == "c"}
-    import scipy.sparse as sp
-
-    lp = LP(solver, "primal")
-    lp.add_rows(np.zeros(events - 1), np.full(events - 1, np.inf))  # interval i: E_(i+1) - E_i - sum x >= 0
-    lp.add_rows(np.ones(n), np.ones(n))  # each job's work
-    cost = np.zeros(events)
-    for k in done.values():
-        cost[k] = 1.0
-    fixed = [jobs[j].arrival if kind == "a" else -np.inf for kind, j in order]
-    rows, cols, vals = [], [], []
-    for i in range(events - 1):
-        rows += [i, i]
-        cols += [i + 1, i]
-        vals += [1.0, -1.0]
-    lo = np.array(fixed)
-    hi = np.array([f if f > -np.inf else np.inf for f in fixed])
-    lp.add_cols(cost, lo, hi, sp.csc_matrix((vals, (rows, cols)), shape=(events - 1 + n, events)))
-    configs: list[tuple[int, dict[int, int]]] = []
-
-    def add(new: list[tuple[int, dict[int, int]]]) -> None:
-        r, c, v = [], [], []
-        for col, (i, conf) in enumerate(new):
-            r.append(i)
-            c.append(col)
-            v.append(-1.0)
-            for j, p in conf.items():
-                r.append(events - 1 + j)
-                c.append(col)
-                v.append(rate[j][jobs[j].sizes.index(p)])
-        lp.add_cols(0.0, 0.0, np.inf, sp.csc_matrix((v, (r, c)), shape=(events - 1 + n, len(new))))
-        configs.extend(new)
-
-    add([(i, {j: jobs[j].sizes[-1]}) for i, js in enumerate(alive) for j in js if jobs[j].sizes[-1] <= nodes])
-    res = None
-    for _ in range(PRICING_ROUNDS):
-        if deadline.expired():
-            raise TimeoutError("the fluid plan's LP")
-        res = lp.solve(deadline.remaining())
-        if res.status == Status.TIME_LIMIT:
-            raise TimeoutError("the fluid plan's LP")
-        if res.x is None or res.duals is None:
-            return None  # no free schedule completes the jobs in that order (a completion before an arrival)
-        y = res.duals
-        mu = y[events - 1:]
-        new = []
-        for i, js in enumerate(alive):
-            if not js:
-                continue
-            gain, conf = best_configuration(nodes, js, [job.sizes for job in jobs],
-                                            [[mu[j] * r for r in rate[j]] if j in js else [] for j in range(n)])
-            if conf and gain > y[i] + 1e-9 * max(1.0, abs(y[i])):
-                new.append((i, conf))
-        if not new:
-            break
-        add(new)
-    assert res is not None and res.x is not None
-    times = res.x[:events]
-    plans: list[list[tuple[float, float, int]]] = [[] for _ in range(n)]
-    offset = [float(t) for t in times]  # each interval's configurations laid end to end from its start
-    for (i, conf), length in zip(configs, res.x[events:]):
-        if length > 1e-9:
-            for j, p in conf.items():
-                plans[j].append((offset[i], offset[i] + float(length), p))
-            offset[i] += float(length)
-    for plan in plans:
-        plan.sort()
-    value = float(sum(times[k] - jobs[j].arrival for j, k in done.items()))
-    return value, plans
 
 
 def _size_at(plan: list[tuple[float, float, int]], t: float) -> int:
@@ -283,8 +165,8 @@ class _Tracker:
 
 def completion_order(instance: MalleableInstance, schedule: Schedule) -> list[Event]:
     """The arrivals and the schedule's completions merged in time order (arrivals first at equal times)."""
-    events = [(job.arrival, 0, "a", j) for j, job in enumerate(instance.jobs)]
-    events += [(schedule.jobs[job.id][-1].end, 1, "c", j) for j, job in enumerate(instance.jobs)]
+    events = [(job.arrival, ARRIVAL, ARRIVAL, j) for j, job in enumerate(instance.jobs)]
+    events += [(schedule.jobs[job.id][-1].end, COMPLETION, COMPLETION, j) for j, job in enumerate(instance.jobs)]
     return [(kind, j) for _, _, kind, j in sorted(events)]
 
 
@@ -292,7 +174,8 @@ def swapped(order: Sequence[Event], rng: random.Random) -> list[Event]:
     """``order`` with two adjacent events swapped where that keeps every completion after its arrival (two
     completions, or a completion and another job's arrival)."""
     out = list(order)
-    places = [k for k in range(len(out) - 1) if out[k][1] != out[k + 1][1] and "c" in (out[k][0], out[k + 1][0])]
+    places = [k for k in range(len(out) - 1)
+              if out[k][1] != out[k + 1][1] and COMPLETION in (out[k][0], out[k + 1][0])]
     if places:  # (a single job has none)
         k = rng.choice(places)
         out[k], out[k + 1] = out[k + 1], out[k]
@@ -326,6 +209,7 @@ def fluid_track(instance: MalleableInstance, rounds: Annotated[int, Integer(1, 1
                             info={"error": "no start schedule"})
     order = completion_order(instance, best[1])
     best_order, rng, stopped, seen = order, random.Random(seed), False, set()
+    free = Free(instance, solver)  # (its pool of configurations serves every round's LP)
     for _ in range(rounds):
         if deadline.expired():
             stopped = True
@@ -339,27 +223,28 @@ def fluid_track(instance: MalleableInstance, rounds: Annotated[int, Integer(1, 1
         else:
             break  # (every order drawn was planned before: a small workload is done)
         seen.add(tuple(order))
-        try:
-            planned = fluid_plan(instance, order, solver, deadline)
-        except TimeoutError:
+        planned = free.schedule(tuple(order), deadline)
+        if planned is None:  # (its column generation did not converge by the deadline)
             stopped = True
             break
-        if planned is None:
-            continue
-        runs = [_Tracker(instance, planned[1], share, ahead).run(deadline) for share, ahead in VARIANTS]
+        plans: list[list[tuple[float, float, int]]] = [[] for _ in instance.jobs]
+        for start, end, configuration in planned.runs:
+            for j, p in configuration.items():
+                plans[j].append((start, end, p))
+        runs = [_Tracker(instance, plans, share, ahead).run(deadline) for share, ahead in VARIANTS]
         tracked = [t for t in runs if t is not None]
         if len(tracked) < len(runs):
             stopped = True
             break
         scored = [(e.mean_completion, k) for k, e in enumerate(evaluate(instance, t) for t in tracked) if e.feasible]
         if not scored:  # (the simulation follows the evaluator's rules: a violation would be a bug, said here)
-            history.append({"plan": planned[0] / len(instance.jobs), "tracked": None,
+            history.append({"plan": planned.value / len(instance.jobs), "tracked": None,
                             "violation": str(evaluate(instance, tracked[0]).violations[0])})
             continue
         followed, k = min(scored)
         polished = polish(instance, tracked[k], solver, deadline)
         value = evaluate(instance, polished).mean_completion
-        history.append({"plan": planned[0] / len(instance.jobs), "tracked": followed, "rule": list(VARIANTS[k]),
+        history.append({"plan": planned.value / len(instance.jobs), "tracked": followed, "rule": list(VARIANTS[k]),
                         "polished": value})
         order = completion_order(instance, polished)
         if value < best[0]:
