@@ -28,7 +28,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-import scipy.sparse as sp
 
 from iosched.evaluate.malleable import Interval, Schedule, evaluate
 from iosched.instances.malleable import MalleableInstance
@@ -132,6 +131,8 @@ def polish(instance: MalleableInstance, schedule: Schedule, solver: str = "highs
                 rows.append((entries, -np.inf, float(sb[0]) - float(ea[0]) + slack))
     if deadline is not None and deadline.remaining() <= 0:
         return schedule
+    import scipy.sparse as sp  # (here: import iosched loads no SciPy)
+
     lp = LP(solver)
     lp.add_rows([r[1] for r in rows], [r[2] for r in rows])
     r_idx, c_idx, vals = [], [], []
