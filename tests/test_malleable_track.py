@@ -45,7 +45,7 @@ def test_a_neighbour_keeps_every_completion_after_its_arrival(seed, jobs):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_never_worse_than_its_start_and_always_feasible(seed):
     inst = generate(seed, jobs=6)
-    res = solve("malleable", inst, "fluid-track", profile="quick")
+    res = solve("malleable", inst, "fluid-track", profile="quick", rounds=4)
     assert res.evaluation.feasible
     assert res.objective <= evaluate(inst, dmr(inst).solution).mean_completion
     assert res.info["rounds"] and all(r["polished"] <= r["tracked"] + 1e-9 for r in res.info["rounds"]
