@@ -11,8 +11,8 @@ plan starts it and its plan's size (or a share of it) fits in the free nodes; at
 (start + k period) it shrinks to the smallest size its plan gives it over the next period or part of it (so
 that the nodes are free when a job the plan starts needs them) or expands to the plan's size as far as the free
 nodes allow, paying the resize's cost; it runs until its work is done. A few such rules (VARIANTS) follow each
-plan; the best is kept. The schedule is then polished off the simulation's
-choices (:func:`iosched.models.malleable_polish.polish`) and scored by the evaluator.
+plan; the best is kept. The schedule is then polished off the simulation's choices
+(:func:`iosched.models.malleable_polish.polish`) and scored by the evaluator.
 
 **Rounds.** The realised schedule's completion order is the next round's event order (the first comes from
 DMR's policy and the rigid list, the better of the two); where it was planned before, a random neighbour of the
@@ -42,7 +42,6 @@ from iosched.models.malleable_polish import polish
 from iosched.solvers import Deadline, load_profile
 from iosched.validate import Integer
 
-PRICING_ROUNDS = 500  # column generation rounds per plan (the LP is solved well before, in practice)
 VARIANTS = tuple((share, ahead) for share in (0.25, 0.5, 0.75, 1.0) for ahead in (0.0, 0.5, 1.0))  # tracking rules
 #   tried per plan: a job starts once this share of its plan's size fits; a shrink looks this many periods ahead
 NEIGHBOURS = 200  # random neighbours drawn at each distance (swaps) before the search moves one swap further
