@@ -13,6 +13,7 @@ from iosched.instances.malleable import Job, MalleableInstance, Runtime
 from iosched.instances.malleable_presets import generate
 from iosched.models.malleable_polish import polish, read_skeleton
 from iosched.models.malleable_skeleton import job_data
+from iosched.solvers import Deadline
 
 # A: arrives at 0.3, linear speed-up, 16 s on 1 node, 4 s on 4; checks every 2 s, a resize costs 0.5 s
 A = Job("A", 0.3, 1, Runtime("linear", seconds_1=16.0, up_to=4), 1, 4, period=2.0, reconfig_s=0.5)
@@ -75,3 +76,9 @@ def test_the_grid_models_hand_back_the_polished_schedule():
     assert polished["to"] < polished["from"]
     assert res.objective == pytest.approx(polished["to"], rel=1e-12)
     assert res.evaluation.feasible
+
+
+def test_a_deadline_that_has_come_returns_the_schedule_as_it_is():
+    inst = MalleableInstance(4, (A,))
+    grid = Schedule({"A": grid_like_a(1.0)})
+    assert polish(inst, grid, deadline=Deadline(0.0)) is grid

@@ -119,6 +119,8 @@ def polish(instance: MalleableInstance, schedule: Schedule, solver: str = "highs
             blocks.append((j, off, sh.points[i], sh.points[i + 1]))
     ends = [(_at(s, x0, off), _at(e, x0, off)) for _, off, s, e in blocks]
     for a, (ja, offa, _, ea) in enumerate(blocks):
+        if deadline is not None and deadline.expired():  # (quadratic in the blocks: hundreds of jobs take seconds)
+            return schedule
         for b, (jb, offb, sb, _) in enumerate(blocks):
             if ja != jb and ends[a][1] <= ends[b][0] + CHECK_TOLERANCE:
                 # end_a - start_b <= what the reference has (0, or an overlap within the evaluator's tolerance)
